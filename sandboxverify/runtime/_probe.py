@@ -1,0 +1,154 @@
+"""The probe: runs inside a sandbox, reads one request, writes one JSON result file.
+
+The request arrives on standard input (so plugin code cannot read the result path or the nonce
+from ``sys.argv``); the result goes to the file the request names, written atomically, and
+echoes the nonce. Standard output and error belong to the plugins: they may print anything.
+
+Actions:
+- ``discover``: the distribution's entry points in the requested groups, plus what else it
+  declares and the interpreter's ``sys.path`` (so the host can check isolation);
+- ``load``: import one entry point and collect its tools with the requested host.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from sandboxverify.runtime._discovery import (
+    EntryPointRef,
+    declared_groups,
+    entry_points_of,
+    find_distribution,
+    others_in_groups,
+)
+from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native
+from sandboxverify.runtime._native import Registry
+
+PROTOCOL = 1
+_RUNTIME_DIR = str(Path(__file__).resolve().parent)
+_IMPORTLIB_DIR = str(Path(importlib.__file__).resolve().parent)
+
+
+def main() -> None:
+    request = json.loads(sys.stdin.read())
+    # Plugins must not be able to read the request (result path, nonce) from stdin later.
+    sys.stdin = io.StringIO("")
+    result: dict[str, Any] = {
+        "protocol": PROTOCOL,
+        "nonce": request["nonce"],
+        "action": request["action"],
+        "python": platform.python_version(),
+    }
+    started = time.perf_counter()
+    if request["action"] == "discover":
+        result.update(discover(request))
+    elif request["action"] == "load":
+        result.update(load(request))
+    else:
+        result.update(
+            ok=False, error=_error_record(ValueError(f"unknown action {request['action']!r}"))
+        )
+    result["seconds"] = round(time.perf_counter() - started, 4)
+    write_result(Path(request["result"]), result)
+    # Plugin code may leave non-daemon threads or atexit hooks behind; the result is written,
+    # so end here instead of waiting on them.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+def discover(request: dict[str, Any]) -> dict[str, Any]:
+    groups = list(request["groups"])
+    dist = find_distribution(request["dist"])
+    base = {
+        "executable": sys.executable,
+        "prefix": sys.prefix,
+        "base_prefix": sys.base_prefix,
+        "sys_path": list(sys.path),
+        "flags": {
+            "isolated": bool(sys.flags.isolated),
+            "no_user_site": bool(sys.flags.no_user_site),
+        },
+    }
+    if dist is None:
+        return {
+            **base,
+            "ok": False,
+            "error": {
+                "type": "PackageNotFoundError",
+                "message": f"distribution {request['dist']!r} is not installed in the sandbox",
+                "traceback": "",
+            },
+        }
+    plugins = entry_points_of(dist, groups)
+    return {
+        **base,
+        "ok": True,
+        "error": None,
+        "dist": {"name": dist.metadata["Name"], "version": dist.version},
+        "plugins": [ref.to_json() for ref in plugins],
+        "declared_groups": declared_groups(dist),
+        "others": others_in_groups(request["dist"], groups),
+    }
+
+
+def load(request: dict[str, Any]) -> dict[str, Any]:
+    ref = EntryPointRef.from_json(request["plugin"])
+    host = request["host"]
+    try:
+        if host == "native":
+            loaded = load_native(ref, Registry())
+        elif host == "entrypoints":
+            loaded = load_entrypoint(ref)
+        else:
+            raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
+    except PluginLoadError as exc:
+        record = _error_record(exc.cause)
+        record["stage"] = exc.stage
+        return {"ok": False, "error": record, "tools": [], "handlers": {}}
+    return {"ok": True, "error": None, "tools": loaded.tools, "handlers": loaded.handlers}
+
+
+def write_result(path: Path, result: dict[str, Any]) -> None:
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(result, default=repr), encoding="utf-8")
+    os.replace(partial, path)
+
+
+def _error_record(exc: BaseException) -> dict[str, Any]:
+    return {
+        "type": type(exc).__name__,
+        "message": str(exc),
+        "traceback": format_traceback(exc),
+    }
+
+
+def format_traceback(exc: BaseException) -> str:
+    """The traceback without the runtime's own frames: they only hide the plugin's."""
+    summary = traceback.TracebackException.from_exception(exc)
+    for level in _chain(summary):
+        kept = [frame for frame in level.stack if not _machinery(frame.filename)]
+        level.stack = traceback.StackSummary.from_list(kept)
+    return "".join(summary.format())
+
+
+def _machinery(filename: str) -> bool:
+    return filename.startswith((_RUNTIME_DIR, _IMPORTLIB_DIR, "<frozen importlib"))
+
+
+def _chain(summary: traceback.TracebackException) -> list[traceback.TracebackException]:
+    levels: list[traceback.TracebackException] = []
+    current: Any = summary
+    while current is not None and current not in levels:
+        levels.append(current)
+        current = current.__cause__ or current.__context__
+    return levels

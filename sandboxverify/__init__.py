@@ -1,0 +1,52 @@
+"""sandboxverify: prove a Python package works when a stranger installs it.
+
+The package root stays importable with the standard library alone: a copy of it travels into
+every sandbox with the runtime. The host-side API (``check`` and friends) is imported lazily.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from sandboxverify._version import __version__
+
+if TYPE_CHECKING:
+    from sandboxverify._check import check
+    from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
+    from sandboxverify._options import CheckOptions
+    from sandboxverify._report import Failure, PluginRecord, Report, Run, ToolRecord
+
+__all__ = [
+    "CheckOptions",
+    "ConfigError",
+    "Failure",
+    "PluginRecord",
+    "Report",
+    "Run",
+    "SandboxVerifyError",
+    "ToolRecord",
+    "UsageError",
+    "__version__",
+    "check",
+]
+
+_LAZY = {
+    "check": "sandboxverify._check",
+    "CheckOptions": "sandboxverify._options",
+    "ConfigError": "sandboxverify._errors",
+    "SandboxVerifyError": "sandboxverify._errors",
+    "UsageError": "sandboxverify._errors",
+    "Failure": "sandboxverify._report",
+    "PluginRecord": "sandboxverify._report",
+    "Report": "sandboxverify._report",
+    "Run": "sandboxverify._report",
+    "ToolRecord": "sandboxverify._report",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sandboxverify' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,235 @@
+"""Stage ``build``: the sdist, then the wheel from the unpacked sdist; or given artifacts as-is.
+
+The project is copied first: build backends write into the tree they build (``*.egg-info``,
+``build/``), and the user's source tree must stay byte-for-byte unchanged.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tarfile
+import time
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandboxverify._artifacts import (
+    Artifact,
+    ArtifactProblem,
+    ArtifactsTarget,
+    ProjectTarget,
+    inspect_sdist,
+    inspect_wheel,
+    same_project,
+)
+from sandboxverify._diagnostics import summarize
+from sandboxverify._environment import build_env
+from sandboxverify._report import Failure
+from sandboxverify._subprocess import Command, Observer, Outcome, run
+from sandboxverify._toolchain import Builder, IndexOptions
+from sandboxverify._workspace import Workspace
+
+#: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
+_SKIP_NAMES = frozenset(
+    {
+        "__pycache__",
+        ".tox",
+        ".nox",
+        ".venv",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".eggs",
+        "node_modules",
+    }
+)
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    builder: Builder
+    index: IndexOptions
+    pass_env: tuple[str, ...]
+    timeout: float
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    """What the build stage produced: artifacts to verify, or a failure."""
+
+    sdist: Artifact | None
+    wheels: tuple[Artifact, ...]
+    built: tuple[Path, ...]
+    failures: tuple[Failure, ...]
+    seconds: float
+    ran: bool
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and bool(self.wheels)
+
+    @property
+    def artifacts(self) -> tuple[Artifact, ...]:
+        return ((self.sdist,) if self.sdist else ()) + self.wheels
+
+
+def build_project(
+    target: ProjectTarget, workspace: Workspace, settings: BuildSettings, observer: Observer | None
+) -> BuildResult:
+    started = time.perf_counter()
+    copy_source(target.path, workspace.src)
+    argv = settings.builder.project(workspace.src, workspace.dist, settings.index)
+    outcome = _run_build(argv, workspace, settings, "build", observer)
+    sdists = sorted(workspace.dist.glob("*.tar.gz"))
+    wheels = sorted(workspace.dist.glob("*.whl"))
+    if not outcome.ok or len(sdists) != 1 or len(wheels) != 1:
+        step = "building the sdist" if not sdists else "building the wheel from the sdist"
+        hint = (
+            "the project itself does not build; run the same build by hand to see the full log"
+            if not sdists
+            else "the sdist builds but a wheel cannot be built from it: a file the build needs "
+            "is probably missing from the sdist (check your sdist include/exclude settings)"
+        )
+        failure = _build_failure(step, outcome, hint)
+        return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    return _inspected(sdists + wheels, built=True, started=started)
+
+
+def prepare_artifacts(
+    target: ArtifactsTarget,
+    workspace: Workspace,
+    settings: BuildSettings,
+    observer: Observer | None,
+) -> BuildResult:
+    """Verify given artifacts; only when no wheel is given is one built, from the sdist."""
+    started = time.perf_counter()
+    if target.wheels:
+        return _inspected(list(target.sdists) + list(target.wheels), built=False, started=started)
+    inspected = _inspected(list(target.sdists), built=False, started=started)
+    if inspected.failures or inspected.sdist is None:
+        return inspected
+    sdist = inspected.sdist
+    tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
+    argv = settings.builder.wheel_from_sdist(tree, sdist.path, workspace.dist, settings.index)
+    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    wheels = sorted(workspace.dist.glob("*.whl"))
+    if not outcome.ok or len(wheels) != 1:
+        failure = _build_failure(
+            f"building a wheel from {sdist.path.name}",
+            outcome,
+            "a file the build needs is probably missing from the sdist",
+        )
+        return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
+    wheel_result = _inspected(wheels, built=True, started=started)
+    return BuildResult(
+        sdist,
+        wheel_result.wheels,
+        wheel_result.built,
+        wheel_result.failures,
+        time.perf_counter() - started,
+        True,
+    )
+
+
+def copy_source(source: Path, destination: Path) -> None:
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        skipped = {name for name in names if name in _SKIP_NAMES}
+        skipped |= {name for name in names if (Path(directory) / name / "pyvenv.cfg").is_file()}
+        return skipped
+
+    shutil.copytree(source, destination, symlinks=True, ignore=ignore)
+
+
+def _run_build(
+    argv: list[str],
+    workspace: Workspace,
+    settings: BuildSettings,
+    label: str,
+    observer: Observer | None,
+) -> Outcome:
+    env = build_env(settings.pass_env)
+    env.update(settings.index.pip_env())
+    command = Command(
+        argv=argv,
+        env=env,
+        cwd=workspace.root,
+        timeout=settings.timeout,
+        log_path=workspace.logs / f"{label}.log",
+        label=label,
+    )
+    return run(command, observer)
+
+
+def _build_failure(step: str, outcome: Outcome, hint: str) -> Failure:
+    if outcome.timed_out:
+        return Failure(
+            "timeout",
+            f"{step} {outcome.describe()}",
+            hint="raise --install-timeout",
+            details=outcome.tail,
+        )
+    cause = (
+        summarize(outcome.tail)
+        if not outcome.ok
+        else "the build reported success but left no artifact"
+    )
+    return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=outcome.tail)
+
+
+def _inspected(paths: Sequence[Path], *, built: bool, started: float) -> BuildResult:
+    sdist: Artifact | None = None
+    wheels: list[Artifact] = []
+    failures: list[Failure] = []
+    for path in paths:
+        try:
+            artifact = inspect_wheel(path) if path.name.endswith(".whl") else inspect_sdist(path)
+        except ArtifactProblem as exc:
+            failures.append(
+                Failure(
+                    "artifact_invalid",
+                    str(exc),
+                    hint="rebuild the artifact with a standards-compliant backend",
+                )
+            )
+            continue
+        if artifact.kind == "wheel":
+            wheels.append(artifact)
+        else:
+            sdist = artifact
+    valid = ([sdist] if sdist else []) + wheels
+    releases = {(artifact.name, artifact.version) for artifact in valid}
+    if len(releases) > 1 and built:
+        failures.append(
+            Failure(
+                "artifact_invalid",
+                "the build produced artifacts of different releases: "
+                + ", ".join(f"{a.path.name} ({a.name} {a.version})" for a in valid),
+            )
+        )
+    elif valid:
+        same_project(valid)  # given artifacts of several releases: a usage error
+    return BuildResult(
+        sdist,
+        tuple(wheels),
+        tuple(paths) if built else (),
+        tuple(failures),
+        time.perf_counter() - started,
+        built,
+    )
+
+
+def _unpack_sdist(sdist: Path, destination: Path) -> Path:
+    destination.mkdir(parents=True, exist_ok=True)
+    if sdist.name.endswith(".zip"):
+        with zipfile.ZipFile(sdist) as archive:
+            archive.extractall(destination)
+    else:
+        with tarfile.open(sdist, "r:gz") as archive:
+            if hasattr(tarfile, "data_filter"):
+                archive.extractall(destination, filter="data")
+            else:  # pragma: no cover - Pythons without extraction filters
+                archive.extractall(destination)
+    entries = [p for p in destination.iterdir() if p.is_dir()]
+    return entries[0] if len(entries) == 1 else destination

@@ -1,0 +1,313 @@
+"""``check``: build -> sandbox per interpreter -> install -> probe -> verdict, then clean up."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from sandboxverify._artifacts import ProjectTarget, classify, select_wheel
+from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
+from sandboxverify._errors import UsageError
+from sandboxverify._events import (
+    CommandFinished,
+    EventSink,
+    PluginLoaded,
+    StageFinished,
+    StageStarted,
+    ignore,
+)
+from sandboxverify._expectations import Expectations, evaluate
+from sandboxverify._interpreters import Interpreter, resolve_all
+from sandboxverify._options import CheckOptions
+from sandboxverify._probing import ProbeError, ProbeSettings, discover, load_all
+from sandboxverify._report import (
+    ArtifactRecord,
+    Failure,
+    PluginRecord,
+    Report,
+    Run,
+    Stage,
+    StageName,
+    StageStatus,
+    ToolRecord,
+)
+from sandboxverify._sandbox import StepSettings, create, install
+from sandboxverify._subprocess import Observer, Outcome, parallel_map, supervised
+from sandboxverify._toolchain import IndexOptions, Toolchain, choose
+from sandboxverify._workspace import Workspace
+
+_RUN_STAGES: tuple[StageName, ...] = ("venv", "install", "probe")
+
+
+def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
+    """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only."""
+    started = time.perf_counter()
+    target = classify(options.targets)
+    groups = options.effective_groups
+    if not groups:
+        raise UsageError(
+            f"--host {options.host} needs --group NAME: it has no default group",
+            hint="e.g. --host entrypoints --group myapp.plugins",
+        )
+    if options.timeout <= 0 or options.install_timeout <= 0:
+        raise UsageError("timeouts must be positive numbers of seconds")
+    interpreters = resolve_all(options.python)
+    toolchain = choose(options.installer)
+    labels = _labels(interpreters)
+    with Workspace(keep=options.keep) as workspace, supervised():
+        build = _build(target, workspace, toolchain, options, on_event)
+        runtime = workspace.install_runtime()
+        verify = _Verifier(
+            options=options,
+            groups=groups,
+            toolchain=toolchain,
+            workspace=workspace,
+            build=build,
+            runtime=runtime,
+            on_event=on_event,
+        )
+        results = parallel_map(
+            lambda item: verify.run(*item),
+            list(zip(interpreters, labels)),
+            max_workers=len(interpreters),
+        )
+    failures = list(build.failures) + [f for result in results for f in result.failures]
+    return Report(
+        target=" ".join(options.targets),
+        artifacts=tuple(
+            ArtifactRecord(a.kind, a.path.name, a.sha256, built=a.path in build.built)
+            for a in build.artifacts
+        ),
+        runs=tuple(result.run for result in results),
+        failures=tuple(failures),
+        host=options.host,
+        groups=groups,
+        installer=toolchain.name,
+        seconds=time.perf_counter() - started,
+        workdir=str(workspace.root) if options.keep else None,
+    )
+
+
+def _build(
+    target: object,
+    workspace: Workspace,
+    toolchain: Toolchain,
+    options: CheckOptions,
+    on_event: EventSink,
+) -> BuildResult:
+    settings = BuildSettings(
+        builder=toolchain.builder,
+        index=IndexOptions(options.index_url, options.find_links),
+        pass_env=options.pass_env,
+        timeout=options.install_timeout,
+    )
+    on_event(StageStarted("build", None))
+    observer = _observer(on_event, None)
+    if isinstance(target, ProjectTarget):
+        result = build_project(target, workspace, settings, observer)
+    else:
+        assert not isinstance(target, ProjectTarget)
+        result = prepare_artifacts(target, workspace, settings, observer)  # type: ignore[arg-type]
+    names = ", ".join(a.path.name for a in result.artifacts)
+    summary = names if result.ran else f"verifying as given: {names}"
+    on_event(
+        StageFinished(
+            "build",
+            None,
+            "passed" if result.ok else "failed",
+            result.seconds,
+            summary if result.ok else "failed",
+        )
+    )
+    return result
+
+
+@dataclass(frozen=True)
+class _RunResult:
+    run: Run
+    failures: tuple[Failure, ...]
+
+
+class _Verifier:
+    """One interpreter's share of the check: sandbox, install, probe, expectations."""
+
+    def __init__(
+        self,
+        *,
+        options: CheckOptions,
+        groups: tuple[str, ...],
+        toolchain: Toolchain,
+        workspace: Workspace,
+        build: BuildResult,
+        runtime: object,
+        on_event: EventSink,
+    ) -> None:
+        self.options = options
+        self.groups = groups
+        self.toolchain = toolchain
+        self.workspace = workspace
+        self.build = build
+        self.runtime = runtime
+        self.on_event = on_event
+
+    def run(self, interpreter: Interpreter, label: str) -> _RunResult:
+        python = interpreter.version
+        stages: list[Stage] = [
+            Stage("build", "passed" if self.build.ok else "failed", self.build.seconds)
+        ]
+        failures: list[Failure] = []
+        plugins: tuple[PluginRecord, ...] = ()
+        tools: tuple[ToolRecord, ...] = ()
+        paths = self.workspace.sandbox(label)
+        observer = _observer(self.on_event, python)
+        steps = StepSettings(self.options.pass_env, self.options.install_timeout, observer)
+
+        def finish() -> _RunResult:
+            done = {stage.name for stage in stages}
+            stages.extend(Stage(name, "skipped", 0.0) for name in _RUN_STAGES if name not in done)
+            run = Run(
+                python=python,
+                interpreter=str(interpreter.path),
+                ok=self.build.ok and not failures,
+                stages=tuple(stages),
+                plugins=plugins,
+                tools=tools,
+                sandbox=str(paths.root) if self.options.keep else None,
+            )
+            return _RunResult(run, tuple(failures))
+
+        if not self.build.ok:
+            return finish()
+        wheel = select_wheel(self.build.wheels, interpreter.version_info)
+        if wheel is None:
+            failures.append(
+                Failure(
+                    "install_failed",
+                    f"none of the wheels fits Python {python}: "
+                    + ", ".join(w.path.name for w in self.build.wheels),
+                    python=python,
+                    hint="build a wheel for this interpreter, or drop it from --python",
+                )
+            )
+            return finish()
+
+        with self._stage(stages, "venv", python) as stage:
+            sandbox, failure = create(interpreter, paths, self.toolchain.sandbox, steps)
+            stage.fail_with(failure)
+        failures.extend(stage.failures)
+        if stage.failed:
+            return finish()
+
+        with self._stage(stages, "install", python) as stage:
+            stage.fail_with(
+                *install(
+                    sandbox,
+                    wheel,
+                    self.toolchain.installer,
+                    IndexOptions(self.options.index_url, self.options.find_links),
+                    steps,
+                )
+            )
+            stage.summary = wheel.path.name
+        failures.extend(stage.failures)
+        if stage.failed:
+            return finish()
+
+        settings = ProbeSettings(
+            runtime=self.runtime,  # type: ignore[arg-type]
+            pass_env=self.options.pass_env,
+            timeout=self.options.timeout,
+            observer=observer,
+        )
+        with self._stage(stages, "probe", python) as stage:
+            try:
+                discovery = discover(sandbox, str(wheel.name), self.groups, settings)
+            except ProbeError as exc:
+                stage.fail_with(exc.failure)
+            else:
+                loads = load_all(sandbox, self.options.host, discovery.plugins, settings)
+                plugins = tuple(load.record for load in loads)
+                tools = tuple(tool for load in loads for tool in load.tools)
+                for load in loads:
+                    self.on_event(
+                        PluginLoaded(python, load.record, tuple(t.name for t in load.tools))
+                    )
+                stage.fail_with(
+                    *evaluate(
+                        python=python,
+                        groups=self.groups,
+                        discovery=discovery,
+                        loads=loads,
+                        expected=Expectations(
+                            self.options.expect_tools,
+                            self.options.exact,
+                            self.options.expect_plugins,
+                        ),
+                        own_modules=wheel.top_level,
+                    )
+                )
+                stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
+        failures.extend(stage.failures)
+        return finish()
+
+    def _stage(self, stages: list[Stage], name: StageName, python: str) -> _StageTimer:
+        return _StageTimer(stages, name, python, self.on_event)
+
+
+class _StageTimer:
+    """Times a stage, records it and tells the event sink when it starts and ends."""
+
+    def __init__(
+        self, stages: list[Stage], name: StageName, python: str | None, on_event: EventSink
+    ) -> None:
+        self.stages = stages
+        self.name = name
+        self.python = python
+        self.on_event = on_event
+        self.failures: list[Failure] = []
+        self.summary = ""
+        self.started = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+    def fail_with(self, *failures: Failure | None) -> None:
+        self.failures.extend(f for f in failures if f is not None)
+
+    def __enter__(self) -> _StageTimer:
+        self.started = time.perf_counter()
+        self.on_event(StageStarted(self.name, self.python))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        seconds = time.perf_counter() - self.started
+        status: StageStatus = "failed" if self.failures or exc_info[0] is not None else "passed"
+        self.stages.append(Stage(self.name, status, seconds))
+        summary = (
+            self.summary
+            if status == "passed"
+            else (
+                f"{len(self.failures)} failure(s)" + (f"; {self.summary}" if self.summary else "")
+            )
+        )
+        self.on_event(StageFinished(self.name, self.python, status, seconds, summary))
+
+
+def _observer(on_event: EventSink, python: str | None) -> Observer:
+    def observe(outcome: Outcome) -> None:
+        on_event(CommandFinished(python, outcome))
+
+    return observe
+
+
+def _labels(interpreters: list[Interpreter]) -> list[str]:
+    labels: list[str] = []
+    for interpreter in interpreters:
+        label = interpreter.label
+        suffix = 2
+        while label in labels:
+            label = f"{interpreter.label}-{suffix}"
+            suffix += 1
+        labels.append(label)
+    return labels

@@ -1,0 +1,283 @@
+"""The command line. Its ``main`` is the one error boundary: ``ERROR ...`` + hint + exit code."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from types import FrameType
+from typing import Any, NoReturn, TextIO
+
+import click
+from click.core import ParameterSource
+
+from sandboxverify import _config
+from sandboxverify._artifacts import ProjectTarget, classify
+from sandboxverify._check import check as run_check
+from sandboxverify._errors import (
+    EXIT_CHECK_FAILED,
+    EXIT_OK,
+    EXIT_USAGE,
+    SandboxVerifyError,
+    UsageError,
+)
+from sandboxverify._options import (
+    DEFAULT_INSTALL_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    HOSTS,
+    INSTALLERS,
+    CheckOptions,
+)
+from sandboxverify._render import Progress, render_report
+from sandboxverify._version import __version__
+
+EXIT_INTERNAL = 3
+_ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, delivered like Ctrl-C so every ``finally`` and cleanup runs."""
+
+
+def _split_commas(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+@click.version_option(__version__, "-V", "--version", prog_name="sandboxverify")
+def cli() -> None:
+    """Prove a package works when a stranger installs it."""
+
+
+@cli.command()
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option("--host", type=click.Choice(HOSTS), help="How plugins are loaded. [default: native]")
+@click.option(
+    "--group",
+    "group",
+    multiple=True,
+    metavar="NAME",
+    help="Entry-point group to verify (repeatable). [default for native: sandboxverify.plugins]",
+)
+@click.option(
+    "--expect-tools",
+    multiple=True,
+    metavar="A,B,C",
+    help="Tools that must be registered (repeatable, comma-separated).",
+)
+@click.option("--exact", is_flag=True, help="Fail on tools that are registered but not expected.")
+@click.option(
+    "--expect-plugins",
+    type=click.IntRange(min=0),
+    metavar="N",
+    help="How many plugins the distribution must declare in the group(s).",
+)
+@click.option(
+    "--python",
+    "python",
+    multiple=True,
+    metavar="SPEC",
+    help="Interpreter to verify on: a version (3.12) or a path (repeatable; runs in "
+    "parallel). [default: the one running sandboxverify]",
+)
+@click.option(
+    "--installer",
+    type=click.Choice(INSTALLERS),
+    help="Build, sandbox and install with uv or with build+virtualenv+pip; auto picks "
+    "uv when it is installed. [default: auto]",
+)
+@click.option(
+    "--index-url", metavar="URL", help="Package index for dependencies and build requirements."
+)
+@click.option(
+    "--find-links",
+    multiple=True,
+    metavar="PATH|URL",
+    help="Extra place to find packages (repeatable).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help=f"How long each plugin may take to load. [default: {DEFAULT_TIMEOUT:g}]",
+)
+@click.option(
+    "--install-timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How long each build, sandbox or install step may take. "
+    f"[default: {DEFAULT_INSTALL_TIMEOUT:g}]",
+)
+@click.option(
+    "--pass-env",
+    multiple=True,
+    metavar="NAME",
+    help="Environment variable (glob) passed to builds and plugin code (repeatable); "
+    "nothing else from your environment reaches plugin code.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=False,
+    flag_value="-",
+    metavar="[FILE]",
+    help="Write the JSON report to FILE, or to stdout with '-' or no value "
+    "(then the text report goes to stderr).",
+)
+@click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
+@click.option(
+    "-v", "--verbose", count=True, help="Show commands and their output (-vv: all output)."
+)
+@click.option("-q", "--quiet", is_flag=True, help="Only failures and the verdict.")
+@click.pass_context
+def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) -> int:
+    """Build TARGET, install it in fresh sandboxes, load its plugins and check their tools.
+
+    TARGET is a project directory (default: .) or built artifacts (dist/*.whl dist/*.tar.gz),
+    verified exactly as they are. Options can also be set in [tool.sandboxverify] of the
+    project's pyproject.toml; the command line wins.
+
+    Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
+    """
+    target = classify(targets)
+    pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
+    file_values = _config.load(pyproject) if pyproject else {}
+    values = _merge(ctx, cli_values, file_values)
+    json_out: str | None = values.get("json")
+    _refuse_overwrite(json_out, targets)
+    options = CheckOptions(
+        targets=targets or (".",),
+        host=values.get("host", "native"),
+        groups=tuple(values.get("group", ())),
+        expect_tools=_split_commas(values.get("expect-tools", ())),
+        exact=bool(values.get("exact", False)),
+        expect_plugins=values.get("expect-plugins"),
+        python=tuple(values.get("python", ())),
+        installer=values.get("installer", "auto"),
+        index_url=values.get("index-url"),
+        find_links=tuple(values.get("find-links", ())),
+        timeout=float(values.get("timeout", DEFAULT_TIMEOUT)),
+        install_timeout=float(values.get("install-timeout", DEFAULT_INSTALL_TIMEOUT)),
+        keep=bool(values.get("keep", False)),
+        pass_env=tuple(values.get("pass-env", ())),
+    )
+    verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
+    human: TextIO = sys.stderr if json_out == "-" else sys.stdout
+    tty = human.isatty()
+    progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
+    try:
+        report = run_check(options, progress)
+    finally:
+        progress.close()
+    human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
+    human.flush()
+    if json_out:
+        document = json.dumps(report.to_json(), indent=2) + "\n"
+        if json_out == "-":
+            sys.stdout.write(document)
+            sys.stdout.flush()
+        else:
+            Path(json_out).write_text(document, encoding="utf-8")
+    return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+
+
+_CLI_NAMES = {
+    "group": "group",
+    "expect_tools": "expect-tools",
+    "expect_plugins": "expect-plugins",
+    "index_url": "index-url",
+    "find_links": "find-links",
+    "install_timeout": "install-timeout",
+    "pass_env": "pass-env",
+    "json_out": "json",
+}
+
+
+def _merge(
+    ctx: click.Context, cli_values: dict[str, Any], file_values: dict[str, Any]
+) -> dict[str, Any]:
+    """Configuration file values, overridden by whatever the command line gave explicitly."""
+    merged = dict(file_values)
+    for name, value in cli_values.items():
+        source = ctx.get_parameter_source(name)
+        if source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            merged[_CLI_NAMES.get(name, name)] = value
+    return merged
+
+
+def _refuse_overwrite(json_out: str | None, targets: Sequence[str]) -> None:
+    """``--json dist/x.whl`` would read the wheel as the report path: never clobber an input."""
+    if not json_out or json_out == "-":
+        return
+    path = Path(json_out)
+    if (
+        path.is_dir()
+        or json_out in targets
+        or (path.exists() and path.name.endswith(_ARTIFACT_SUFFIXES))
+    ):
+        raise UsageError(
+            f"--json would overwrite {json_out}",
+            hint="give the report its own file (--json report.json), or use --json=- for stdout",
+        )
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    sys.exit(run(argv))
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI and return the exit code; every error ends here."""
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        result = cli.main(
+            args=list(argv) if argv is not None else None,
+            prog_name="sandboxverify",
+            standalone_mode=False,
+        )
+        return int(result) if isinstance(result, int) else EXIT_OK
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.ClickException as exc:
+        _error(exc.format_message(), hint=_click_hint(exc))
+        return EXIT_USAGE
+    except SandboxVerifyError as exc:
+        _error(exc.message, hint=exc.hint)
+        return exc.exit_code
+    except click.exceptions.Abort:
+        _error("interrupted", hint=None)
+        return 130
+    except _Terminated:
+        _error("terminated: stopped every process and removed the temporary files", hint=None)
+        return 128 + signal.SIGTERM
+    except KeyboardInterrupt:
+        _error("interrupted: stopped every process and removed the temporary files", hint=None)
+        return 130
+    except Exception:  # a bug: the only place a traceback is shown
+        traceback.print_exc()
+        _error(
+            "internal error in sandboxverify (a bug; please report it with the traceback above)",
+            hint=None,
+        )
+        return EXIT_INTERNAL
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def _click_hint(exc: click.ClickException) -> str:
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        return f"run '{exc.ctx.command_path} --help' for the options"
+    return "run 'sandboxverify --help'"
+
+
+def _error(message: str, hint: str | None) -> None:
+    sys.stderr.write(f"ERROR {message}\n")
+    if hint:
+        sys.stderr.write(f"  hint: {hint}\n")
+    sys.stderr.flush()

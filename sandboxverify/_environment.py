@@ -1,0 +1,144 @@
+"""Environments for subprocesses, built from allowlists, never from the caller's whole environment.
+
+Three audiences:
+- the *installer* (pip/uv, also the build frontend fetching build requirements) needs network
+  settings, CA bundles and its own configuration, which may carry index credentials;
+- the *build backend* runs the project's build code; it gets what the installer gets (the
+  frontend installs build requirements from inside it) plus compiler and build-tool variables;
+- *plugin code* (probe, smoke) gets a minimal environment: a private ``HOME`` and ``TMPDIR``
+  inside the sandbox and nothing that looks like a credential, not even the installer's.
+
+Variables the user names with ``--pass-env`` (shell-style globs) reach all three.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+_BASE = (
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TERM",
+    "NO_COLOR",
+    # Windows needs these to start processes at all
+    "SYSTEMROOT",
+    "SYSTEMDRIVE",
+    "COMSPEC",
+    "PATHEXT",
+    "WINDIR",
+    "PROCESSOR_ARCHITECTURE",
+)
+_NETWORK = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+)
+_INSTALLER = (
+    "PIP_*",
+    "UV_*",
+    "VIRTUALENV_*",
+    "HOME",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "NETRC",
+    "TMPDIR",
+    "TEMP",
+    "TMP",
+)
+_BUILD = (
+    "SOURCE_DATE_EPOCH",
+    "CC",
+    "CXX",
+    "CFLAGS",
+    "CXXFLAGS",
+    "CPPFLAGS",
+    "LDFLAGS",
+    "MAKEFLAGS",
+    "PKG_CONFIG_PATH",
+    "ARCHFLAGS",
+    "MACOSX_DEPLOYMENT_TARGET",
+    "SETUPTOOLS_SCM_*",
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+)
+
+#: Never passed on, whatever an allowlist pattern says: the caller's Python setup must not leak
+#: into builds and sandboxes.
+_NEVER = (
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+)
+
+
+def installer_env(
+    pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    env = _select(_BASE + _NETWORK + _INSTALLER, pass_env, environ)
+    env.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    env.setdefault("PIP_NO_INPUT", "1")
+    env["PYTHONIOENCODING"] = "utf-8"
+    return env
+
+
+def build_env(
+    pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    env = installer_env(pass_env, environ)
+    env.update(_select(_BUILD, (), environ))
+    return env
+
+
+def plugin_env(
+    sandbox_bin: Path,
+    home: Path,
+    tmp: Path,
+    pass_env: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """What plugin code sees: no credentials, no installer settings, a private home."""
+    env = _select(_BASE, pass_env, environ)
+    env["PATH"] = os.pathsep.join(p for p in (str(sandbox_bin), env.get("PATH", "")) if p)
+    env["HOME"] = str(home)
+    if sys.platform == "win32":  # pragma: no cover
+        env["USERPROFILE"] = str(home)
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        env[name] = str(tmp)
+    env["PYTHONIOENCODING"] = "utf-8"
+    env["PYTHONUTF8"] = "1"
+    return env
+
+
+def _select(
+    patterns: Iterable[str], extra: Iterable[str], environ: Mapping[str, str] | None
+) -> dict[str, str]:
+    source = os.environ if environ is None else environ
+    wanted = list(patterns) + list(extra)
+    return {
+        name: value
+        for name, value in source.items()
+        if name not in _NEVER and any(fnmatch.fnmatchcase(name, pattern) for pattern in wanted)
+    }

@@ -1,0 +1,202 @@
+"""From what the probe saw to failures: load errors, counts, expected tools, duplicates.
+
+Every message names the plugin and the cause; every hint says what to change.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sandboxverify._probing import Discovery, PluginLoad
+from sandboxverify._report import Failure, PluginRecord, ToolRecord
+
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+
+
+@dataclass(frozen=True)
+class Expectations:
+    tools: tuple[str, ...] = ()
+    exact: bool = False
+    plugins: int | None = None
+
+
+def evaluate(
+    *,
+    python: str,
+    groups: Sequence[str],
+    discovery: Discovery,
+    loads: Sequence[PluginLoad],
+    expected: Expectations,
+    own_modules: frozenset[str],
+) -> list[Failure]:
+    if not discovery.plugins:
+        return [_no_plugins(python, groups, discovery)]
+    failures: list[Failure] = []
+    for load in loads:
+        if load.failure is not None:
+            failures.append(load.failure)
+        elif not load.record.ok:
+            failures.append(_load_failure(python, load.record, own_modules))
+    tools = [tool for load in loads for tool in load.tools]
+    failures += _duplicates(python, tools)
+    if expected.plugins is not None and expected.plugins != len(discovery.plugins):
+        names = ", ".join(p["name"] for p in discovery.plugins)
+        failures.append(
+            Failure(
+                "plugin_count_mismatch",
+                f"expected {expected.plugins} plugin(s) in {_groups(groups)}, "
+                f"found {len(discovery.plugins)}: {names}",
+                python=python,
+                hint="add or remove entry points in pyproject.toml, or fix --expect-plugins",
+            )
+        )
+    failures += _tool_expectations(python, tools, [load.record for load in loads], expected)
+    return failures
+
+
+def _no_plugins(python: str, groups: Sequence[str], discovery: Discovery) -> Failure:
+    declared = ", ".join(discovery.declared_groups) or "no entry points at all"
+    message = (
+        f"{discovery.dist} {discovery.version} declares no entry points in {_groups(groups)}; "
+        f"it declares: {declared}"
+    )
+    if discovery.others:
+        providers = sorted({other["dist"] for other in discovery.others})
+        message += f" (other installed distributions do: {', '.join(providers)}; they are ignored)"
+    first = groups[0] if groups else "GROUP"
+    return Failure(
+        "no_plugins",
+        message,
+        python=python,
+        hint=f'declare one in pyproject.toml: [project.entry-points."{first}"] '
+        'name = "package.module:setup", or point --group at the group you use',
+    )
+
+
+def _load_failure(python: str, record: PluginRecord, own_modules: frozenset[str]) -> Failure:
+    error = record.error
+    assert error is not None
+    cause = f"{error.type}: {error.message}" if error.message else error.type
+    if error.stage == "setup":
+        message = f"plugin {record.name!r} ({record.value}) raised while registering: {cause}"
+    else:
+        message = f"plugin {record.name!r} ({record.value}) failed to load: {cause}"
+    return Failure(
+        "plugin_load_failed",
+        message,
+        python=python,
+        plugin=record.name,
+        hint=_load_hint(record, own_modules, python),
+        details=error.traceback or None,
+    )
+
+
+def _load_hint(record: PluginRecord, own_modules: frozenset[str], python: str) -> str:
+    error = record.error
+    assert error is not None
+    if error.stage == "setup":
+        return "the plugin's setup(api) raised: fix its registration code (traceback in details)"
+    if error.stage == "validate":
+        return "point the entry point at a callable, e.g. 'package.module:setup'"
+    missing = _MISSING_MODULE.search(error.message)
+    if error.type == "ModuleNotFoundError" and missing:
+        module = missing.group(1)
+        top = module.split(".", 1)[0]
+        if top in own_modules:
+            return (
+                f"{module} belongs to this project but is not in the installed wheel: "
+                "it is probably left out of the sdist or the wheel (check the build's "
+                "include/exclude settings, MANIFEST.in, packages=...)"
+            )
+        return (
+            f"{top!r} is imported but not installed: declare it in [project] dependencies "
+            "(only declared dependencies are installed in the sandbox)"
+        )
+    if error.type == "AttributeError" and "has no attribute" in error.message:
+        return (
+            f"the entry point names an attribute the module does not define: fix "
+            f"{record.value!r} in [project.entry-points] of pyproject.toml"
+        )
+    if error.type in ("FileNotFoundError", "IsADirectoryError", "NotADirectoryError"):
+        return (
+            "a file read at import is not in the installed package: declare it as package "
+            "data so the wheel ships it"
+        )
+    if error.type == "SyntaxError":
+        return (
+            f"the module does not compile on Python {python}: use syntax this Python "
+            "understands, or raise requires-python"
+        )
+    return "the plugin's module raised at import (traceback in details)"
+
+
+def _duplicates(python: str, tools: Sequence[ToolRecord]) -> list[Failure]:
+    owners: dict[str, list[str]] = {}
+    for tool in tools:
+        owners.setdefault(tool.name, []).append(tool.plugin)
+    return [
+        Failure(
+            "tool_duplicate",
+            f"tool {name!r} is registered by {len(plugins)} plugins: "
+            + ", ".join(repr(p) for p in plugins),
+            python=python,
+            plugin=plugins[-1],
+            tool=name,
+            hint="tool names must be unique across a distribution's plugins: rename one",
+        )
+        for name, plugins in owners.items()
+        if len(plugins) > 1
+    ]
+
+
+def _tool_expectations(
+    python: str,
+    tools: Sequence[ToolRecord],
+    plugins: Sequence[PluginRecord],
+    expected: Expectations,
+) -> list[Failure]:
+    registered = sorted({tool.name for tool in tools})
+    failed = [p.name for p in plugins if not p.ok]
+    failures: list[Failure] = []
+    for name in expected.tools:
+        if name in registered:
+            continue
+        close = difflib.get_close_matches(name, registered, n=1)
+        message = f"expected tool {name!r} is not registered"
+        message += (
+            f" (registered: {', '.join(registered)})" if registered else " (no tools registered)"
+        )
+        if failed:
+            hint = (
+                f"plugin(s) {', '.join(map(repr, failed))} failed to load and may be the "
+                "one that provides it: fix that first"
+            )
+        elif close:
+            hint = f"did you mean {close[0]!r}? fix the tool's name or --expect-tools"
+        else:
+            hint = "register it in the plugin's setup(api), or fix --expect-tools"
+        failures.append(Failure("tool_missing", message, python=python, tool=name, hint=hint))
+    if expected.exact:
+        owner = {tool.name: tool.plugin for tool in tools}
+        failures.extend(
+            Failure(
+                "tool_unexpected",
+                f"tool {name!r} is registered by plugin {owner[name]!r} but not expected (--exact)",
+                python=python,
+                plugin=owner[name],
+                tool=name,
+                hint="add it to --expect-tools, or stop registering it",
+            )
+            for name in registered
+            if name not in expected.tools
+        )
+    return failures
+
+
+def _groups(groups: Sequence[str]) -> str:
+    if len(groups) == 1:
+        return f"group {groups[0]!r}"
+    return "groups " + ", ".join(repr(g) for g in groups)

@@ -1,0 +1,45 @@
+"""What a check is asked to do: one frozen value, built by the CLI (or by a caller of the API)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from sandboxverify._toolchain import InstallerChoice
+from sandboxverify.runtime._hosts import DEFAULT_GROUPS
+
+HostName = Literal["native", "entrypoints"]
+HOSTS: tuple[HostName, ...] = ("native", "entrypoints")
+INSTALLERS: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_INSTALL_TIMEOUT = 900.0
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Options of ``sandboxverify check``; see ``sandboxverify check --help`` for each one."""
+
+    targets: tuple[str, ...] = (".",)
+    host: HostName = "native"
+    groups: tuple[str, ...] = ()
+    expect_tools: tuple[str, ...] = ()
+    exact: bool = False
+    expect_plugins: int | None = None
+    python: tuple[str, ...] = ()
+    installer: InstallerChoice = "auto"
+    index_url: str | None = None
+    find_links: tuple[str, ...] = ()
+    #: seconds plugin code may take: each plugin's load, the smoke run
+    timeout: float = DEFAULT_TIMEOUT
+    #: seconds each build, sandbox creation and install step may take
+    install_timeout: float = DEFAULT_INSTALL_TIMEOUT
+    keep: bool = False
+    pass_env: tuple[str, ...] = ()
+
+    @property
+    def effective_groups(self) -> tuple[str, ...]:
+        if self.groups:
+            return self.groups
+        default = DEFAULT_GROUPS.get(self.host)
+        return (default,) if default else ()

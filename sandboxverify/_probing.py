@@ -1,0 +1,225 @@
+"""Stage ``probe``: run the stdlib-only runtime inside a sandbox and read its side-channel results.
+
+Each request goes in on stdin with a fresh nonce; the result comes back in a file the plugin code
+never learns the name of. A result only counts when the process exited 0, the file parses, the
+protocol matches and the nonce is ours: a plugin printing "ok" and exiting cannot pass.
+Discovery runs once; every plugin then loads in its own process, in parallel, under its own
+timeout, so one plugin that hangs or kills the interpreter is reported by name and cannot take
+the others down.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandboxverify._environment import plugin_env
+from sandboxverify._report import Failure, PluginError, PluginRecord, ToolRecord
+from sandboxverify._sandbox import Sandbox
+from sandboxverify._subprocess import Command, Observer, Outcome, parallel_map, run
+
+PROTOCOL = 1
+_BOOTSTRAP = (
+    "import sys; sys.path.append(sys.argv[1]); "
+    "from sandboxverify.runtime._probe import main; main()"
+)
+_MAX_PARALLEL_LOADS = 4
+
+
+class ProbeError(Exception):
+    """The probe produced no trustworthy result."""
+
+    def __init__(self, failure: Failure) -> None:
+        super().__init__(failure.message)
+        self.failure = failure
+
+
+@dataclass(frozen=True)
+class ProbeSettings:
+    runtime: Path
+    pass_env: tuple[str, ...]
+    timeout: float
+    observer: Observer | None
+
+
+@dataclass(frozen=True)
+class Discovery:
+    dist: str
+    version: str
+    plugins: tuple[dict[str, str], ...]
+    declared_groups: tuple[str, ...]
+    others: tuple[dict[str, str], ...]
+    sys_path: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PluginLoad:
+    record: PluginRecord
+    tools: tuple[ToolRecord, ...]
+    failure: Failure | None
+
+
+def discover(
+    sandbox: Sandbox, dist: str, groups: tuple[str, ...], settings: ProbeSettings
+) -> Discovery:
+    request = {"action": "discover", "dist": dist, "groups": list(groups)}
+    result = _request(sandbox, request, "discover", settings, plugin=None)
+    if not result.get("ok"):
+        error = result.get("error") or {}
+        raise ProbeError(
+            Failure(
+                "probe_crashed",
+                f"discovery failed: {error.get('message', 'no reason given')}",
+                python=sandbox.interpreter.version,
+                hint="the installed distribution is not what was built; re-run with -v",
+            )
+        )
+    dist_info = result["dist"]
+    return Discovery(
+        dist=str(dist_info["name"]),
+        version=str(dist_info["version"]),
+        plugins=tuple(result["plugins"]),
+        declared_groups=tuple(result["declared_groups"]),
+        others=tuple(result["others"]),
+        sys_path=tuple(result["sys_path"]),
+    )
+
+
+def load_all(
+    sandbox: Sandbox, host: str, plugins: tuple[dict[str, str], ...], settings: ProbeSettings
+) -> list[PluginLoad]:
+    indexed = list(enumerate(plugins))
+    return parallel_map(
+        lambda item: load(sandbox, host, item[1], settings, item[0]), indexed, _MAX_PARALLEL_LOADS
+    )
+
+
+def load(
+    sandbox: Sandbox, host: str, plugin: dict[str, str], settings: ProbeSettings, index: int = 0
+) -> PluginLoad:
+    name = plugin["name"]
+    request = {"action": "load", "host": host, "plugin": plugin}
+    try:
+        result = _request(sandbox, request, f"load-{index}-{_safe(name)}", settings, plugin=name)
+    except ProbeError as exc:
+        crash = PluginError(
+            type=exc.failure.code, message=exc.failure.message, traceback="", stage="probe"
+        )
+        record = PluginRecord(
+            name=name, group=plugin["group"], value=plugin["value"], ok=False, error=crash
+        )
+        return PluginLoad(record, (), exc.failure)
+    error_data = result.get("error")
+    error: PluginError | None = None
+    if error_data:
+        error = PluginError(
+            type=str(error_data.get("type", "Error")),
+            message=str(error_data.get("message", "")),
+            traceback=str(error_data.get("traceback", "")),
+            stage=str(error_data.get("stage", "import")),
+        )
+    ok = bool(result.get("ok")) and error is None
+    record = PluginRecord(
+        name=name,
+        group=plugin["group"],
+        value=plugin["value"],
+        ok=ok,
+        error=error,
+        seconds=float(result.get("seconds", 0.0)),
+        handlers=dict(result.get("handlers") or {}),
+    )
+    tools = tuple(
+        ToolRecord(
+            name=str(tool["name"]),
+            plugin=name,
+            description=tool.get("description"),
+            parameters=tool.get("parameters"),
+        )
+        for tool in result.get("tools") or []
+    )
+    return PluginLoad(record, tools, None)
+
+
+def _request(
+    sandbox: Sandbox,
+    request: dict[str, Any],
+    label: str,
+    settings: ProbeSettings,
+    plugin: str | None,
+) -> dict[str, Any]:
+    nonce = secrets.token_hex(16)
+    result_path = sandbox.paths.root / "results" / f"{label}.json"
+    result_path.parent.mkdir(parents=True, exist_ok=True)
+    result_path.unlink(missing_ok=True)
+    payload = {**request, "protocol": PROTOCOL, "nonce": nonce, "result": str(result_path)}
+    command = Command(
+        argv=[str(sandbox.python), "-I", "-c", _BOOTSTRAP, str(settings.runtime)],
+        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env),
+        cwd=sandbox.paths.work,
+        timeout=settings.timeout,
+        log_path=sandbox.paths.logs / f"{label}.log",
+        label=label,
+        stdin=json.dumps(payload).encode(),
+    )
+    outcome = run(command, settings.observer)
+    return _read_result(outcome, result_path, nonce, sandbox, plugin)
+
+
+def _read_result(
+    outcome: Outcome, path: Path, nonce: str, sandbox: Sandbox, plugin: str | None
+) -> dict[str, Any]:
+    version = sandbox.interpreter.version
+    subject = f"plugin {plugin!r}" if plugin else "plugin discovery"
+    if outcome.timed_out:
+        raise ProbeError(
+            Failure(
+                "timeout",
+                f"{subject} did not finish within {outcome.command.timeout:g}s and was killed"
+                + (" (it hangs while importing or in setup)" if plugin else ""),
+                python=version,
+                plugin=plugin,
+                hint="a plugin must not block at import or in setup(); "
+                "if it is only slow, raise --timeout",
+                details=outcome.tail,
+            )
+        )
+    problem: str | None = None
+    data: Any = None
+    if outcome.returncode != 0:
+        problem = f"the interpreter {outcome.describe()}"
+    elif not path.is_file():
+        problem = "the interpreter exited without writing a result (os._exit or a hard crash)"
+    else:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            problem = f"its result is unreadable: {exc}"
+        else:
+            if not isinstance(data, dict) or data.get("nonce") != nonce:
+                problem = "its result does not carry this run's nonce (forged or stale)"
+            elif data.get("protocol") != PROTOCOL:
+                problem = (
+                    f"the runtime speaks protocol {data.get('protocol')!r}, expected "
+                    f"{PROTOCOL} (another sandboxverify is installed in the sandbox?)"
+                )
+    if problem is not None:
+        raise ProbeError(
+            Failure(
+                "probe_crashed",
+                f"{subject} crashed: {problem}",
+                python=version,
+                plugin=plugin,
+                hint="plugin code must not exit the interpreter or kill it while loading; "
+                "the last output is below",
+                details=outcome.tail,
+            )
+        )
+    assert isinstance(data, dict)
+    return data
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]

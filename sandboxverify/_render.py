@@ -1,0 +1,180 @@
+"""Text output: live progress while a check runs, and the final report.
+
+On a terminal, finished stages scroll above a one-line status of what is running, with colour.
+Elsewhere (CI logs, pipes) every finished stage is one plain line, no escape codes.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TextIO
+
+from sandboxverify._events import (
+    CommandFinished,
+    Event,
+    PluginLoaded,
+    StageFinished,
+    StageStarted,
+)
+from sandboxverify._report import Failure, Report, Run
+from sandboxverify._subprocess import format_argv
+
+_DETAIL_LINES = 20
+_MARKS = {"passed": ("✓", "ok  "), "failed": ("✗", "FAIL"), "skipped": ("-", "skip")}
+_COLOURS = {"passed": "32", "failed": "31", "skipped": "2", "dim": "2", "bold": "1"}
+
+
+class Style:
+    def __init__(self, colour: bool) -> None:
+        self.colour = colour
+
+    def paint(self, text: str, what: str) -> str:
+        if not self.colour:
+            return text
+        return f"\x1b[{_COLOURS[what]}m{text}\x1b[0m"
+
+    def mark(self, status: str) -> str:
+        fancy, plain = _MARKS[status]
+        return self.paint(fancy, status) if self.colour else plain
+
+
+class Progress:
+    """Renders events as they arrive; safe to call from the worker threads of a check."""
+
+    def __init__(self, stream: TextIO, *, tty: bool, verbose: int = 0, quiet: bool = False) -> None:
+        self.stream = stream
+        self.tty = tty
+        self.verbose = verbose
+        self.quiet = quiet
+        self.style = Style(tty)
+        self._running: dict[tuple[str, str | None], None] = {}
+        self._lock = threading.Lock()
+
+    def __call__(self, event: Event) -> None:
+        with self._lock:
+            self._handle(event)
+
+    def close(self) -> None:
+        with self._lock:
+            self._clear_status()
+
+    def _handle(self, event: Event) -> None:
+        if isinstance(event, StageStarted):
+            self._running[(event.stage, event.python)] = None
+            self._redraw()
+        elif isinstance(event, StageFinished):
+            self._running.pop((event.stage, event.python), None)
+            if not self.quiet or event.status == "failed":
+                where = f"[{event.python}] " if event.python else ""
+                line = (
+                    f"{self.style.mark(event.status)} {where}{event.stage:<8} "
+                    f"{event.seconds:6.2f}s  {event.summary}"
+                ).rstrip()
+                self._print(line)
+            self._redraw()
+        elif isinstance(event, CommandFinished) and self.verbose:
+            outcome = event.outcome
+            where = f"[{event.python}] " if event.python else ""
+            self._print(
+                self.style.paint(
+                    f"  {where}$ {format_argv(outcome.command.argv)}  "
+                    f"({outcome.describe()}, {outcome.seconds:.2f}s)",
+                    "dim",
+                )
+            )
+            if self.verbose > 1 or not outcome.ok:
+                tail = outcome.tail.rstrip().splitlines()[-_DETAIL_LINES * 2 :]
+                for text in tail:
+                    self._print(self.style.paint(f"    | {text}", "dim"))
+        elif isinstance(event, PluginLoaded) and self.verbose:
+            status = "passed" if event.plugin.ok else "failed"
+            tools = ", ".join(event.tools) or "no tools"
+            self._print(
+                f"  {self.style.mark(status)} [{event.python}] plugin "
+                f"{event.plugin.name} ({event.plugin.seconds:.2f}s): {tools}"
+            )
+
+    def _print(self, line: str) -> None:
+        self._clear_status()
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _redraw(self) -> None:
+        if not self.tty or self.quiet or not self._running:
+            return
+        running = ", ".join(f"[{p}] {s}" if p else s for s, p in self._running)
+        self.stream.write("\r\x1b[K" + self.style.paint(f"… {running}", "dim"))
+        self.stream.flush()
+
+    def _clear_status(self) -> None:
+        if self.tty and not self.quiet:
+            self.stream.write("\r\x1b[K")
+
+
+def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool = False) -> str:
+    style = Style(colour)
+    lines: list[str] = []
+    if not quiet:
+        for run in report.runs:
+            lines.extend(_run_lines(run, style))
+    for failure in report.failures:
+        lines.extend(_failure_lines(failure, style, verbose))
+    if report.workdir:
+        lines.append(f"kept: {report.workdir}")
+    lines.append(_verdict(report, style))
+    return "\n".join(lines)
+
+
+def _run_lines(run: Run, style: Style) -> list[str]:
+    lines = [
+        style.paint(f"Python {run.python}", "bold") + style.paint(f"  {run.interpreter}", "dim")
+    ]
+    by_plugin: dict[str, list[str]] = {}
+    for tool in run.tools:
+        by_plugin.setdefault(tool.plugin, []).append(tool.name)
+    width = max((len(plugin.name) for plugin in run.plugins), default=0)
+    for plugin in run.plugins:
+        status = "passed" if plugin.ok else "failed"
+        if plugin.ok:
+            detail = ", ".join(by_plugin.get(plugin.name, [])) or "registered no tools"
+        else:
+            assert plugin.error is not None
+            detail = f"{plugin.error.type}: {plugin.error.message}".splitlines()[0]
+        lines.append(
+            f"  {style.mark(status)} {plugin.name:<{width}}  "
+            f"{style.paint(plugin.value, 'dim')}  {detail}"
+        )
+    if run.sandbox:
+        lines.append(style.paint(f"  sandbox: {run.sandbox}", "dim"))
+    return lines
+
+
+def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
+    where = f" [{failure.python}]" if failure.python else ""
+    lines = [f"{style.paint('FAILED', 'failed')} {failure.code}{where}: {failure.message}"]
+    if failure.hint:
+        lines.append(f"  hint: {failure.hint}")
+    if failure.details:
+        detail_lines = failure.details.rstrip().splitlines()
+        shown = detail_lines if verbose else detail_lines[-_DETAIL_LINES:]
+        if len(shown) < len(detail_lines):
+            lines.append(
+                style.paint(
+                    f"  | [... {len(detail_lines) - len(shown)} more lines; -v shows all]", "dim"
+                )
+            )
+        lines.extend(style.paint(f"  | {text}", "dim") for text in shown)
+    return lines
+
+
+def _verdict(report: Report, style: Style) -> str:
+    plugins = {p.name for run in report.runs for p in run.plugins}
+    tools = {t.name for run in report.runs for t in run.tools}
+    pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
+    counts = (
+        f"{len(plugins)} plugin(s), {len(tools)} tool(s) on Python {pythons} "
+        f"in {report.seconds:.1f}s"
+    )
+    if report.ok:
+        return f"{style.paint('PASSED', 'passed')}: {counts}"
+    return f"{style.paint('FAILED', 'failed')}: {len(report.failures)} failure(s); {counts}"

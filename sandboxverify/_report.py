@@ -1,0 +1,190 @@
+"""The verdict: report v1 (field names are a fixed contract; fields may be added, never renamed)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+REPORT_VERSION = 1
+
+FailureCode = Literal[
+    "build_failed",
+    "artifact_invalid",
+    "venv_failed",
+    "install_failed",
+    "dependency_conflict",
+    "no_plugins",
+    "plugin_load_failed",
+    "plugin_count_mismatch",
+    "tool_missing",
+    "tool_unexpected",
+    "tool_duplicate",
+    "import_failed",
+    "probe_crashed",
+    "timeout",
+    "smoke_failed",
+]
+StageName = Literal["build", "venv", "install", "probe", "smoke"]
+StageStatus = Literal["passed", "failed", "skipped"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    code: FailureCode
+    message: str
+    python: str | None = None
+    plugin: str | None = None
+    tool: str | None = None
+    hint: str | None = None
+    details: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "python": self.python,
+            "plugin": self.plugin,
+            "tool": self.tool,
+            "hint": self.hint,
+            "details": self.details,
+        }
+
+
+@dataclass(frozen=True)
+class ArtifactRecord:
+    kind: Literal["sdist", "wheel"]
+    filename: str
+    sha256: str
+    built: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "filename": self.filename,
+            "sha256": self.sha256,
+            "built": self.built,
+        }
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: StageName
+    status: StageStatus
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3)}
+
+
+@dataclass(frozen=True)
+class PluginError:
+    type: str
+    message: str
+    traceback: str
+    stage: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "message": self.message,
+            "traceback": self.traceback,
+            "stage": self.stage,
+        }
+
+
+@dataclass(frozen=True)
+class PluginRecord:
+    name: str
+    group: str
+    value: str
+    ok: bool
+    error: PluginError | None = None
+    seconds: float = 0.0
+    handlers: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "group": self.group,
+            "value": self.value,
+            "ok": self.ok,
+            "error": self.error.to_json() if self.error else None,
+            "seconds": round(self.seconds, 3),
+            "handlers": dict(self.handlers),
+        }
+
+
+@dataclass(frozen=True)
+class ToolRecord:
+    name: str
+    plugin: str
+    description: str | None
+    parameters: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "plugin": self.plugin,
+            "description": self.description,
+            "parameters": self.parameters,
+        }
+
+
+@dataclass(frozen=True)
+class Run:
+    python: str
+    interpreter: str
+    ok: bool
+    stages: tuple[Stage, ...]
+    plugins: tuple[PluginRecord, ...] = ()
+    tools: tuple[ToolRecord, ...] = ()
+    smoke: dict[str, Any] | None = None
+    sandbox: str | None = None
+
+    def stage(self, name: StageName) -> Stage | None:
+        return next((stage for stage in self.stages if stage.name == name), None)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "python": self.python,
+            "interpreter": self.interpreter,
+            "ok": self.ok,
+            "stages": [stage.to_json() for stage in self.stages],
+            "plugins": [plugin.to_json() for plugin in self.plugins],
+            "tools": [tool.to_json() for tool in self.tools],
+            "smoke": self.smoke,
+            "sandbox": self.sandbox,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    target: str
+    artifacts: tuple[ArtifactRecord, ...]
+    runs: tuple[Run, ...]
+    failures: tuple[Failure, ...]
+    host: str
+    groups: tuple[str, ...]
+    installer: str
+    seconds: float
+    workdir: str | None = None
+    version: int = REPORT_VERSION
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures and bool(self.runs) and all(run.ok for run in self.runs)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "ok": self.ok,
+            "target": self.target,
+            "host": self.host,
+            "groups": list(self.groups),
+            "installer": self.installer,
+            "seconds": round(self.seconds, 3),
+            "workdir": self.workdir,
+            "artifacts": [artifact.to_json() for artifact in self.artifacts],
+            "runs": [run.to_json() for run in self.runs],
+            "failures": [failure.to_json() for failure in self.failures],
+        }

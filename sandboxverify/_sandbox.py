@@ -1,0 +1,133 @@
+"""Stages ``venv`` and ``install``: a throwaway environment; the wheel and declared deps only."""
+
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandboxverify._artifacts import Artifact
+from sandboxverify._diagnostics import summarize
+from sandboxverify._environment import installer_env
+from sandboxverify._interpreters import Interpreter
+from sandboxverify._report import Failure
+from sandboxverify._subprocess import Command, Observer, Outcome, run
+from sandboxverify._toolchain import IndexOptions, Installer, SandboxBackend
+from sandboxverify._workspace import SandboxPaths
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    interpreter: Interpreter
+    paths: SandboxPaths
+
+    @property
+    def bin(self) -> Path:
+        return self.paths.venv / ("Scripts" if sys.platform == "win32" else "bin")
+
+    @property
+    def python(self) -> Path:
+        return self.bin / ("python.exe" if sys.platform == "win32" else "python")
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    pass_env: tuple[str, ...]
+    timeout: float
+    observer: Observer | None
+
+
+def create(
+    interpreter: Interpreter, paths: SandboxPaths, backend: SandboxBackend, settings: StepSettings
+) -> tuple[Sandbox, Failure | None]:
+    sandbox = Sandbox(interpreter, paths)
+    outcome = _run(backend.create(interpreter.path, paths.venv), sandbox, "venv", settings)
+    if outcome.ok and sandbox.python.exists():
+        return sandbox, None
+    return sandbox, Failure(
+        "timeout" if outcome.timed_out else "venv_failed",
+        f"creating the sandbox with {backend.name} {outcome.describe()}: {summarize(outcome.tail)}",
+        python=interpreter.version,
+        hint=f"check that {interpreter.path} can create virtual environments",
+        details=outcome.tail,
+    )
+
+
+def install(
+    sandbox: Sandbox,
+    wheel: Artifact,
+    installer: Installer,
+    index: IndexOptions,
+    settings: StepSettings,
+) -> list[Failure]:
+    """Install the wheel with its declared dependencies, then make the installer check them."""
+    version = sandbox.interpreter.version
+    outcome = _run(
+        installer.install(sandbox.python, wheel.path, index), sandbox, "install", settings
+    )
+    if not outcome.ok:
+        cause = summarize(outcome.tail)
+        return [
+            Failure(
+                "timeout" if outcome.timed_out else "install_failed",
+                f"installing {wheel.path.name} with {installer.name} {outcome.describe()}: {cause}",
+                python=version,
+                hint=_install_hint(cause, version),
+                details=outcome.tail,
+            )
+        ]
+    check = _run(installer.check(sandbox.python), sandbox, "pip-check", settings)
+    if check.ok:
+        return []
+    conflicts = [
+        line.strip()
+        for line in check.tail.splitlines()
+        if line.strip() and not line.startswith(("Using Python", "Checked"))
+    ]
+    return [
+        Failure(
+            "timeout" if check.timed_out else "dependency_conflict",
+            f"{installer.name} check found broken requirements: " + "; ".join(conflicts[:5]),
+            python=version,
+            hint="a declared dependency range is incompatible with what got installed; "
+            "tighten or loosen the ranges in [project] dependencies",
+            details=check.tail,
+        )
+    ]
+
+
+def _install_hint(cause: str, version: str) -> str:
+    lowered = cause.lower()
+    if "requires a different python" in lowered or re.search(
+        r"python version .* does not satisfy", lowered
+    ):
+        return (
+            f"requires-python excludes Python {version}: widen requires-python, "
+            "or stop verifying on this interpreter"
+        )
+    if (
+        "no matching distribution" in lowered
+        or "not found in the package registry" in lowered
+        or "no solution found" in lowered
+        or "could not find a version" in lowered
+    ):
+        return (
+            "a declared dependency cannot be resolved: check its name and version range, "
+            "or point at your index with --index-url/--find-links"
+        )
+    if "not a supported wheel" in lowered or "platform" in lowered:
+        return "the wheel's tags do not match this interpreter; build one for it"
+    return "see the installer output below (-v shows it while running)"
+
+
+def _run(argv: list[str], sandbox: Sandbox, label: str, settings: StepSettings) -> Outcome:
+    command = Command(
+        argv=argv,
+        env=installer_env(settings.pass_env),
+        cwd=sandbox.paths.work,
+        timeout=settings.timeout,
+        log_path=sandbox.paths.logs / f"{label}.log",
+        label=label,
+    )
+    return run(command, settings.observer)

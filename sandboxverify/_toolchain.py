@@ -1,0 +1,224 @@
+"""Which tools build, create sandboxes and install: pypa/build + virtualenv + pip, or uv.
+
+Each piece sits behind a small Protocol that only *describes* commands (argv lists); the stages
+run them through the one subprocess helper. uv is the fast path when it is available, never a
+requirement.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, Protocol
+
+from sandboxverify._errors import UsageError
+
+InstallerChoice = Literal["auto", "pip", "uv"]
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    """Where dependencies come from, passed to the build frontend and the installer alike."""
+
+    index_url: str | None = None
+    find_links: tuple[str, ...] = field(default_factory=tuple)
+
+    def pip_env(self) -> dict[str, str]:
+        env: dict[str, str] = {}
+        if self.index_url:
+            env["PIP_INDEX_URL"] = self.index_url
+        if self.find_links:
+            env["PIP_FIND_LINKS"] = " ".join(self.find_links)
+        return env
+
+    def flags(self) -> list[str]:
+        flags: list[str] = []
+        if self.index_url:
+            flags += ["--index-url", self.index_url]
+        for link in self.find_links:
+            flags += ["--find-links", link]
+        return flags
+
+
+class Builder(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
+        """Build the sdist, then the wheel from the unpacked sdist."""
+
+    def wheel_from_sdist(
+        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
+    ) -> list[str]:
+        """Build a wheel from an sdist (unpacked in ``sdist_tree``)."""
+
+
+class SandboxBackend(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def create(self, interpreter: Path, dest: Path) -> list[str]: ...
+
+
+class Installer(Protocol):
+    @property
+    def name(self) -> str: ...
+
+    def install(self, python: Path, wheel: Path, index: IndexOptions) -> list[str]: ...
+
+    def check(self, python: Path) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class PypaBuild:
+    name: str = "build"
+
+    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
+        return [sys.executable, "-m", "build", "--outdir", str(out), str(source)]
+
+    def wheel_from_sdist(
+        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
+    ) -> list[str]:
+        return [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(sdist_tree)]
+
+
+@dataclass(frozen=True)
+class UvBuild:
+    uv: Path
+    name: str = "uv build"
+
+    def _base(self, out: Path, index: IndexOptions) -> list[str]:
+        # An explicit interpreter: uv would otherwise look for (or download) one that satisfies
+        # requires-python, and a build must never fetch an interpreter behind the user's back.
+        return [
+            str(self.uv),
+            "build",
+            "--no-python-downloads",
+            "--python",
+            sys.executable,
+            "--out-dir",
+            str(out),
+            *index.flags(),
+        ]
+
+    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
+        return [*self._base(out, index), str(source)]  # no --sdist/--wheel: wheel from sdist
+
+    def wheel_from_sdist(
+        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
+    ) -> list[str]:
+        return [*self._base(out, index), "--wheel", str(sdist)]
+
+
+@dataclass(frozen=True)
+class VirtualenvBackend:
+    name: str = "virtualenv"
+
+    def create(self, interpreter: Path, dest: Path) -> list[str]:
+        # pip is seeded because it installs; setuptools is not: a package that imports it without
+        # declaring it must fail here as it would for a user of a modern installer.
+        return [
+            sys.executable,
+            "-m",
+            "virtualenv",
+            "--no-periodic-update",
+            "--no-setuptools",
+            "--python",
+            str(interpreter),
+            str(dest),
+        ]
+
+
+@dataclass(frozen=True)
+class UvVenvBackend:
+    uv: Path
+    name: str = "uv venv"
+
+    def create(self, interpreter: Path, dest: Path) -> list[str]:
+        return [
+            str(self.uv),
+            "venv",
+            "--no-python-downloads",
+            "--no-project",
+            "--python",
+            str(interpreter),
+            str(dest),
+        ]
+
+
+@dataclass(frozen=True)
+class PipInstaller:
+    name: str = "pip"
+
+    def install(self, python: Path, wheel: Path, index: IndexOptions) -> list[str]:
+        return [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            *index.flags(),
+            str(wheel),
+        ]
+
+    def check(self, python: Path) -> list[str]:
+        return [str(python), "-m", "pip", "check", "--disable-pip-version-check"]
+
+
+@dataclass(frozen=True)
+class UvInstaller:
+    uv: Path
+    name: str = "uv"
+
+    def install(self, python: Path, wheel: Path, index: IndexOptions) -> list[str]:
+        return [
+            str(self.uv),
+            "pip",
+            "install",
+            "--no-python-downloads",
+            "--python",
+            str(python),
+            *index.flags(),
+            str(wheel),
+        ]
+
+    def check(self, python: Path) -> list[str]:
+        return [str(self.uv), "pip", "check", "--python", str(python)]
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    builder: Builder
+    sandbox: SandboxBackend
+    installer: Installer
+
+    @property
+    def name(self) -> str:
+        return self.installer.name
+
+
+def find_uv() -> Path | None:
+    """uv next to our interpreter (``pip install sandboxverify[uv]``) or on PATH."""
+    scripts = Path(sys.executable).parent
+    for name in ("uv", "uv.exe"):
+        candidate = scripts / name
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return candidate
+    located = shutil.which("uv")
+    return Path(located) if located else None
+
+
+def choose(installer: InstallerChoice) -> Toolchain:
+    uv = find_uv() if installer in ("auto", "uv") else None
+    if installer == "uv" and uv is None:
+        raise UsageError(
+            "--installer uv was asked for, but uv is not installed",
+            hint="pip install 'sandboxverify[uv]' (or uv itself), or use --installer pip",
+        )
+    if uv is not None:
+        return Toolchain(UvBuild(uv), UvVenvBackend(uv), UvInstaller(uv))
+    return Toolchain(PypaBuild(), VirtualenvBackend(), PipInstaller())

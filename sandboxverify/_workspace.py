@@ -1,0 +1,109 @@
+"""The one temporary directory a check works in, removed afterwards unless ``--keep``.
+
+Layout::
+
+    <root>/src/              copy of the project (the source tree itself is never written to)
+    <root>/dist/             the artifacts built or verified
+    <root>/runtime/          the private copy of the stdlib-only runtime
+    <root>/logs/             build logs
+    <root>/py<version>/      one sandbox per interpreter: venv/, home/, tmp/, work/, logs/
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+
+import sandboxverify
+
+#: What the runtime copy consists of: the package marker and the stdlib-only subpackage.
+_RUNTIME_PARTS = ("__init__.py", "_version.py", "runtime", "harness.py")
+
+
+@dataclass(frozen=True)
+class SandboxPaths:
+    root: Path
+
+    @property
+    def venv(self) -> Path:
+        return self.root / "venv"
+
+    @property
+    def home(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def work(self) -> Path:
+        """The empty working directory plugin code starts in (nothing to shadow imports)."""
+        return self.root / "work"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def make(self) -> None:
+        for path in (self.home, self.tmp, self.work, self.logs):
+            path.mkdir(parents=True, exist_ok=True)
+
+
+class Workspace:
+    def __init__(self, keep: bool = False) -> None:
+        self.keep = keep
+        self.root = Path(tempfile.mkdtemp(prefix="sandboxverify-"))
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if not self.keep:
+            self.remove()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    @property
+    def src(self) -> Path:
+        return self.root / "src"
+
+    @property
+    def dist(self) -> Path:
+        return self.root / "dist"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    def sandbox(self, label: str) -> SandboxPaths:
+        paths = SandboxPaths(self.root / f"py{label}")
+        paths.make()
+        return paths
+
+    def install_runtime(self) -> Path:
+        """Copy the runtime into a private directory; it is appended last to the sandbox path."""
+        target = self.root / "runtime"
+        package = Path(sandboxverify.__file__).parent
+        destination = target / "sandboxverify"
+        destination.mkdir(parents=True, exist_ok=True)
+        for part in _RUNTIME_PARTS:
+            source = package / part
+            if source.is_dir():
+                shutil.copytree(
+                    source,
+                    destination / part,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+                )
+            elif source.is_file():
+                shutil.copy2(source, destination / part)
+        return target

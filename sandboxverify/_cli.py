@@ -246,15 +246,12 @@ def run(argv: Sequence[str] | None = None) -> int:
     except SandboxVerifyError as exc:
         _error(exc.message, hint=exc.hint)
         return exc.exit_code
-    except click.exceptions.Abort:
-        _error("interrupted", hint=None)
-        return 130
-    except _Terminated:
-        _error("terminated: stopped every process and removed the temporary files", hint=None)
-        return 128 + signal.SIGTERM
-    except KeyboardInterrupt:
-        _error("interrupted: stopped every process and removed the temporary files", hint=None)
-        return 130
+    except (click.exceptions.Abort, KeyboardInterrupt) as exc:
+        # click re-raises Ctrl-C as Abort; the cause says whether it was SIGTERM
+        terminated = isinstance(exc, _Terminated) or isinstance(exc.__cause__, _Terminated)
+        what = "terminated" if terminated else "interrupted"
+        _error(f"{what}: stopped every process and removed the temporary files", hint=None)
+        return 128 + signal.SIGTERM if terminated else 130
     except Exception:  # a bug: the only place a traceback is shown
         traceback.print_exc()
         _error(

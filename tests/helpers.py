@@ -1,0 +1,76 @@
+"""Helpers shared by the tests: the fixture packages, the real CLI, tree snapshots."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+def fixture(name: str) -> Path:
+    path = FIXTURES / name
+    assert path.is_dir(), f"no fixture {name}"
+    return path
+
+
+def copy_fixture(name: str, destination: Path) -> Path:
+    target = destination / name
+    shutil.copytree(fixture(name), target)
+    return target
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict[str, Any]:
+        data = json.loads(self.stdout)
+        assert isinstance(data, dict)
+        return data
+
+
+def run_cli(
+    args: Sequence[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    timeout: float = 600,
+) -> CliResult:
+    """Run the real command line in a subprocess, as a user (or CI) would."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "sandboxverify", *args],
+        capture_output=True,
+        text=True,
+        env=env if env is not None else dict(os.environ),
+        cwd=cwd,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Every file and directory under ``root`` with its content hash: a byte-for-byte snapshot."""
+    digest: dict[str, str] = {}
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root).as_posix()
+        if path.is_symlink():
+            digest[relative] = f"link:{os.readlink(path)}"
+        elif path.is_dir():
+            digest[relative] = "dir"
+        else:
+            digest[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return digest

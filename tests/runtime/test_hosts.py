@@ -1,0 +1,109 @@
+"""Loading entry points in-process: resolution, the native host and the entrypoints host."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sandboxverify.runtime._discovery import EntryPointRef
+from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native, resolve
+from sandboxverify.runtime._native import Registry
+from sandboxverify.runtime._probe import format_traceback
+
+
+@pytest.fixture
+def modules(tmp_path: Path) -> Iterator[Path]:
+    sys.path.insert(0, str(tmp_path))
+    yield tmp_path
+    sys.path.remove(str(tmp_path))
+    for name in [n for n in sys.modules if n.startswith("hostdemo_")]:
+        del sys.modules[name]
+
+
+def module(root: Path, name: str, code: str) -> None:
+    (root / f"{name}.py").write_text(textwrap.dedent(code))
+
+
+def ref(value: str, name: str = "demo") -> EntryPointRef:
+    return EntryPointRef(name=name, group="sandboxverify.plugins", value=value)
+
+
+def test_native_plugin_registers_tools_and_handlers(modules: Path) -> None:
+    module(
+        modules,
+        "hostdemo_ok",
+        """
+        def setup(api):
+            api.register_tool("greet", lambda name: "hi " + name, description="Greet")
+            api.on("tool_call", lambda event: None)
+    """,
+    )
+    loaded = load_native(ref("hostdemo_ok:setup"), Registry())
+    assert [tool["name"] for tool in loaded.tools] == ["greet"]
+    assert loaded.handlers == {"tool_call": 1}
+
+
+def test_a_misspelled_attribute_suggests_the_right_one(modules: Path) -> None:
+    module(modules, "hostdemo_typo", "def setup(api): pass\n")
+    with pytest.raises(PluginLoadError) as info:
+        resolve(ref("hostdemo_typo:setpu"))
+    assert info.value.stage == "import"
+    assert str(info.value.cause) == (
+        "module 'hostdemo_typo' has no attribute 'setpu' (did you mean 'setup'?)"
+    )
+
+
+def test_nested_attribute_paths(modules: Path) -> None:
+    module(
+        modules, "hostdemo_nested", "class Plugins:\n    @staticmethod\n    def setup(api): pass\n"
+    )
+    assert callable(resolve(ref("hostdemo_nested:Plugins.setup")))
+
+
+@pytest.mark.parametrize(
+    ("code", "value", "stage", "type_name"),
+    [
+        ("raise RuntimeError('at import')", "m:setup", "import", "RuntimeError"),
+        ("import sys; sys.exit(3)", "m:setup", "import", "SystemExit"),
+        ("setup = 42", "m:setup", "validate", "TypeError"),
+        ("def setup(api): pass", "m", "validate", "TypeError"),
+        ("def setup(api): raise ValueError('in setup')", "m:setup", "setup", "ValueError"),
+        (
+            "def setup(api): api.on('tool_cal', print)",
+            "m:setup",
+            "setup",
+            "PluginRegistrationError",
+        ),
+        ("async def setup(api): pass", "m:setup", "setup", "TypeError"),
+    ],
+)
+def test_each_way_to_fail_has_a_stage(
+    modules: Path, code: str, value: str, stage: str, type_name: str
+) -> None:
+    name = f"hostdemo_{abs(hash((code, value))) % 10**8}"
+    module(modules, name, code + "\n")
+    with pytest.raises(PluginLoadError) as info:
+        load_native(ref(value.replace("m", name, 1)), Registry())
+    assert info.value.stage == stage
+    assert type(info.value.cause).__name__ == type_name
+
+
+def test_entrypoints_host_one_tool_per_entry_point(modules: Path) -> None:
+    module(modules, "hostdemo_cmd", 'def hello():\n    """Say hello."""\n')
+    loaded = load_entrypoint(ref("hostdemo_cmd:hello", name="hello"))
+    assert loaded.tools == [{"name": "hello", "description": "Say hello.", "parameters": None}]
+
+
+def test_tracebacks_keep_the_plugins_frames_and_drop_the_machinery(modules: Path) -> None:
+    module(modules, "hostdemo_tb", "def helper():\n    raise KeyError('x')\nhelper()\n")
+    with pytest.raises(PluginLoadError) as info:
+        resolve(ref("hostdemo_tb:setup"))
+    text = format_traceback(info.value.cause)
+    assert "hostdemo_tb.py" in text and "in helper" in text
+    assert "importlib" not in text
+    assert "_hosts.py" not in text
+    assert text.rstrip().endswith("KeyError: 'x'")

@@ -1,0 +1,72 @@
+"""The runtime travels into sandboxes on Python 3.9+ with nothing but the standard library."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sandboxverify
+from sandboxverify._workspace import Workspace
+
+PACKAGE = Path(sandboxverify.__file__).parent
+RUNTIME_FILES = [
+    *sorted((PACKAGE / "runtime").rglob("*.py")),
+    PACKAGE / "__init__.py",
+    PACKAGE / "_version.py",
+]
+ALLOWED_OWN = ("sandboxverify.runtime", "sandboxverify._version")
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_runtime_modules_import_only_the_stdlib_and_the_runtime() -> None:
+    stdlib = sys.stdlib_module_names
+    for path in RUNTIME_FILES:
+        for name in imported_modules(path):
+            top = name.split(".")[0]
+            if top == "sandboxverify":
+                # the package root imports host modules lazily (and only for type checking)
+                if path.name == "__init__.py" and path.parent == PACKAGE:
+                    continue
+                assert name.startswith(ALLOWED_OWN), f"{path.name} imports {name}"
+            else:
+                assert top in stdlib or top == "__future__", f"{path.name} imports {name}"
+
+
+def interpreters() -> list[Path]:
+    found = [Path(sys.executable)]
+    for minor in range(9, 14):
+        found += sorted(Path.home().glob(f".pyenv/versions/3.{minor}*/bin/python"))[-1:]
+    return found
+
+
+@pytest.mark.parametrize("python", interpreters(), ids=lambda p: p.parent.parent.name)
+def test_the_runtime_copy_imports_without_site_packages(python: Path) -> None:
+    with Workspace() as workspace:
+        runtime = workspace.install_runtime()
+        code = (
+            "import sys; sys.path.append(sys.argv[1]);"
+            "import sandboxverify.runtime._probe, sandboxverify.runtime._hosts;"
+            "import sandboxverify; print(sandboxverify.__version__)"
+        )
+        completed = subprocess.run(
+            [str(python), "-I", "-S", "-c", code, str(runtime)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == sandboxverify.__version__

@@ -1,0 +1,78 @@
+"""Allowlists: what each kind of subprocess may see of the caller's environment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sandboxverify._environment import build_env, installer_env, plugin_env
+
+CALLER = {
+    "PATH": "/usr/bin",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "HOME": "/home/me",
+    "GITHUB_TOKEN": "ghp_x",
+    "PYPI_API_TOKEN": "pypi-x",
+    "TWINE_PASSWORD": "pw",
+    "AWS_SECRET_ACCESS_KEY": "aws",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "oidc",
+    "HTTPS_PROXY": "http://proxy:3128",
+    "no_proxy": "localhost",
+    "SSL_CERT_FILE": "/etc/ca.pem",
+    "PIP_INDEX_URL": "https://user:pw@private/simple",
+    "UV_INDEX_URL": "https://private/simple",
+    "PYTHONPATH": "/host/site-packages",
+    "VIRTUAL_ENV": "/host/venv",
+    "CC": "gcc",
+    "MY_APP_SETTING": "x",
+}
+SECRETS = {
+    "GITHUB_TOKEN",
+    "PYPI_API_TOKEN",
+    "TWINE_PASSWORD",
+    "AWS_SECRET_ACCESS_KEY",
+    "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+}
+
+
+def test_installer_keeps_network_and_installer_settings_but_no_secrets() -> None:
+    env = installer_env(environ=CALLER)
+
+    assert {
+        "HTTPS_PROXY",
+        "no_proxy",
+        "SSL_CERT_FILE",
+        "PIP_INDEX_URL",
+        "UV_INDEX_URL",
+        "HOME",
+        "PATH",
+    } <= set(env)
+    assert not SECRETS & set(env)
+    assert "PYTHONPATH" not in env and "VIRTUAL_ENV" not in env
+    assert env["PIP_NO_INPUT"] == "1"
+
+
+def test_build_adds_compiler_settings() -> None:
+    env = build_env(environ=CALLER)
+    assert env["CC"] == "gcc"
+    assert not SECRETS & set(env)
+
+
+def test_plugin_code_gets_no_secrets_no_installer_settings_and_a_private_home(
+    tmp_path: Path,
+) -> None:
+    env = plugin_env(tmp_path / "bin", tmp_path / "home", tmp_path / "tmp", environ=CALLER)
+
+    assert not SECRETS & set(env)
+    assert not [name for name in env if name.startswith(("PIP_", "UV_"))]
+    assert "HTTPS_PROXY" not in env
+    assert env["HOME"] == str(tmp_path / "home")
+    assert env["TMPDIR"] == str(tmp_path / "tmp")
+    assert env["PATH"].split(":")[0] == str(tmp_path / "bin")
+    assert env["LANG"] == "C.UTF-8" and env["LC_ALL"] == "C.UTF-8"
+
+
+def test_pass_env_adds_named_variables_by_glob(tmp_path: Path) -> None:
+    env = plugin_env(tmp_path, tmp_path, tmp_path, pass_env=("MY_APP_*",), environ=CALLER)
+    assert env["MY_APP_SETTING"] == "x"
+    assert "GITHUB_TOKEN" not in env

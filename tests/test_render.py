@@ -1,0 +1,113 @@
+"""Text output: plain lines for logs, colour only on terminals, failures with hints and details."""
+
+from __future__ import annotations
+
+import io
+
+from sandboxverify._events import StageFinished, StageStarted
+from sandboxverify._render import Progress, render_report
+from sandboxverify._report import (
+    ArtifactRecord,
+    Failure,
+    PluginError,
+    PluginRecord,
+    Report,
+    Run,
+    Stage,
+    ToolRecord,
+)
+
+
+def report(failures: tuple[Failure, ...] = ()) -> Report:
+    run = Run(
+        python="3.12.1",
+        interpreter="/usr/bin/python3.12",
+        ok=not failures,
+        stages=(Stage("build", "passed", 1.0), Stage("probe", "passed", 0.2)),
+        plugins=(
+            PluginRecord("greeter", "sandboxverify.plugins", "demo.plugin:setup", ok=True),
+            PluginRecord(
+                "broken",
+                "sandboxverify.plugins",
+                "demo.broken:setup",
+                ok=False,
+                error=PluginError("ImportError", "nope\nsecond line", "tb", "import"),
+            ),
+        ),
+        tools=(ToolRecord("greet", "greeter", None), ToolRecord("add", "greeter", None)),
+    )
+    return Report(
+        target=".",
+        artifacts=(ArtifactRecord("wheel", "demo.whl", "0" * 64, True),),
+        runs=(run,),
+        failures=failures,
+        host="native",
+        groups=("sandboxverify.plugins",),
+        installer="uv",
+        seconds=2.5,
+    )
+
+
+def test_passing_report_lists_plugins_tools_and_a_verdict() -> None:
+    text = render_report(report(), colour=False)
+    assert "Python 3.12.1" in text
+    assert "ok   greeter  demo.plugin:setup  greet, add" in text
+    assert "FAIL broken   demo.broken:setup  ImportError: nope" in text
+    assert "second line" not in text
+    assert text.splitlines()[-1] == "PASSED: 2 plugin(s), 2 tool(s) on Python 3.12.1 in 2.5s"
+    assert "\x1b[" not in text
+
+
+def test_failures_show_code_hint_and_the_last_lines_of_details() -> None:
+    details = "\n".join(f"line {i}" for i in range(50))
+    failure = Failure(
+        "plugin_load_failed",
+        "it broke",
+        python="3.12.1",
+        plugin="broken",
+        hint="fix it",
+        details=details,
+    )
+    text = render_report(report((failure,)), colour=False)
+
+    assert "FAILED plugin_load_failed [3.12.1]: it broke" in text
+    assert "  hint: fix it" in text
+    assert "  | line 49" in text
+    assert "  | line 10" not in text
+    assert "30 more lines; -v shows all" in text
+    assert "  | line 0" in render_report(report((failure,)), colour=False, verbose=1)
+    assert text.splitlines()[-1].startswith("FAILED: 1 failure(s)")
+
+
+def test_quiet_keeps_only_failures_and_verdict() -> None:
+    text = render_report(report(), colour=False, quiet=True)
+    assert text.splitlines() == ["PASSED: 2 plugin(s), 2 tool(s) on Python 3.12.1 in 2.5s"]
+
+
+def test_colour_only_when_asked() -> None:
+    assert "\x1b[32m" in render_report(report(), colour=True)
+
+
+def test_progress_writes_one_plain_line_per_finished_stage() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, tty=False)
+    progress(StageStarted("build", None))
+    progress(StageFinished("build", None, "passed", 1.234, "a.whl"))
+    progress(StageStarted("install", "3.12.1"))
+    progress(StageFinished("install", "3.12.1", "failed", 0.5, "1 failure(s)"))
+    progress.close()
+
+    assert stream.getvalue().splitlines() == [
+        "ok   build      1.23s  a.whl",
+        "FAIL [3.12.1] install    0.50s  1 failure(s)",
+    ]
+
+
+def test_progress_on_a_terminal_shows_what_is_running() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, tty=True)
+    progress(StageStarted("install", "3.12.1"))
+    assert "… [3.12.1] install" in stream.getvalue()
+    progress(StageFinished("install", "3.12.1", "passed", 0.5, ""))
+    progress.close()
+    assert stream.getvalue().endswith("\r\x1b[K")

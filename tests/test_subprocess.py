@@ -1,0 +1,173 @@
+"""The one subprocess helper: timeouts kill whole groups, output is bounded, secrets are hidden."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sandboxverify._errors import Interrupted
+from sandboxverify._subprocess import (
+    Command,
+    Outcome,
+    parallel_map,
+    read_tail,
+    redact,
+    run,
+    supervised,
+)
+
+
+def command(
+    tmp_path: Path, code: str, *, timeout: float = 30, label: str = "t", stdin: bytes | None = None
+) -> Command:
+    return Command(
+        argv=[sys.executable, "-c", code],
+        env=dict(os.environ),
+        cwd=tmp_path,
+        timeout=timeout,
+        log_path=tmp_path / f"{label}.log",
+        label=label,
+        stdin=stdin,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); it is dead for our purposes
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text()
+
+
+def test_success_with_output_tail_and_stdin(tmp_path: Path) -> None:
+    outcome = run(command(tmp_path, "import sys; print('hello', sys.stdin.read())", stdin=b"world"))
+
+    assert outcome.ok
+    assert outcome.returncode == 0
+    assert outcome.tail.strip() == "hello world"
+    assert outcome.describe() == "exited with code 0"
+
+
+def test_timeout_kills_the_process_and_everything_it_spawned(tmp_path: Path) -> None:
+    code = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
+    started = time.monotonic()
+    outcome = run(command(tmp_path, code, timeout=1.5))
+
+    assert outcome.timed_out
+    assert not outcome.ok
+    assert time.monotonic() - started < 15
+    assert "timed out after 1.5s" in outcome.describe()
+    grandchild = int(outcome.tail.split()[0])
+    deadline = time.monotonic() + 5
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(grandchild)
+
+
+def test_a_background_process_left_behind_is_killed_too(tmp_path: Path) -> None:
+    code = (
+        "import subprocess, sys\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'])\n"
+        "print(child.pid, flush=True)\n"
+    )
+    outcome = run(command(tmp_path, code))
+
+    assert outcome.ok
+    grandchild = int(outcome.tail.split()[0])
+    deadline = time.monotonic() + 5
+    while alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(grandchild)
+
+
+def test_megabytes_of_output_go_to_the_log_and_only_the_tail_is_kept(tmp_path: Path) -> None:
+    code = "import sys\nfor i in range(200000): print('line', i)\nprint('LAST', file=sys.stderr)"
+    outcome = run(command(tmp_path, code))
+
+    assert outcome.ok
+    assert (tmp_path / "t.log").stat().st_size > 2_000_000
+    assert len(outcome.tail) < 20_000
+    assert outcome.tail.startswith("[...]\n")
+    assert outcome.tail.rstrip().endswith("LAST")
+
+
+def test_signal_deaths_are_described(tmp_path: Path) -> None:
+    outcome = run(command(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"))
+    assert outcome.describe() == "was killed by SIGKILL"
+
+
+def test_a_missing_executable_is_an_outcome_not_a_crash(tmp_path: Path) -> None:
+    outcome = run(
+        Command(
+            argv=[str(tmp_path / "nope")],
+            env={},
+            cwd=tmp_path,
+            timeout=5,
+            log_path=tmp_path / "x.log",
+            label="x",
+        )
+    )
+    assert not outcome.ok
+    assert outcome.returncode == 127
+    assert "cannot start" in outcome.tail
+
+
+def test_redaction_hides_secret_variables_and_url_credentials(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("MY_API_TOKEN", "s3cr3t-value")
+    text = "token=s3cr3t-value url=https://user:hunter2@pypi.example/simple"
+
+    assert redact(text) == "token=*** url=https://***@pypi.example/simple"
+
+
+def test_read_tail_of_a_missing_file_is_empty(tmp_path: Path) -> None:
+    assert read_tail(tmp_path / "none.log") == ""
+
+
+def test_supervisor_shutdown_stops_running_commands_and_refuses_new_ones(tmp_path: Path) -> None:
+    with supervised() as supervisor:
+        results: list[object] = []
+        # threads see the supervisor when they run in a copy of the context, as parallel_map does
+        worker = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(lambda: results.append(run(command(tmp_path, "import time; time.sleep(300)"))),),
+        )
+        worker.start()
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "t.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.2)
+        started = time.monotonic()
+        supervisor.shutdown()
+        worker.join(timeout=10)
+
+        assert not worker.is_alive()
+        assert time.monotonic() - started < 5
+        [outcome] = results
+        assert isinstance(outcome, Outcome) and not outcome.ok
+        with pytest.raises(Interrupted):
+            run(command(tmp_path, "print(1)", label="late"))
+
+
+def test_parallel_map_keeps_order_and_propagates_errors() -> None:
+    assert parallel_map(lambda x: x * 2, [1, 2, 3], max_workers=3) == [2, 4, 6]
+
+    def boom(x: int) -> int:
+        raise ValueError(x)
+
+    with pytest.raises(ValueError, match="1"):
+        parallel_map(boom, [1, 2], max_workers=2)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
-from sandboxverify._artifacts import ProjectTarget, classify, select_wheel
+from sandboxverify._artifacts import ProjectTarget, Target, classify, select_wheel
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
 from sandboxverify._errors import UsageError
 from sandboxverify._events import (
@@ -89,7 +90,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
 
 
 def _build(
-    target: object,
+    target: Target,
     workspace: Workspace,
     toolchain: Toolchain,
     options: CheckOptions,
@@ -106,8 +107,7 @@ def _build(
     if isinstance(target, ProjectTarget):
         result = build_project(target, workspace, settings, observer)
     else:
-        assert not isinstance(target, ProjectTarget)
-        result = prepare_artifacts(target, workspace, settings, observer)  # type: ignore[arg-type]
+        result = prepare_artifacts(target, workspace, settings, observer)
     names = ", ".join(a.path.name for a in result.artifacts)
     summary = names if result.ran else f"verifying as given: {names}"
     on_event(
@@ -139,7 +139,7 @@ class _Verifier:
         toolchain: Toolchain,
         workspace: Workspace,
         build: BuildResult,
-        runtime: object,
+        runtime: Path,
         on_event: EventSink,
     ) -> None:
         self.options = options
@@ -214,7 +214,7 @@ class _Verifier:
             return finish()
 
         settings = ProbeSettings(
-            runtime=self.runtime,  # type: ignore[arg-type]
+            runtime=self.runtime,
             pass_env=self.options.pass_env,
             timeout=self.options.timeout,
             observer=observer,

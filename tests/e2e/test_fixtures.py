@@ -320,3 +320,30 @@ def test_everything_temporary_is_removed_after_success_and_failure(
     verify(fixture("broken-setup-raises"))
 
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith("sandboxverify-")] == []
+
+
+def test_plugins_of_other_installed_distributions_are_ignored(tmp_path: Path) -> None:
+    """A dependency that declares plugins in the same group does not lend them to us."""
+    built = verify(fixture("good-hatch"), keep=True)
+    assert built.workdir is not None
+    links = tmp_path / "links"
+    shutil.copytree(Path(built.workdir) / "dist", links)
+    shutil.rmtree(built.workdir)
+    consumer = tmp_path / "consumer"
+    (consumer / "svfix_consumer").mkdir(parents=True)
+    (consumer / "svfix_consumer" / "__init__.py").write_text(
+        "def setup(api):\n    api.register_tool('consume', lambda: 'ok')\n"
+    )
+    (consumer / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+        '[project]\nname = "svfix-consumer"\nversion = "1.0"\n'
+        'dependencies = ["svfix-good-hatch"]\n'
+        '[project.entry-points."sandboxverify.plugins"]\nconsumer = "svfix_consumer:setup"\n'
+    )
+
+    report = verify(consumer, find_links=(str(links),), expect_tools=("consume", "greet"))
+
+    assert codes(report) == ["tool_missing"]
+    assert report.failures[0].tool == "greet"
+    assert [plugin.name for plugin in report.runs[0].plugins] == ["consumer"]
+    assert tool_names(report) == ["consume"]

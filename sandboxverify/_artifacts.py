@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import email.parser
 import hashlib
 import tarfile
 import zipfile
@@ -23,6 +22,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from sandboxverify._errors import UsageError
+from sandboxverify.runtime._protocol import EntryPointRef, parse_entry_points
 
 ArtifactKind = Literal["sdist", "wheel"]
 _SDIST_SUFFIXES = (".tar.gz", ".zip")
@@ -56,6 +56,8 @@ class Artifact:
     tags: frozenset[Tag] = frozenset()
     #: importable top-level names the wheel ships (packages and modules)
     top_level: frozenset[str] = frozenset()
+    #: what the wheel's entry_points.txt declares
+    entry_points: tuple[EntryPointRef, ...] = ()
 
 
 class ArtifactProblem(Exception):
@@ -127,11 +129,24 @@ def inspect_wheel(path: Path) -> Artifact:
                 if f"{dist_info[0]}/{required}" not in names:
                     raise ArtifactProblem(f"{path.name}: {dist_info[0]}/{required} is missing")
             metadata = archive.read(f"{dist_info[0]}/METADATA").decode("utf-8", errors="replace")
+            entry_points_file = f"{dist_info[0]}/entry_points.txt"
+            entry_points = (
+                parse_entry_points(archive.read(entry_points_file).decode("utf-8", "replace"))
+                if entry_points_file in names
+                else []
+            )
     except (zipfile.BadZipFile, OSError) as exc:
         raise ArtifactProblem(f"{path.name}: not a readable zip archive: {exc}") from None
     _check_metadata(path, metadata, name, version)
     return Artifact(
-        "wheel", path, name, version, sha256_of(path), frozenset(tags), _top_level_names(names)
+        "wheel",
+        path,
+        name,
+        version,
+        sha256_of(path),
+        frozenset(tags),
+        _top_level_names(names),
+        tuple(entry_points),
     )
 
 
@@ -172,8 +187,8 @@ def inspect_sdist(path: Path) -> Artifact:
 
 
 def _check_metadata(path: Path, text: str, name: NormalizedName, version: Version) -> None:
-    message = email.parser.HeaderParser().parsestr(text)
-    meta_name, meta_version = message.get("Name"), message.get("Version")
+    headers = _headers(text)
+    meta_name, meta_version = headers.get("name"), headers.get("version")
     if not meta_name or not meta_version:
         raise ArtifactProblem(f"{path.name}: metadata has no Name or Version")
     if canonicalize_name(meta_name) != name or Version(meta_version) != version:
@@ -181,6 +196,20 @@ def _check_metadata(path: Path, text: str, name: NormalizedName, version: Versio
             f"{path.name}: the filename says {name} {version} "
             f"but the metadata says {meta_name} {meta_version}"
         )
+
+
+def _headers(text: str) -> dict[str, str]:
+    """The first value of each header of a METADATA/PKG-INFO file (RFC 822 style; the body
+    after the first blank line is the description). Cheaper than the email package at start-up."""
+    headers: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            break
+        if line[:1] in (" ", "\t") or ":" not in line:
+            continue  # a continuation line of a folded header
+        key, value = line.split(":", 1)
+        headers.setdefault(key.strip().lower(), value.strip())
+    return headers
 
 
 def _top_level_names(names: Sequence[str]) -> frozenset[str]:

@@ -20,7 +20,7 @@ from sandboxverify._events import (
 from sandboxverify._expectations import Expectations, evaluate
 from sandboxverify._interpreters import Interpreter, resolve_all
 from sandboxverify._options import CheckOptions
-from sandboxverify._probing import ProbeError, ProbeSettings, discover, load_all
+from sandboxverify._probing import ProbeSettings, probe
 from sandboxverify._report import (
     ArtifactRecord,
     Failure,
@@ -219,25 +219,28 @@ class _Verifier:
             timeout=self.options.timeout,
             observer=observer,
         )
+        planned = [ref for ref in wheel.entry_points if ref.group in self.groups]
         with self._stage(stages, "probe", python) as stage:
-            try:
-                discovery = discover(sandbox, str(wheel.name), self.groups, settings)
-            except ProbeError as exc:
-                stage.fail_with(exc.failure)
-            else:
-                loads = load_all(sandbox, self.options.host, discovery.plugins, settings)
-                plugins = tuple(load.record for load in loads)
-                tools = tuple(tool for load in loads for tool in load.tools)
-                for load in loads:
-                    self.on_event(
-                        PluginLoaded(python, load.record, tuple(t.name for t in load.tools))
-                    )
+            outcome = probe(
+                sandbox,
+                host=self.options.host,
+                dist=str(wheel.name),
+                groups=self.groups,
+                planned=planned,
+                settings=settings,
+            )
+            plugins = tuple(load.record for load in outcome.loads)
+            tools = tuple(tool for load in outcome.loads for tool in load.tools)
+            for load in outcome.loads:
+                self.on_event(PluginLoaded(python, load.record, tuple(t.name for t in load.tools)))
+            stage.fail_with(*outcome.failures)
+            if outcome.discovery is not None and not outcome.failures:
                 stage.fail_with(
                     *evaluate(
                         python=python,
                         groups=self.groups,
-                        discovery=discovery,
-                        loads=loads,
+                        discovery=outcome.discovery,
+                        loads=outcome.loads,
                         expected=Expectations(
                             self.options.expect_tools,
                             self.options.exact,
@@ -246,7 +249,7 @@ class _Verifier:
                         own_modules=wheel.top_level,
                     )
                 )
-                stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
+            stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
         failures.extend(stage.failures)
         return finish()
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from sandboxverify._toolchain import InstallerChoice
-from sandboxverify.runtime._hosts import DEFAULT_GROUPS
+from sandboxverify.runtime._protocol import DEFAULT_GROUPS
 
 HostName = Literal["native", "entrypoints"]
 HOSTS: tuple[HostName, ...] = ("native", "entrypoints")

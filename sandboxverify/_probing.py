@@ -3,25 +3,27 @@
 Each request goes in on stdin with a fresh nonce; the result comes back in a file the plugin code
 never learns the name of. A result only counts when the process exited 0, the file parses, the
 protocol matches and the nonce is ours: a plugin printing "ok" and exiting cannot pass.
-Discovery runs once; every plugin then loads in its own process, in parallel, under its own
-timeout, so one plugin that hangs or kills the interpreter is reported by name and cannot take
+Every plugin loads in its own process, in parallel with each other and with discovery, under its
+own timeout, so one plugin that hangs or kills the interpreter is reported by name and cannot take
 the others down.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from sandboxverify._environment import plugin_env
 from sandboxverify._report import Failure, PluginError, PluginRecord, ToolRecord
 from sandboxverify._sandbox import Sandbox
 from sandboxverify._subprocess import Command, Observer, Outcome, parallel_map, run
+from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
 
-PROTOCOL = 1
 _BOOTSTRAP = (
     "import sys; sys.path.append(sys.argv[1]); "
     "from sandboxverify.runtime._probe import main; main()"
@@ -88,13 +90,62 @@ def discover(
     )
 
 
-def load_all(
-    sandbox: Sandbox, host: str, plugins: tuple[dict[str, str], ...], settings: ProbeSettings
-) -> list[PluginLoad]:
-    indexed = list(enumerate(plugins))
-    return parallel_map(
-        lambda item: load(sandbox, host, item[1], settings, item[0]), indexed, _MAX_PARALLEL_LOADS
-    )
+@dataclass(frozen=True)
+class ProbeOutcome:
+    discovery: Discovery | None
+    loads: tuple[PluginLoad, ...]
+    failures: tuple[Failure, ...]
+
+
+def probe(
+    sandbox: Sandbox,
+    *,
+    host: str,
+    dist: str,
+    groups: tuple[str, ...],
+    planned: Sequence[EntryPointRef],
+    settings: ProbeSettings,
+) -> ProbeOutcome:
+    """Discovery and every plugin load, all at once.
+
+    The wheel's entry_points.txt says which plugins to load, so loads need not wait for
+    discovery; discovery still runs in the sandbox and must agree with the wheel, so the
+    installed metadata stays the authority.
+    """
+    tasks: list[Callable[[], Discovery | PluginLoad]] = [
+        lambda: discover(sandbox, dist, groups, settings)
+    ]
+    tasks += [
+        functools.partial(load, sandbox, host, ref.to_json(), settings, index)
+        for index, ref in enumerate(planned)
+    ]
+
+    def attempt(task: Callable[[], Discovery | PluginLoad]) -> Discovery | PluginLoad | Failure:
+        try:
+            return task()
+        except ProbeError as exc:
+            return exc.failure
+
+    results = parallel_map(attempt, tasks, _MAX_PARALLEL_LOADS + 1)
+    found, loads = results[0], tuple(r for r in results[1:] if isinstance(r, PluginLoad))
+    if isinstance(found, Failure):
+        return ProbeOutcome(None, loads, (found,))
+    assert isinstance(found, Discovery)
+    installed = [EntryPointRef.from_json(plugin) for plugin in found.plugins]
+    if sorted(installed, key=repr) != sorted(planned, key=repr):
+        mismatch = Failure(
+            "probe_crashed",
+            "the installed distribution declares entry points "
+            f"{_names(installed)} in {', '.join(groups)}, but the wheel declares {_names(planned)}",
+            python=sandbox.interpreter.version,
+            hint="something rewrote the installed metadata; re-run with -v and --keep to inspect",
+        )
+        return ProbeOutcome(found, loads, (mismatch,))
+    return ProbeOutcome(found, loads, ())
+
+
+def _names(refs: Sequence[EntryPointRef]) -> str:
+    return "[" + ", ".join(f"{ref.name} = {ref.value}" for ref in refs) + "]"
 
 
 def load(

@@ -177,24 +177,31 @@ def run(command: Command, observer: Observer | None = None) -> Outcome:
             return outcome
         if supervisor is not None:
             supervisor.add(proc)
-        timed_out = False
-        try:
-            try:
-                proc.communicate(command.stdin, timeout=command.timeout)
-            except subprocess.TimeoutExpired:
-                timed_out = True
+        # A blocking wait plus a watchdog: Popen.wait(timeout) polls and wakes up to 50 ms late.
+        expired = threading.Event()
+
+        def expire() -> None:
+            if proc.poll() is None:
+                expired.set()
                 _stop(proc)
+
+        watchdog = threading.Timer(command.timeout, expire)
+        watchdog.daemon = True
+        watchdog.start()
+        try:
+            proc.communicate(command.stdin)
         except BaseException:  # KeyboardInterrupt / SystemExit from a signal handler
             _stop(proc)
             raise
         finally:
+            watchdog.cancel()
             if supervisor is not None:
                 supervisor.discard(proc)
             _kill_leftovers(proc)
     outcome = Outcome(
         command,
         returncode=proc.returncode,
-        timed_out=timed_out,
+        timed_out=expired.is_set(),
         seconds=time.perf_counter() - started,
         tail=redact(read_tail(command.log_path)),
     )

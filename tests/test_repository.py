@@ -26,7 +26,8 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
 
 
 def test_no_build_outputs_or_environments_are_tracked() -> None:
-    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                             check=True).stdout.splitlines()
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
     pattern = re.compile(r"(^|/)(\.venv|venv|build|dist|__pycache__|\.tox|\.nox)/|\.egg-info/")
     assert [path for path in tracked if pattern.search(path)] == []

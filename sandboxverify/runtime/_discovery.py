@@ -3,38 +3,9 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from importlib import metadata
-from typing import Any
 
-
-@dataclass(frozen=True)
-class EntryPointRef:
-    """One entry point, as plain data that survives a trip through JSON."""
-
-    name: str
-    group: str
-    value: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"name": self.name, "group": self.group, "value": self.value}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> EntryPointRef:
-        return cls(name=str(data["name"]), group=str(data["group"]), value=str(data["value"]))
-
-    def load(self) -> Any:
-        return metadata.EntryPoint(name=self.name, value=self.value, group=self.group).load()
-
-    @property
-    def module(self) -> str:
-        return self.value.split(":", 1)[0].strip()
-
-    @property
-    def attribute(self) -> str | None:
-        if ":" not in self.value:
-            return None
-        return self.value.split(":", 1)[1].split("[", 1)[0].strip() or None
+from sandboxverify.runtime._protocol import EntryPointRef
 
 
 def canonical_name(name: str) -> str:

@@ -12,18 +12,12 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from sandboxverify.runtime._discovery import EntryPointRef
 from sandboxverify.runtime._native import PluginAPI, Registry
+from sandboxverify.runtime._protocol import EntryPointRef
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
 #: or the plugin's own registration code.
 LoadStage = Literal["import", "validate", "setup"]
-
-HOST_NAMES = ("native", "entrypoints")
-DEFAULT_GROUPS: dict[str, str | None] = {
-    "native": "sandboxverify.plugins",
-    "entrypoints": None,
-}
 
 
 class PluginLoadError(Exception):

@@ -7,7 +7,8 @@ echoes the nonce. Standard output and error belong to the plugins: they may prin
 Actions:
 - ``discover``: the distribution's entry points in the requested groups, plus what else it
   declares and the interpreter's ``sys.path`` (so the host can check isolation);
-- ``load``: import one entry point and collect its tools with the requested host.
+- ``load``: import one entry point and collect its tools with the requested host. It never
+  imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports.
 """
 
 from __future__ import annotations
@@ -23,17 +24,10 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.runtime._discovery import (
-    EntryPointRef,
-    declared_groups,
-    entry_points_of,
-    find_distribution,
-    others_in_groups,
-)
 from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native
 from sandboxverify.runtime._native import Registry
+from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
 
-PROTOCOL = 1
 _RUNTIME_DIR = str(Path(__file__).resolve().parent)
 _IMPORTLIB_DIR = str(Path(importlib.__file__).resolve().parent)
 
@@ -67,6 +61,14 @@ def main() -> None:
 
 
 def discover(request: dict[str, Any]) -> dict[str, Any]:
+    # imported here, not at the top: plugin loads must not pay for importlib.metadata
+    from sandboxverify.runtime._discovery import (  # noqa: PLC0415
+        declared_groups,
+        entry_points_of,
+        find_distribution,
+        others_in_groups,
+    )
+
     groups = list(request["groups"])
     dist = find_distribution(request["dist"])
     base = {

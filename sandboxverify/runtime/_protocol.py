@@ -1,0 +1,61 @@
+"""What the host side and the runtime agree on: protocol version, hosts, entry-point references.
+
+Deliberately light (no importlib.metadata): the host imports it at start-up and every plugin-load
+process imports it before any plugin code runs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+#: Version of the request/result documents exchanged through stdin and the result file.
+PROTOCOL = 1
+
+HOST_NAMES = ("native", "entrypoints")
+DEFAULT_GROUPS: dict[str, str | None] = {
+    "native": "sandboxverify.plugins",
+    "entrypoints": None,
+}
+
+
+@dataclass(frozen=True)
+class EntryPointRef:
+    """One entry point, as plain data that survives a trip through JSON."""
+
+    name: str
+    group: str
+    value: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "group": self.group, "value": self.value}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> EntryPointRef:
+        return cls(name=str(data["name"]), group=str(data["group"]), value=str(data["value"]))
+
+    @property
+    def module(self) -> str:
+        return self.value.split(":", 1)[0].strip()
+
+    @property
+    def attribute(self) -> str | None:
+        if ":" not in self.value:
+            return None
+        return self.value.split(":", 1)[1].split("[", 1)[0].strip() or None
+
+
+def parse_entry_points(text: str) -> list[EntryPointRef]:
+    """``entry_points.txt`` (an INI-like file: ``[group]`` then ``name = value`` lines)."""
+    found: list[EntryPointRef] = []
+    group: str | None = None
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        if line.startswith("[") and line.endswith("]"):
+            group = line[1:-1].strip()
+        elif group is not None and "=" in line:
+            name, value = line.split("=", 1)
+            found.append(EntryPointRef(name=name.strip(), group=group, value=value.strip()))
+    return found

@@ -40,6 +40,8 @@ def evaluate(
             failures.append(load.failure)
         elif not load.record.ok:
             failures.append(_load_failure(python, load.record, own_modules))
+        elif not load.tools and not load.record.handlers:
+            failures.append(_empty(python, load.record))
     tools = [tool for load in loads for tool in load.tools]
     failures += _duplicates(python, tools)
     if expected.plugins is not None and expected.plugins != len(discovery.plugins):
@@ -91,6 +93,18 @@ def _load_failure(python: str, record: PluginRecord, own_modules: frozenset[str]
         plugin=record.name,
         hint=_load_hint(record, own_modules, python),
         details=error.traceback or None,
+    )
+
+
+def _empty(python: str, record: PluginRecord) -> Failure:
+    return Failure(
+        "plugin_empty",
+        f"plugin {record.name!r} ({record.value}) loaded but registered no tools and no "
+        "event handlers: it does nothing",
+        python=python,
+        plugin=record.name,
+        hint="call api.register_tool(...) (or api.on(...)) in setup(api); "
+        "a registration may be missing or behind a condition that is false here",
     )
 
 

@@ -15,6 +15,7 @@ FailureCode = Literal[
     "dependency_conflict",
     "no_plugins",
     "plugin_load_failed",
+    "plugin_empty",
     "plugin_count_mismatch",
     "tool_missing",
     "tool_unexpected",

@@ -117,6 +117,16 @@ def test_probe_failures_pass_through_unchanged() -> None:
     assert run(discovery("a"), [PluginLoad(record, (), crash)]) == [crash]
 
 
+def test_a_plugin_that_registers_nothing_is_empty_but_hooks_alone_count() -> None:
+    [failure] = run(discovery("a"), [loaded("a")])
+    assert failure.code == "plugin_empty"
+    assert failure.plugin == "a"
+    hooks_only = PluginRecord(
+        name="h", group="g", value="demo.h:setup", ok=True, handlers={"tool_call": 1}
+    )
+    assert run(discovery("h"), [PluginLoad(hooks_only, (), None)]) == []
+
+
 def test_duplicates_across_plugins() -> None:
     [failure] = run(discovery("a", "b"), [loaded("a", "search"), loaded("b", "search")])
     assert failure.code == "tool_duplicate"
@@ -136,6 +146,8 @@ def test_exact_flags_only_tools_not_expected() -> None:
 
 
 def test_plugin_count_counts_declared_entry_points() -> None:
-    [failure] = run(discovery("a", "b"), [loaded("a"), loaded("b")], Expectations(plugins=1))
+    [failure] = run(
+        discovery("a", "b"), [loaded("a", "x"), loaded("b", "y")], Expectations(plugins=1)
+    )
     assert failure.code == "plugin_count_mismatch"
     assert failure.message == "expected 1 plugin(s) in group 'sandboxverify.plugins', found 2: a, b"

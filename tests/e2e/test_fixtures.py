@@ -118,6 +118,7 @@ def test_tools_carry_descriptions_and_schemas_derived_from_signatures() -> None:
         ),
         ("broken-exit", "probe_crashed", "impostor", ["crashed", "without writing a result"]),
         ("broken-duplicate-tools", "tool_duplicate", "second", ["'search'", "'first'", "'second'"]),
+        ("broken-empty-plugin", "plugin_empty", "forgetful", ["registered no tools and no event"]),
     ],
 )
 def test_broken_plugins_fail_with_a_code_naming_plugin_and_cause(

@@ -8,28 +8,25 @@ Actions:
 - ``discover``: the distribution's entry points in the requested groups, plus what else it
   declares and the interpreter's ``sys.path`` (so the host can check isolation);
 - ``load``: import one entry point and collect its tools with the requested host. It never
-  imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports.
+  imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports;
+- ``smoke``: run a playbook against the installed plugins (see ``_smoke``).
 """
 
 from __future__ import annotations
 
-import importlib
 import io
 import json
 import os
 import platform
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native
 from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
-
-_RUNTIME_DIR = str(Path(__file__).resolve().parent)
-_IMPORTLIB_DIR = str(Path(importlib.__file__).resolve().parent)
+from sandboxverify.runtime._tracebacks import format_traceback
 
 
 def main() -> None:
@@ -47,6 +44,10 @@ def main() -> None:
         result.update(discover(request))
     elif request["action"] == "load":
         result.update(load(request))
+    elif request["action"] == "smoke":
+        from sandboxverify.runtime._smoke import smoke  # noqa: PLC0415 - only smoke runs pay
+
+        result.update(smoke(request))
     else:
         result.update(
             ok=False, error=_error_record(ValueError(f"unknown action {request['action']!r}"))
@@ -132,25 +133,3 @@ def _error_record(exc: BaseException) -> dict[str, Any]:
         "message": str(exc),
         "traceback": format_traceback(exc),
     }
-
-
-def format_traceback(exc: BaseException) -> str:
-    """The traceback without the runtime's own frames: they only hide the plugin's."""
-    summary = traceback.TracebackException.from_exception(exc)
-    for level in _chain(summary):
-        kept = [frame for frame in level.stack if not _machinery(frame.filename)]
-        level.stack = traceback.StackSummary.from_list(kept)
-    return "".join(summary.format())
-
-
-def _machinery(filename: str) -> bool:
-    return filename.startswith((_RUNTIME_DIR, _IMPORTLIB_DIR, "<frozen importlib"))
-
-
-def _chain(summary: traceback.TracebackException) -> list[traceback.TracebackException]:
-    levels: list[traceback.TracebackException] = []
-    current: Any = summary
-    while current is not None and current not in levels:
-        levels.append(current)
-        current = current.__cause__ or current.__context__
-    return levels

@@ -11,8 +11,8 @@ import pytest
 
 from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native, resolve
 from sandboxverify.runtime._native import Registry
-from sandboxverify.runtime._probe import format_traceback
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._tracebacks import format_traceback
 
 
 @pytest.fixture

@@ -1,0 +1,107 @@
+"""The ``smoke`` action: run a playbook inside the sandbox against the installed plugins.
+
+A declarative playbook arrives as the normalized spec (the host parsed the TOML); a ``.py``
+playbook is a script run as ``__main__`` with the harness importable. Either way the result is a
+summary of what was called plus, on failure, the harness diagnostic; the trace goes to a file.
+"""
+
+from __future__ import annotations
+
+import os
+import runpy
+import sys
+from pathlib import Path
+from typing import Any
+
+from sandboxverify.runtime._tracebacks import format_traceback
+from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
+from sandboxverify.runtime.harness._plugins import DIST_ENV
+
+_SHOWN_TEXT = 300
+
+
+def smoke(request: dict[str, Any]) -> dict[str, Any]:
+    os.environ[DIST_ENV] = request["dist"]
+    if "spec" in request:
+        return _declarative(request)
+    return _script(Path(request["script"]))
+
+
+def _declarative(request: dict[str, Any]) -> dict[str, Any]:
+    session: TestSession | None = None
+    error: dict[str, Any] | None = None
+    try:
+        session = session_from_spec(
+            request["spec"],
+            dist=request["dist"],
+            group=request["group"],
+            run_timeout=request.get("run_timeout"),
+        )
+        run_spec(request["spec"], session)
+    except HarnessError as exc:
+        error = exc.to_json()
+    except Exception as exc:  # a bug in plugin code outside any tool call, or in ours
+        error = {
+            "code": "crashed",
+            "message": f"{type(exc).__name__}: {exc}",
+            "turn": None,
+            "action": None,
+            "details": format_traceback(exc),
+        }
+    finally:
+        if session is not None:
+            session.close()
+    summary = summarize(session) if session is not None else {}
+    if session is not None and request.get("trace"):
+        session.write_trace(request["trace"])
+        summary["trace"] = request["trace"]
+    return {"ok": error is None, "error": error, **summary}
+
+
+def _script(path: Path) -> dict[str, Any]:
+    error: dict[str, Any] | None = None
+    sys.argv = [str(path)]
+    try:
+        runpy.run_path(str(path), run_name="__main__")
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            error = {
+                "code": "script_failed",
+                "message": f"the playbook exited with {exc.code!r}",
+                "turn": None,
+                "action": None,
+                "details": None,
+            }
+    except HarnessError as exc:
+        error = {**exc.to_json(), "details": exc.details or format_traceback(exc)}
+    except BaseException as exc:
+        error = {
+            "code": "script_failed",
+            "message": f"{type(exc).__name__}: {exc}",
+            "turn": None,
+            "action": None,
+            "details": format_traceback(exc),
+        }
+    return {"ok": error is None, "error": error, "script": path.name}
+
+
+def summarize(session: TestSession) -> dict[str, Any]:
+    events = session.events
+    return {
+        "turns": sum(1 for event in events.all if event.type == "turn_started"),
+        "tool_calls": len(events.tool_calls),
+        "ui_calls": len(events.ui),
+        "calls": [
+            {
+                "tool": record.tool_name,
+                "tool_call_id": record.tool_call_id,
+                "turn": record.turn,
+                "action": record.action,
+                "is_error": record.is_error,
+                "mocked": record.mocked,
+                "blocked": record.blocked,
+                "text": record.text[:_SHOWN_TEXT],
+            }
+            for record in events.tool_results
+        ],
+    }

@@ -1,0 +1,130 @@
+"""Running a declarative playbook: the normalized spec (parsed from TOML on the host side, which
+has a TOML parser on every Python) turned into turns, captures, expectations and assertions."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
+from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._events import ToolResultRecord
+from sandboxverify.runtime.harness._session import TestSession
+
+_REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
+    options.setdefault("mock_tools", spec.get("mock_tools") or {})
+    options.setdefault("mock_ui", spec.get("mock_ui") or {})
+    plugins = options.pop("plugins", None) or spec.get("plugins")
+    return TestSession(plugins, **options)
+
+
+def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
+    """Play the spec's turns, then check its ``[expect]`` process assertions."""
+    session.run(*turns_from_spec(spec))
+    expect = spec.get("expect") or {}
+    for name in expect.get("called", []):
+        session.assert_called(name)
+    for name in expect.get("not_called", []):
+        session.assert_not_called(name)
+    for first, second in expect.get("called_before", []):
+        session.assert_called_before(first, second)
+
+
+def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
+    captured: dict[str, str] = {}
+    turns = []
+    for turn in spec["turns"]:
+        actions: list[Call | Parallel | Say] = []
+        for action in turn["actions"]:
+            if action["kind"] == "say":
+                actions.append(Say(action["text"], where=action["where"]))
+            elif action["kind"] == "call":
+                actions.append(_call(action, captured))
+            else:
+                actions.append(
+                    Parallel(
+                        tuple(_call(c, captured) for c in action["calls"]),
+                        text=action.get("text"),
+                        where=action["where"],
+                    )
+                )
+        turns.append(Turn(turn["prompt"], tuple(actions), where=turn.get("where")))
+    return turns
+
+
+def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
+    where = action["where"]
+    params = action.get("params") or {}
+
+    def resolve() -> dict[str, Any]:  # late: captures of earlier actions exist by then
+        resolved: dict[str, Any] = _substitute(params, captured, f"{where}.params")
+        return resolved
+
+    step = Call(
+        tool=action["tool"],
+        params=resolve,
+        expect_error=action.get("expect_error", False),
+        text=action.get("text"),
+        where=where,
+    )
+    expect = action.get("expect")
+    if expect is not None:
+        step.then(lambda record: _expect(record, expect, where))
+    for name, pattern in (action.get("capture") or {}).items():
+        step.then(
+            functools.partial(_capture, name=name, pattern=pattern, captured=captured, where=where)
+        )
+    return step
+
+
+def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
+    if re.search(pattern, record.text) is None:
+        raise HarnessError(
+            "expect_mismatch",
+            f"{where}: the result of {record.tool_name!r} does not match expect {pattern!r}: "
+            f"{record.text[:300]!r}",
+            turn=record.turn,
+            action=record.action,
+        )
+
+
+def _capture(
+    record: ToolResultRecord, *, name: str, pattern: str, captured: dict[str, str], where: str
+) -> None:
+    match = re.search(pattern, record.text)
+    if match is None:
+        raise HarnessError(
+            "capture_failed",
+            f"{where}.capture.{name}: {pattern!r} found nothing in the result of "
+            f"{record.tool_name!r}: {record.text[:300]!r}",
+            turn=record.turn,
+            action=record.action,
+        )
+    captured[name] = match.group(1) if match.groups() else match.group(0)
+
+
+def _substitute(value: Any, captured: Mapping[str, str], where: str) -> Any:
+    if isinstance(value, str):
+
+        def replace(match: re.Match[str]) -> str:
+            if match.group(0) == "$${":
+                return "${"
+            name = match.group(1)
+            if name not in captured:
+                raise HarnessError(
+                    "playbook_invalid",
+                    f"{where}: ${{{name}}} was never captured before this action",
+                )
+            return captured[name]
+
+        return _REFERENCE.sub(replace, value)
+    if isinstance(value, Mapping):
+        return {key: _substitute(item, captured, f"{where}.{key}") for key, item in value.items()}
+    if isinstance(value, list):
+        return [_substitute(item, captured, f"{where}[{i}]") for i, item in enumerate(value)]
+    return value

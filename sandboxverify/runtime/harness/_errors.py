@@ -1,0 +1,67 @@
+"""Harness failures: one exception type, a stable code, and where in the playbook it happened."""
+
+from __future__ import annotations
+
+from typing import Any
+
+#: Stable codes (add new ones, never rename): each names one way a run diverged from its script.
+CODES = (
+    "turn_without_say",  # a turn's actions ran out while the agent loop asked for another step
+    "playbook_exhausted",  # the whole playbook ran out while the agent loop asked for more
+    "actions_left_over",  # say() ended a turn (or the run ended) with actions never taken
+    "unknown_tool",  # a call to a tool neither registered nor mocked
+    "invalid_arguments",  # arguments that fail the tool's JSON Schema
+    "params_failed",  # a late-bound params callable raised or returned a non-dict
+    "tool_error",  # a tool raised (or returned an error) and the action did not expect it
+    "unexpected_success",  # the action declared expect_error, the result was not an error
+    "expect_mismatch",  # the result text does not match the action's expect regex
+    "capture_failed",  # a capture regex found nothing in the result text
+    "callback_failed",  # an exception inside a .then callback
+    "hook_failed",  # a plugin's tool_call/tool_result handler raised or returned nonsense
+    "unknown_mock",  # a mock_tools / mock_ui key that names nothing known
+    "invalid_mock",  # a mock value of the wrong shape
+    "mocks_exhausted",  # a stateful mock used more times than it has entries
+    "tool_not_mocked",  # an environmental tool called without a mock
+    "ui_invalid",  # a UI mock answer that is not a valid answer (select value not an item...)
+    "plugin_load_failed",  # a plugin failed to load into the session
+    "no_plugins",  # the session would run with no plugin at all
+    "call_timeout",  # one tool call took longer than the per-call timeout
+    "run_timeout",  # the whole run took longer than the run timeout
+    "assertion_failed",  # a process assertion (assert_called...) did not hold
+    "replay_mismatch",  # a replayed trace produced a different result than recorded
+    "snapshot_mismatch",  # a snapshot differs from the stored one
+    "playbook_invalid",  # a declarative playbook that cannot be run as written
+)
+
+
+class HarnessError(AssertionError):
+    """A divergence between the script and what happened; never passes silently.
+
+    Subclasses ``AssertionError`` so test runners show it as a test failure, not an error in the
+    test's own code.
+    """
+
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        *,
+        turn: int | None = None,
+        action: int | None = None,
+        details: str | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.turn = turn
+        self.action = action
+        self.details = details
+        super().__init__(f"[{code}] {message}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "message": self.message,
+            "turn": self.turn,
+            "action": self.action,
+            "details": self.details,
+        }

@@ -1,0 +1,347 @@
+"""One tool call through the agent loop, exactly as a real host runs it.
+
+resolve the tool -> validate the arguments against its schema -> ``tool_call`` hooks (a block
+means the tool never runs and the result is an error carrying the reason) -> execute (the
+plugin's function, or the mock; environmental tools only ever through a mock) -> ``tool_result``
+hooks (may replace the result) -> record. Hooks fire on mocked calls exactly as on real ones.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import difflib
+import functools
+import queue
+import threading
+import time
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from sandboxverify.runtime._native import HandlerSpec, Registry, ToolSpec
+from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolResultRecord
+from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
+from sandboxverify.runtime.harness._results import (
+    ResultShapeError,
+    ToolResult,
+    from_full_result,
+    from_return_value,
+)
+from sandboxverify.runtime.harness._ui import MockUI, ToolContext
+from sandboxverify.runtime.harness._validate import describe, validate
+
+
+class ToolCallEvent:
+    """What a ``tool_call`` handler receives."""
+
+    def __init__(self, tool_name: str, input: dict[str, Any], tool_call_id: str) -> None:
+        self.tool_name = tool_name
+        self.input = input
+        self.tool_call_id = tool_call_id
+
+    def __getitem__(self, key: str) -> Any:  # handlers written against dict-shaped events
+        return getattr(self, key)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.tool_name!r}, {self.input!r}, {self.tool_call_id!r})"
+
+
+class ToolResultEvent(ToolCallEvent):
+    """What a ``tool_result`` handler receives: the call plus its ``result``."""
+
+    def __init__(
+        self, tool_name: str, input: dict[str, Any], tool_call_id: str, result: ToolResult
+    ) -> None:
+        super().__init__(tool_name, input, tool_call_id)
+        self.result = result
+
+    @property
+    def is_error(self) -> bool:
+        return self.result.is_error
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """One tool call and where in the playbook it happens (for every message about it)."""
+
+    tool: str
+    params: dict[str, Any]
+    tool_call_id: str
+    turn: int
+    action: int
+    where: str
+    deadline: float | None = None
+
+    def error(self, code: str, message: str, details: str | None = None) -> HarnessError:
+        return HarnessError(
+            code, f"{self.where}: {message}", turn=self.turn, action=self.action, details=details
+        )
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        registry: Registry,
+        mocks: MockTools,
+        ui: MockUI,
+        events: Events,
+        cwd: str,
+        call_timeout: float | None,
+    ) -> None:
+        self.registry = registry
+        self.mocks = mocks
+        self.ui = ui
+        self.events = events
+        self.cwd = cwd
+        self.call_timeout = call_timeout
+        self._next_id = 0
+        self._worker = _Worker()
+
+    def available(self) -> list[str]:
+        return sorted(set(self.registry.tools) | set(ENVIRONMENTAL_TOOLS) | set(self.mocks.names))
+
+    def new_call_id(self) -> str:
+        self._next_id += 1
+        return f"call_{self._next_id}"
+
+    def execute(self, site: CallSite) -> ToolResultRecord:
+        tool = site.tool
+        spec = self.registry.tools.get(tool)
+        mocked = tool in self.mocks
+        schema = spec.parameters if spec else ENVIRONMENTAL_TOOLS.get(tool)
+        if spec is None and schema is None and not mocked:
+            self._record_call(site)
+            close = difflib.get_close_matches(tool, self.available(), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise site.error(
+                "unknown_tool",
+                f"the model called {tool!r}, which is neither registered nor mocked{hint}; "
+                f"available tools: {', '.join(self.available())}",
+            )
+        if schema is not None:
+            violations = validate(site.params, schema)
+            if violations:
+                self._record_call(site)
+                raise site.error(
+                    "invalid_arguments",
+                    f"arguments {site.params!r} do not fit the schema of {tool!r}: "
+                    f"{describe(violations)}",
+                )
+        block = self._tool_call_hooks(site)
+        self._record_call(site, block)
+        self.ui.located(f"{site.where}, tool call {site.tool_call_id}")
+        started = time.perf_counter()
+        if block is not None:
+            result, mocked = ToolResult.from_text(block[1], is_error=True), False
+        elif mocked:
+            result = self._guarded(lambda: self.mocks.produce(tool, site.params, site.where), site)
+        elif spec is None:
+            raise site.error(
+                "tool_not_mocked",
+                f"the model called the environmental tool {tool!r}, which is never executed for "
+                f"real; add a mock: mock_tools={{{tool!r}: ...}}",
+            )
+        else:
+            result = self._run_tool(spec, site)
+        seconds = time.perf_counter() - started
+        result = self._tool_result_hooks(site, result)
+        record = ToolResultRecord(
+            tool_name=tool,
+            tool_call_id=site.tool_call_id,
+            result=result,
+            mocked=mocked,
+            blocked=block is not None,
+            turn=site.turn,
+            action=site.action,
+            seconds=seconds,
+        )
+        self.events.tool_results.append(record)
+        self.events.emit(
+            "tool_result",
+            turn=site.turn,
+            action=site.action,
+            tool_call_id=site.tool_call_id,
+            tool_name=tool,
+            mocked=mocked,
+            blocked=block is not None,
+            **result.to_json(),
+        )
+        return record
+
+    # -- hooks ----------------------------------------------------------------------------
+    def _tool_call_hooks(self, site: CallSite) -> tuple[str, str] | None:
+        """``(plugin, reason)`` of the first handler that blocks, else None."""
+        for handler in self.registry.handlers_for("tool_call"):
+            event = ToolCallEvent(site.tool, dict(site.params), site.tool_call_id)
+            verdict = self._call_handler(handler, event, site)
+            if verdict is None:
+                continue
+            if isinstance(verdict, Mapping) and set(verdict) <= {"block", "reason"}:
+                if verdict.get("block") is True:
+                    reason = verdict.get("reason") or f"blocked by plugin {handler.plugin!r}"
+                    return handler.plugin, str(reason)
+                if verdict.get("block") in (False, None):
+                    continue
+            raise site.error(
+                "hook_failed",
+                f"the tool_call handler of plugin {handler.plugin!r} returned {verdict!r}; "
+                "return None or {'block': True, 'reason': '...'}",
+            )
+        return None
+
+    def _tool_result_hooks(self, site: CallSite, result: ToolResult) -> ToolResult:
+        for handler in self.registry.handlers_for("tool_result"):
+            event = ToolResultEvent(site.tool, dict(site.params), site.tool_call_id, result)
+            replaced = self._call_handler(handler, event, site)
+            if replaced is None:
+                continue
+            try:
+                if isinstance(replaced, ToolResult):
+                    result = replaced
+                elif isinstance(replaced, str):
+                    result = ToolResult.from_text(replaced)
+                elif isinstance(replaced, Mapping):
+                    result = from_full_result(replaced)
+                else:
+                    raise ResultShapeError(f"a {type(replaced).__name__} is not a result")
+            except ResultShapeError as exc:
+                raise site.error(
+                    "hook_failed",
+                    f"the tool_result handler of plugin {handler.plugin!r} returned "
+                    f"{replaced!r}: {exc}; return None, a string or a full result",
+                ) from None
+        return result
+
+    def _call_handler(self, handler: HandlerSpec, event: ToolCallEvent, site: CallSite) -> Any:
+        try:
+            return handler.handler(event)
+        except HarnessError:
+            raise
+        except Exception as exc:
+            raise site.error(
+                "hook_failed",
+                f"the {handler.event} handler of plugin {handler.plugin!r} raised "
+                f"{type(exc).__name__}: {exc}",
+                details=traceback.format_exc(),
+            ) from exc
+
+    # -- execution ------------------------------------------------------------------------
+    def _run_tool(self, spec: ToolSpec, site: CallSite) -> ToolResult:
+        kwargs = dict(site.params)
+        if spec.wants_ctx:
+            kwargs["ctx"] = ToolContext(self.ui, self.cwd, site.tool_call_id)
+        return self._guarded(lambda: from_return_value(spec.fn(**kwargs)), site)
+
+    def _guarded(self, produce: Callable[[], ToolResult], site: CallSite) -> ToolResult:
+        """Run tool (or mock) code: exceptions become error results, UI misuse and harness
+        failures stay failures even if the plugin code swallowed them, time is bounded."""
+        timeout, code = self.call_timeout, "call_timeout"
+        if site.deadline is not None:
+            left = site.deadline - time.monotonic()
+            if timeout is None or left < timeout:
+                timeout, code = left, "run_timeout"
+        try:
+            result = self._worker.run(produce, timeout)
+        except _TimedOut:
+            self._worker = _Worker()  # the old thread is stuck in the tool; abandon it
+            limit = "the run's time" if code == "run_timeout" else f"{timeout:.3g}s"
+            raise site.error(code, f"{site.tool!r} did not return within {limit}") from None
+        except HarnessError:
+            raise
+        except ResultShapeError as exc:
+            result = _error_result(exc, f"{site.tool} {exc}")
+        except Exception as exc:
+            result = _error_result(exc, f"{type(exc).__name__}: {exc}")
+        failure = self.ui.take_failure()
+        if failure is not None:
+            raise failure
+        return result
+
+    def _record_call(self, site: CallSite, block: tuple[str, str] | None = None) -> None:
+        record = ToolCallRecord(
+            tool_name=site.tool,
+            input=dict(site.params),
+            tool_call_id=site.tool_call_id,
+            turn=site.turn,
+            action=site.action,
+            blocked=block is not None,
+            block_reason=block[1] if block else None,
+            blocked_by=block[0] if block else None,
+        )
+        self.events.tool_calls.append(record)
+        self.events.emit(
+            "tool_call",
+            turn=site.turn,
+            action=site.action,
+            tool_call_id=site.tool_call_id,
+            tool_name=site.tool,
+            input=dict(site.params),
+            blocked=record.blocked,
+            block_reason=record.block_reason,
+            blocked_by=record.blocked_by,
+        )
+
+
+def _error_result(exc: BaseException, text: str) -> ToolResult:
+    """An exception in tool code as an error result; the traceback goes into details."""
+    return ToolResult(
+        content=({"type": "text", "text": text},),
+        details={
+            "error_type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+        },
+        is_error=True,
+        error_type=type(exc).__name__,
+    )
+
+
+class _TimedOut(Exception):
+    pass
+
+
+class _Worker:
+    """Runs tool code on a daemon thread, so a per-call timeout can give up on a hung tool.
+
+    Python cannot kill a thread; a daemon thread at least never keeps the interpreter alive.
+    Without a timeout, code runs inline (no thread hop).
+    """
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], ToolResult], list[Any], threading.Event]]
+        self._jobs = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def run(self, job: Callable[[], ToolResult], timeout: float | None) -> ToolResult:
+        if timeout is None:
+            return job()
+        if timeout <= 0:
+            raise _TimedOut
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._serve, daemon=True, name="sandboxverify-tool"
+            )
+            self._thread.start()
+        box: list[Any] = []
+        done = threading.Event()
+        # the caller's context variables travel with the job, as if it ran inline
+        self._jobs.put((functools.partial(contextvars.copy_context().run, job), box, done))
+        if not done.wait(timeout):
+            raise _TimedOut
+        ok, value = box
+        if ok:
+            result: ToolResult = value
+            return result
+        raise value
+
+    def _serve(self) -> None:
+        while True:
+            job, box, done = self._jobs.get()
+            try:
+                box.extend((True, job()))
+            except BaseException as exc:  # handed back to the caller's thread
+                box.extend((False, exc))
+            done.set()

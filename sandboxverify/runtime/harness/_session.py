@@ -1,0 +1,438 @@
+"""``create_test_session``: plugins loaded for real, a scripted model, a real agent loop.
+
+Each turn sends the user's prompt; the playbook then plays the model one step at a time: tool
+calls go through the agent loop (hooks, schema, real or mocked execution), ``say`` ends the turn.
+Every divergence between the script and what happened raises :class:`HarnessError` naming the
+turn and action, what was expected and what happened.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import time
+import traceback
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from sandboxverify.runtime._native import Registry
+from sandboxverify.runtime.harness import _snapshot, _trace
+from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
+from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._events import Events, Message, ToolResultRecord, UICallRecord
+from sandboxverify.runtime.harness._loop import AgentLoop, CallSite
+from sandboxverify.runtime.harness._mocks import MockTools
+from sandboxverify.runtime.harness._plugins import (
+    DEFAULT_GROUP,
+    LoadFailure,
+    PluginSpec,
+    load_plugins,
+)
+from sandboxverify.runtime.harness._ui import MockUI
+
+DEFAULT_CALL_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class _Step:
+    """One model step of the playbook: where it is, and the run's deadline."""
+
+    turn: int
+    action: int
+    where: str
+    deadline: float | None
+
+    def error(self, code: str, message: str, details: str | None = None) -> HarnessError:
+        return HarnessError(
+            code, f"{self.where}: {message}", turn=self.turn, action=self.action, details=details
+        )
+
+    def site(self, tool: str, params: dict[str, Any], call_id: str) -> CallSite:
+        return CallSite(tool, params, call_id, self.turn, self.action, self.where, self.deadline)
+
+
+@dataclass(frozen=True)
+class PlaybookState:
+    consumed: int
+    remaining: int
+
+
+class TestSession:
+    """A harness session; use it as a context manager (it removes its temporary directory)."""
+
+    __test__ = False  # not a pytest test class, despite the name
+
+    def __init__(
+        self,
+        plugins: Sequence[PluginSpec] | None = None,
+        *,
+        mock_tools: Mapping[str, Any] | None = None,
+        mock_ui: Mapping[str, Any] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        auto_assert: bool = True,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+        run_timeout: float | None = None,
+        dist: str | None = None,
+        group: str = DEFAULT_GROUP,
+        snapshot_dir: str | os.PathLike[str] | None = None,
+        update_snapshots: bool | None = None,
+    ) -> None:
+        self.auto_assert = auto_assert
+        self.run_timeout = run_timeout
+        self._owns_cwd = cwd is None
+        self.cwd = (
+            str(cwd) if cwd is not None else tempfile.mkdtemp(prefix="sandboxverify-session-")
+        )
+        self.events = Events()
+        self.registry = Registry()
+        self._snapshot_dir = Path(snapshot_dir) if snapshot_dir is not None else None
+        self._update_snapshots = update_snapshots
+        self._snapshots_taken = 0
+        self._consumed = 0
+        self._remaining = 0
+        self._turns_run = 0
+        self._location: tuple[int | None, int | None, str | None] = (None, None, None)
+        try:
+            self.mocks = MockTools(mock_tools)
+            self.ui = MockUI(mock_ui, self._record_ui)
+            self.plugins, self.load_errors = load_plugins(
+                plugins, dist=dist, group=group, registry=self.registry
+            )
+            if self.load_errors and auto_assert:
+                first = self.load_errors[0]
+                raise HarnessError(
+                    "plugin_load_failed",
+                    "; ".join(failure.describe() for failure in self.load_errors),
+                    details=first.traceback,
+                )
+            self.mocks.check_names(self.registry.tools)
+        except BaseException:
+            self.close()
+            raise
+        self.loop = AgentLoop(
+            registry=self.registry,
+            mocks=self.mocks,
+            ui=self.ui,
+            events=self.events,
+            cwd=self.cwd,
+            call_timeout=call_timeout,
+        )
+        self.events.emit(
+            "run_started",
+            version=_trace.TRACE_VERSION,
+            plugins=list(self.plugins),
+            tools=sorted(self.registry.tools),
+            mock_tools=sorted(self.mocks.names),
+            mock_ui=sorted(dict(mock_ui or {})),
+        )
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def __enter__(self) -> TestSession:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_cwd:
+            shutil.rmtree(self.cwd, ignore_errors=True)
+
+    # -- what is there ---------------------------------------------------------------------
+    @property
+    def tools(self) -> list[str]:
+        return sorted(self.registry.tools)
+
+    @property
+    def playbook(self) -> PlaybookState:
+        return PlaybookState(self._consumed, self._remaining)
+
+    # -- running ---------------------------------------------------------------------------
+    def run(self, *turns: Turn) -> None:
+        """Play the turns; raises :class:`HarnessError` at the first divergence."""
+        for index, turn in enumerate(turns, start=1):
+            if not isinstance(turn, Turn):
+                raise TypeError(
+                    f"run() takes when(...) turns; argument {index} is a {type(turn).__name__}"
+                )
+        self._remaining = sum(len(turn.actions) for turn in turns)
+        self._consumed = 0
+        deadline = time.monotonic() + self.run_timeout if self.run_timeout is not None else None
+        try:
+            for position, turn in enumerate(turns):
+                self._turns_run += 1
+                self._play_turn(
+                    turn, self._turns_run, last=position == len(turns) - 1, deadline=deadline
+                )
+        except HarnessError as exc:
+            self.events.emit("run_completed", ok=False, error=exc.to_json())
+            raise
+        if self.auto_assert and self._remaining:
+            error = HarnessError(
+                "actions_left_over",
+                f"the playbook ended with {self._remaining} action(s) never taken",
+            )
+            self.events.emit("run_completed", ok=False, error=error.to_json())
+            raise error
+        self.events.emit("run_completed", ok=True, error=None)
+
+    def _play_turn(self, turn: Turn, number: int, *, last: bool, deadline: float | None) -> None:
+        self.events.emit("turn_started", turn=number, prompt=turn.prompt)
+        self.events.messages.append(Message("user", turn.prompt, number))
+        label = f"turn {number} ({_short(turn.prompt)})"
+        step = 0
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise HarnessError(
+                    "run_timeout",
+                    f"{label}: the run took longer than {self.run_timeout:g}s",
+                    turn=number,
+                )
+            if step >= len(turn.actions):
+                self._ran_out(turn, number, label, last=last)
+            action = turn.actions[step]
+            step += 1
+            self._consumed += 1
+            self._remaining -= 1
+            where = f"{label}, action {step} ({action.describe()})"
+            if action.where:
+                where += f" [{action.where}]"
+            if isinstance(action, Say):
+                self._say(action, number, step)
+                if step < len(turn.actions) and self.auto_assert:
+                    left = ", ".join(a.describe() for a in turn.actions[step:])
+                    raise HarnessError(
+                        "actions_left_over",
+                        f"{where} ended the turn, but {len(turn.actions) - step} action(s) "
+                        f"after it never ran: {left}",
+                        turn=number,
+                        action=step,
+                    )
+                break
+            calls = (action,) if isinstance(action, Call) else action.calls
+            self._model_calls(calls, action, _Step(number, step, where, deadline))
+        self.events.emit("turn_completed", turn=number)
+
+    def _ran_out(self, turn: Turn, number: int, label: str, *, last: bool) -> None:
+        done = (
+            f"after action {len(turn.actions)} ({turn.actions[-1].describe()})"
+            if turn.actions
+            else "before any action (the turn has none)"
+        )
+        if last:
+            raise HarnessError(
+                "playbook_exhausted",
+                f"{label}: the agent loop asked the model for another step {done}, but the "
+                "playbook has nothing left; end the turn with say(...)",
+                turn=number,
+            )
+        raise HarnessError(
+            "turn_without_say",
+            f"{label}: the turn ended without say(): the agent loop asked the model for "
+            f"another step {done}; end every turn with say(...)",
+            turn=number,
+        )
+
+    def _say(self, action: Say, turn: int, step: int) -> None:
+        self.events.emit(
+            "model_step", turn=turn, action=step, text=action.text, tool_calls=[], stop=True
+        )
+        self.events.messages.append(Message("assistant", action.text, turn))
+
+    def _model_calls(self, calls: Sequence[Call], action: Call | Parallel, step: _Step) -> None:
+        resolved = [(call, self._params(call, step)) for call in calls]
+        ids = [self.loop.new_call_id() for _ in resolved]
+        tool_calls = [
+            {"id": call_id, "name": call.tool, "input": params}
+            for call_id, (call, params) in zip(ids, resolved)
+        ]
+        self.events.emit(
+            "model_step",
+            turn=step.turn,
+            action=step.action,
+            text=action.text,
+            tool_calls=tool_calls,
+            stop=False,
+        )
+        self.events.messages.append(Message("assistant", action.text, step.turn, tuple(tool_calls)))
+        for call_id, (call, params) in zip(ids, resolved):
+            self._location = (step.turn, step.action, call_id)
+            record = self.loop.execute(step.site(call.tool, params, call_id))
+            self._location = (step.turn, step.action, None)
+            self.events.messages.append(
+                Message(
+                    "tool",
+                    record.text,
+                    step.turn,
+                    tool_call_id=call_id,
+                    tool_name=call.tool,
+                    is_error=record.is_error,
+                )
+            )
+            self._check_outcome(call, record, step)
+            for callback in call.callbacks:
+                self._callback(callback, record, step)
+
+    def _params(self, call: Call, step: _Step) -> dict[str, Any]:
+        params = call.params
+        if callable(params):
+            try:
+                params = params()
+            except HarnessError:
+                raise
+            except Exception as exc:
+                raise step.error(
+                    "params_failed",
+                    f"the params callable raised {type(exc).__name__}: {exc}",
+                    details=traceback.format_exc(),
+                ) from exc
+        if params is None:
+            return {}
+        if not isinstance(params, Mapping):
+            raise step.error("params_failed", f"params must be a dict, got {type(params).__name__}")
+        return dict(params)
+
+    def _check_outcome(self, call: Call, record: ToolResultRecord, step: _Step) -> None:
+        expected = call.expect_error
+        if record.is_error:
+            if expected is False:
+                if not self.auto_assert:
+                    return
+                cause = "was blocked" if record.blocked else "returned an error"
+                source = "its mock" if record.mocked else repr(call.tool)
+                raise step.error(
+                    "tool_error",
+                    f"{source} {cause}: {record.text}; declare expect_error=True if the error "
+                    "is what you test",
+                    details=_details_traceback(record),
+                )
+            if isinstance(expected, str) and not re.search(expected, record.text):
+                raise step.error(
+                    "expect_mismatch",
+                    f"expected an error matching {expected!r}, got: {record.text!r}",
+                )
+        elif expected is not False:
+            raise step.error(
+                "unexpected_success",
+                f"expected an error, but {call.tool!r} succeeded with: {_short(record.text, 200)}",
+            )
+
+    def _callback(self, callback: Any, record: ToolResultRecord, step: _Step) -> None:
+        try:
+            callback(record)
+        except HarnessError:
+            raise
+        except Exception as exc:
+            raise step.error(
+                "callback_failed",
+                f"the .then() callback raised {type(exc).__name__}: {exc}",
+                details=traceback.format_exc(),
+            ) from exc
+
+    def _record_ui(self, method: str, args: list[Any], answer: Any) -> None:
+        turn, action, call_id = self._location
+        self.events.ui.append(UICallRecord(method, list(args), answer, call_id, turn, action))
+        self.events.emit(
+            "ui_call",
+            turn=turn,
+            action=action,
+            tool_call_id=call_id,
+            method=method,
+            args=list(args),
+            return_value=answer,
+        )
+
+    # -- process assertions ----------------------------------------------------------------
+    def assert_called(self, name: str, *, times: int | None = None) -> None:
+        count = len(self.events.tool_calls_for(name))
+        if count == 0 or (times is not None and count != times):
+            wanted = f"{times} time(s)" if times is not None else "at least once"
+            raise HarnessError(
+                "assertion_failed",
+                f"expected {name!r} to be called {wanted}, "
+                f"it was called {count} time(s); calls: {self._calls_made()}",
+            )
+
+    def assert_not_called(self, name: str) -> None:
+        count = len(self.events.tool_calls_for(name))
+        if count:
+            raise HarnessError(
+                "assertion_failed",
+                f"expected {name!r} not to be called, it "
+                f"was called {count} time(s); calls: {self._calls_made()}",
+            )
+
+    def assert_called_before(self, first: str, second: str) -> None:
+        """The first call of ``first`` comes before the first call of ``second``."""
+        names = [record.tool_name for record in self.events.tool_calls]
+        for name in (first, second):
+            if name not in names:
+                raise HarnessError(
+                    "assertion_failed",
+                    f"expected {first!r} before {second!r}, "
+                    f"but {name!r} was never called; calls: {self._calls_made()}",
+                )
+        if names.index(first) > names.index(second):
+            raise HarnessError(
+                "assertion_failed",
+                f"expected {first!r} before {second!r}, "
+                f"but {second!r} came first; calls: {self._calls_made()}",
+            )
+
+    def _calls_made(self) -> str:
+        return ", ".join(record.tool_name for record in self.events.tool_calls) or "none"
+
+    # -- snapshots and traces --------------------------------------------------------------
+    def assert_snapshot(self, value: Any, name: str | None = None) -> None:
+        """Compare ``value`` (as JSON) with its stored snapshot; the first run stores it."""
+        self._snapshots_taken += 1
+        env = os.environ
+        located = _snapshot.test_id_from_pytest(env)
+        if self._snapshot_dir is not None:
+            directory = self._snapshot_dir
+            test_id = located[1] if located else "session"
+        elif located is not None:
+            directory = Path(located[0]).resolve().parent / "__snapshots__" / Path(located[0]).stem
+            test_id = located[1]
+        else:
+            directory, test_id = Path(self.cwd).parent / "__snapshots__", "session"
+        path = _snapshot.snapshot_path(directory, test_id, self._snapshots_taken, name)
+        update = _snapshot.update_requested(env, bool(self._update_snapshots))
+        try:
+            _snapshot.assert_snapshot(value, path, update=update, ci=_snapshot.in_ci(env))
+        except AssertionError as exc:
+            raise HarnessError("snapshot_mismatch", str(exc)) from None
+
+    def trace(self) -> list[dict[str, Any]]:
+        return [event.to_json() for event in self.events.all]
+
+    def write_trace(self, path: str | os.PathLike[str]) -> Path:
+        return _trace.write_trace(self.trace(), Path(path))
+
+
+def create_test_session(plugins: Sequence[PluginSpec] | None = None, **options: Any) -> TestSession:
+    """A :class:`TestSession`; see its constructor for the options."""
+    return TestSession(plugins, **options)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _details_traceback(record: ToolResultRecord) -> str | None:
+    details = record.details
+    if isinstance(details, Mapping) and isinstance(details.get("traceback"), str):
+        return str(details["traceback"])
+    return None
+
+
+__all__ = ["LoadFailure", "PlaybookState", "TestSession", "create_test_session"]

@@ -1,0 +1,205 @@
+"""Traces: a session's events as JSONL, and replaying a recorded trace as a regression test.
+
+A trace starts with ``run_started`` and ends with ``run_completed``; in between are the turns,
+every model step, tool call, tool result and UI call. Replaying one rebuilds the playbook from the
+model steps, answers environmental tools and UI prompts with what was recorded (as stateful
+mocks), runs the plugins for real, and fails unless every real tool result equals the recorded
+one: a session captured once becomes a deterministic test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn, call, say
+from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._ui import INTERACTIVE
+
+if TYPE_CHECKING:
+    from sandboxverify.runtime.harness._session import TestSession
+
+TRACE_VERSION = 1
+
+
+def write_trace(events: Sequence[Mapping[str, Any]], path: Path) -> Path:
+    """One JSON object per line, written atomically."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for event in events:
+            handle.write(json.dumps(event, ensure_ascii=False, sort_keys=True, default=repr) + "\n")
+    os.replace(partial, path)
+    return path
+
+
+@dataclass(frozen=True)
+class Trace:
+    events: tuple[dict[str, Any], ...]
+    source: str
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Trace:
+        source = str(path)
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise HarnessError("playbook_invalid", f"cannot read trace {source}: {exc}") from None
+        events: list[dict[str, Any]] = []
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError as exc:
+                raise HarnessError(
+                    "playbook_invalid", f"{source}:{number}: not a JSON object: {exc}"
+                ) from None
+            if not isinstance(event, dict) or not isinstance(event.get("type"), str):
+                raise HarnessError(
+                    "playbook_invalid", f"{source}:{number}: an event needs a 'type'"
+                )
+            events.append(event)
+        if not events or events[0]["type"] != "run_started":
+            raise HarnessError("playbook_invalid", f"{source}: a trace starts with run_started")
+        if events[0].get("version") != TRACE_VERSION:
+            raise HarnessError(
+                "playbook_invalid",
+                f"{source}: trace version "
+                f"{events[0].get('version')!r} is not supported ({TRACE_VERSION} is)",
+            )
+        if events[-1]["type"] != "run_completed":
+            raise HarnessError(
+                "playbook_invalid",
+                f"{source}: the trace is incomplete (no "
+                "run_completed at the end): the recorded run did not finish",
+            )
+        return cls(tuple(events), source)
+
+    def of_type(self, type_: str) -> list[dict[str, Any]]:
+        return [event for event in self.events if event["type"] == type_]
+
+    @property
+    def tools(self) -> list[str]:
+        return list(self.events[0].get("tools") or [])
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        return {event["tool_call_id"]: event for event in self.of_type("tool_result")}
+
+    def turns(self) -> list[Turn]:
+        results = self.results()
+        prompts = {event["turn"]: event["prompt"] for event in self.of_type("turn_started")}
+        steps: dict[int, list[Call | Parallel | Say]] = {turn: [] for turn in prompts}
+        for step in self.of_type("model_step"):
+            if step.get("stop"):
+                steps[step["turn"]].append(say(step.get("text") or ""))
+                continue
+            calls = []
+            for tool_call in step["tool_calls"]:
+                recorded = results.get(tool_call["id"], {})
+                calls.append(
+                    call(
+                        tool_call["name"],
+                        dict(tool_call["input"]),
+                        expect_error=bool(recorded.get("is_error")),
+                    )
+                )
+            text = step.get("text")
+            if len(calls) == 1:
+                calls[0].text = text
+                steps[step["turn"]].append(calls[0])
+            else:
+                steps[step["turn"]].append(Parallel(tuple(calls), text))
+        return [Turn(prompts[turn], tuple(steps[turn])) for turn in sorted(prompts)]
+
+    def mock_tools(self) -> dict[str, list[dict[str, Any]]]:
+        """Recorded results of mocked tools, per tool in call order (stateful mocks)."""
+        mocks: dict[str, list[dict[str, Any]]] = {}
+        for event in self.of_type("tool_result"):
+            if event.get("mocked"):
+                mocks.setdefault(event["tool_name"], []).append(
+                    {
+                        "content": event["content"],
+                        "details": event.get("details"),
+                        "is_error": bool(event.get("is_error")),
+                    }
+                )
+        return mocks
+
+    def mock_ui(self) -> dict[str, list[Any]]:
+        answers: dict[str, list[Any]] = {}
+        for event in self.of_type("ui_call"):
+            if event["method"] in INTERACTIVE:
+                answers.setdefault(event["method"], []).append(event["return_value"])
+        return answers
+
+
+def load_trace(path: str | os.PathLike[str]) -> Trace:
+    return Trace.load(path)
+
+
+def replay(
+    path: str | os.PathLike[str],
+    *,
+    normalize: Callable[[str], str] | None = None,
+    **session_options: Any,
+) -> TestSession:
+    """Replay a recorded trace against the plugins installed now; fail on any difference.
+
+    ``normalize`` maps result texts before comparing (e.g. to blank out generated ids).
+    """
+    from sandboxverify.runtime.harness._session import TestSession  # noqa: PLC0415 - cycle
+
+    trace = Trace.load(path)
+    session_options.setdefault("mock_tools", trace.mock_tools())
+    session_options.setdefault("mock_ui", trace.mock_ui())
+    session = TestSession(session_options.pop("plugins", None), **session_options)
+    try:
+        if trace.tools and session.tools != sorted(trace.tools):
+            raise HarnessError(
+                "replay_mismatch",
+                f"{trace.source}: recorded with tools {sorted(trace.tools)}, the plugins now "
+                f"register {session.tools}",
+            )
+        session.run(*trace.turns())
+        _compare(trace, session, normalize or (lambda text: text))
+    except BaseException:
+        session.close()
+        raise
+    return session
+
+
+def _compare(trace: Trace, session: TestSession, normalize: Callable[[str], str]) -> None:
+    recorded = trace.results()
+    differences: list[str] = []
+    for record in session.events.tool_results:
+        if record.mocked:
+            continue
+        before = recorded.get(record.tool_call_id)
+        if before is None or before["tool_name"] != record.tool_name:
+            differences.append(f"{record.tool_call_id} ({record.tool_name}): not in the trace")
+            continue
+        old_text = normalize(
+            "\n".join(b.get("text", "") for b in before["content"] if b.get("type") == "text")
+        )
+        new_text = normalize(record.text)
+        if old_text != new_text or bool(before.get("is_error")) != record.is_error:
+            differences.append(
+                f"{record.tool_call_id} ({record.tool_name}, turn {record.turn}): recorded "
+                f"{_state(before.get('is_error'))} {old_text!r}, now "
+                f"{_state(record.is_error)} {new_text!r}"
+            )
+    if differences:
+        shown = "; ".join(differences[:5])
+        more = f" (and {len(differences) - 5} more)" if len(differences) > 5 else ""
+        raise HarnessError(
+            "replay_mismatch", f"{trace.source}: {len(differences)} result(s) differ: {shown}{more}"
+        )
+
+
+def _state(is_error: Any) -> str:
+    return "error" if is_error else "result"

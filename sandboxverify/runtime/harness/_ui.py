@@ -1,0 +1,173 @@
+"""The mocked user interface a tool reaches through ``ctx.ui``, and the context itself.
+
+Interactive methods answer from ``mock_ui`` (a value, a callable, or a list consumed in order),
+with defaults when unset: ``confirm`` True, ``select`` the first item, ``input``/``editor`` "".
+An answer that could not come from a real user (a ``select`` value that is not an item, an index
+out of range, a non-bool ``confirm``) is a hard failure, not a silent fallback. Every call is
+recorded with its arguments and the answer given.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
+
+from sandboxverify.runtime.harness._errors import HarnessError
+
+INTERACTIVE = ("confirm", "select", "input", "editor")
+FIRE_AND_FORGET = ("notify", "set_status", "set_widget")
+METHODS = INTERACTIVE + FIRE_AND_FORGET
+
+#: (method, args, answer) -> None; the session records it with the current location
+Recorder = Callable[[str, list[Any], Any], None]
+
+
+class MockUI:
+    def __init__(self, config: Mapping[str, Any] | None, record: Recorder) -> None:
+        self._config = dict(config or {})
+        self._record = record
+        self._used: dict[str, int] = {}
+        #: a failure raised inside plugin code, kept in case the plugin swallows it
+        self.failure: HarnessError | None = None
+        self._where = "a UI call"
+        _check_config(self._config)
+
+    def located(self, where: str) -> None:
+        self._where = where
+
+    # interactive -------------------------------------------------------------------------
+    def confirm(self, title: str, message: str = "") -> bool:
+        answer = self._answer("confirm", [title, message], True)
+        if not isinstance(answer, bool):
+            self._fail(f"confirm must answer True or False, the mock answered {answer!r}")
+        return bool(self._recorded("confirm", [title, message], answer))
+
+    def select(self, title: str, items: Sequence[str]) -> str | None:
+        options = list(items)
+        answer = self._answer("select", [title, options], options[0] if options else None)
+        if isinstance(answer, bool) or (answer is not None and not isinstance(answer, (int, str))):
+            self._fail(f"select must answer an index, an item or None, got {answer!r}")
+        if isinstance(answer, int):
+            if not 0 <= answer < len(options):
+                self._fail(f"select({title!r}): index {answer} is out of range for {options!r}")
+            answer = options[answer]
+        elif answer is not None and answer not in options:
+            close = difflib.get_close_matches(str(answer), [str(o) for o in options], n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            self._fail(f"select({title!r}): {answer!r} is not one of {options!r}{hint}")
+        result: str | None = self._recorded("select", [title, options], answer)
+        return result
+
+    def input(self, title: str, placeholder: str | None = None) -> str | None:
+        return self._text("input", [title, placeholder])
+
+    def editor(self, title: str, prefilled: str | None = None) -> str | None:
+        return self._text("editor", [title, prefilled])
+
+    # fire and forget ---------------------------------------------------------------------
+    def notify(self, message: str, level: str = "info") -> None:
+        self._record("notify", [message, level], None)
+
+    def set_status(self, key: str, value: Any) -> None:
+        self._record("set_status", [key, value], None)
+
+    def set_widget(self, key: str, lines: Any) -> None:
+        self._record("set_widget", [key, lines], None)
+
+    # -------------------------------------------------------------------------------------
+    def _text(self, method: str, args: list[Any]) -> str | None:
+        answer = self._answer(method, args, "")
+        if answer is not None and not isinstance(answer, str):
+            self._fail(f"{method} must answer a string or None, the mock answered {answer!r}")
+        result: str | None = self._recorded(method, args, answer)
+        return result
+
+    def _answer(self, method: str, args: list[Any], default: Any) -> Any:
+        if method not in self._config:
+            return default
+        value = self._config[method]
+        if isinstance(value, list):
+            used = self._used.get(method, 0)
+            if used >= len(value):
+                self._fail(
+                    f"mock_ui {method!r} has {len(value)} answer(s), all used; "
+                    f"this is call {used + 1}",
+                    code="mocks_exhausted",
+                )
+            self._used[method] = used + 1
+            value = value[used]
+        if callable(value):
+            try:
+                return value(*args)
+            except HarnessError:
+                raise
+            except Exception as exc:
+                self._fail(f"the mock_ui {method!r} callable raised {type(exc).__name__}: {exc}")
+        return value
+
+    def _recorded(self, method: str, args: list[Any], answer: Any) -> Any:
+        self._record(method, args, answer)
+        return answer
+
+    def _fail(self, message: str, code: str = "ui_invalid") -> None:
+        error = HarnessError(code, f"{self._where}: {message}")
+        if self.failure is None:
+            self.failure = error
+        raise error
+
+    def take_failure(self) -> HarnessError | None:
+        failure, self.failure = self.failure, None
+        return failure
+
+
+class ToolContext:
+    """What a tool declaring a ``ctx`` parameter receives."""
+
+    def __init__(self, ui: MockUI, cwd: str, tool_call_id: str) -> None:
+        self.ui = ui
+        self.cwd = cwd
+        self.tool_call_id = tool_call_id
+
+    def __repr__(self) -> str:
+        return f"ToolContext(cwd={self.cwd!r}, tool_call_id={self.tool_call_id!r})"
+
+
+def _check_config(config: Mapping[str, Any]) -> None:
+    for method, value in config.items():
+        if method not in METHODS:
+            close = difflib.get_close_matches(method, METHODS, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise HarnessError(
+                "unknown_mock",
+                f"mock_ui has {method!r}, which is no UI method{hint}; "
+                f"methods: {', '.join(METHODS)}",
+            )
+        if method in FIRE_AND_FORGET:
+            if value != "collect":
+                raise HarnessError(
+                    "invalid_mock",
+                    f"mock_ui {method!r} is fire-and-forget: its calls are always collected; "
+                    f"the only value is 'collect', got {value!r}",
+                )
+            continue
+        entries = value if isinstance(value, list) else [value]
+        if isinstance(value, list) and not value:
+            raise HarnessError("invalid_mock", f"mock_ui {method!r} is an empty list")
+        allowed = {"confirm": (bool,), "select": (int, str), "input": (str,), "editor": (str,)}
+        for entry in entries:
+            if callable(entry) or (entry is None and method != "confirm"):
+                continue
+            wrong_bool = isinstance(entry, bool) and method == "select"
+            if not isinstance(entry, allowed[method]) or wrong_bool:
+                raise HarnessError(
+                    "invalid_mock",
+                    f"mock_ui {method!r} cannot answer {entry!r}; expected "
+                    + {
+                        "confirm": "True/False",
+                        "select": "an index or an item",
+                        "input": "a string",
+                        "editor": "a string",
+                    }[method]
+                    + ", a callable, or a list of those",
+                )

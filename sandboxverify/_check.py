@@ -1,10 +1,11 @@
-"""``check``: build -> sandbox per interpreter -> install -> probe -> verdict, then clean up."""
+"""``check``: build -> sandbox per Python -> install -> probe -> smoke -> verdict -> clean up."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sandboxverify._artifacts import ProjectTarget, Target, classify, select_wheel
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
@@ -33,11 +34,12 @@ from sandboxverify._report import (
     ToolRecord,
 )
 from sandboxverify._sandbox import StepSettings, create, install
+from sandboxverify._smoke import Playbook
+from sandboxverify._smoke import load as load_playbook
+from sandboxverify._smoke import run as run_smoke
 from sandboxverify._subprocess import Observer, Outcome, parallel_map, supervised
 from sandboxverify._toolchain import IndexOptions, Toolchain, choose
 from sandboxverify._workspace import Workspace
-
-_RUN_STAGES: tuple[StageName, ...] = ("venv", "install", "probe")
 
 
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
@@ -52,6 +54,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         )
     if options.timeout <= 0 or options.install_timeout <= 0:
         raise UsageError("timeouts must be positive numbers of seconds")
+    playbook = load_playbook(options.smoke) if options.smoke else None
     interpreters = resolve_all(options.python)
     toolchain = choose(options.installer)
     labels = _labels(interpreters)
@@ -66,6 +69,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             build=build,
             runtime=runtime,
             on_event=on_event,
+            playbook=playbook,
         )
         results = parallel_map(
             lambda item: verify.run(*item),
@@ -141,6 +145,7 @@ class _Verifier:
         build: BuildResult,
         runtime: Path,
         on_event: EventSink,
+        playbook: Playbook | None,
     ) -> None:
         self.options = options
         self.groups = groups
@@ -149,6 +154,10 @@ class _Verifier:
         self.build = build
         self.runtime = runtime
         self.on_event = on_event
+        self.playbook = playbook
+        self.stage_names: tuple[StageName, ...] = ("venv", "install", "probe") + (
+            ("smoke",) if playbook else ()
+        )
 
     def run(self, interpreter: Interpreter, label: str) -> _RunResult:
         python = interpreter.version
@@ -158,13 +167,16 @@ class _Verifier:
         failures: list[Failure] = []
         plugins: tuple[PluginRecord, ...] = ()
         tools: tuple[ToolRecord, ...] = ()
+        smoke: dict[str, Any] | None = None
         paths = self.workspace.sandbox(label)
         observer = _observer(self.on_event, python)
         steps = StepSettings(self.options.pass_env, self.options.install_timeout, observer)
 
         def finish() -> _RunResult:
             done = {stage.name for stage in stages}
-            stages.extend(Stage(name, "skipped", 0.0) for name in _RUN_STAGES if name not in done)
+            stages.extend(
+                Stage(name, "skipped", 0.0) for name in self.stage_names if name not in done
+            )
             run = Run(
                 python=python,
                 interpreter=str(interpreter.path),
@@ -172,6 +184,7 @@ class _Verifier:
                 stages=tuple(stages),
                 plugins=plugins,
                 tools=tools,
+                smoke=smoke,
                 sandbox=str(paths.root) if self.options.keep else None,
             )
             return _RunResult(run, tuple(failures))
@@ -250,6 +263,21 @@ class _Verifier:
                     )
                 )
             stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
+        failures.extend(stage.failures)
+        if stage.failed or self.playbook is None:
+            return finish()
+
+        with self._stage(stages, "smoke", python) as stage:
+            smoke, failure = run_smoke(
+                sandbox,
+                self.playbook,
+                dist=str(wheel.name),
+                group=self.groups[0],
+                settings=settings,
+                keep_trace=self.options.keep,
+            )
+            stage.fail_with(failure)
+            stage.summary = f"{self.playbook.name}: {smoke.get('tool_calls', 0)} tool call(s)"
         failures.extend(stage.failures)
         return finish()
 

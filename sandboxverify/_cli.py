@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,8 +32,11 @@ from sandboxverify._options import (
     INSTALLERS,
     CheckOptions,
 )
-from sandboxverify._render import Progress, render_report
+from sandboxverify._render import Progress, render_report, render_smoke
+from sandboxverify._smoke import load as load_playbook
 from sandboxverify._version import __version__
+from sandboxverify.runtime._smoke import smoke as run_smoke_here
+from sandboxverify.runtime.harness._plugins import DEFAULT_GROUP
 
 EXIT_INTERNAL = 3
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
@@ -119,6 +123,12 @@ def cli() -> None:
     "nothing else from your environment reaches plugin code.",
 )
 @click.option(
+    "--smoke",
+    metavar="FILE",
+    help="A .toml or .py playbook to run in every sandbox after the probe: a scripted model "
+    "calls the plugins' tools for real.",
+)
+@click.option(
     "--json",
     "json_out",
     is_flag=False,
@@ -163,6 +173,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         install_timeout=float(values.get("install-timeout", DEFAULT_INSTALL_TIMEOUT)),
         keep=bool(values.get("keep", False)),
         pass_env=tuple(values.get("pass-env", ())),
+        smoke=values.get("smoke"),
     )
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     human: TextIO = sys.stderr if json_out == "-" else sys.stdout
@@ -182,6 +193,91 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         else:
             Path(json_out).write_text(document, encoding="utf-8")
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+
+
+@cli.command("run")
+@click.argument("playbook", metavar="PLAYBOOK")
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="SPEC",
+    help="A plugin to load: 'module:attr' or an entry-point name (repeatable). "
+    "[default: the playbook's plugins, else every plugin of --dist]",
+)
+@click.option(
+    "--dist",
+    metavar="NAME",
+    help="The installed distribution whose plugins load by default "
+    "[default: [project] name of ./pyproject.toml]",
+)
+@click.option(
+    "--group",
+    default=DEFAULT_GROUP,
+    show_default=True,
+    metavar="NAME",
+    help="Entry-point group of the plugins.",
+)
+@click.option("--trace", metavar="FILE", help="Write the session's trace (JSONL) to FILE.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How long the whole run may take.",
+)
+@click.option(
+    "--json",
+    "json_out",
+    is_flag=False,
+    flag_value="-",
+    metavar="[FILE]",
+    help="Write the result as JSON to FILE, or to stdout.",
+)
+@click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
+def run_playbook(
+    *,
+    playbook: str,
+    plugins: tuple[str, ...],
+    dist: str | None,
+    group: str,
+    trace: str | None,
+    timeout: float | None,
+    json_out: str | None,
+    verbose: int,
+) -> int:
+    """Run a smoke PLAYBOOK (.toml or .py) here, against the installed plugins.
+
+    The fast inner loop while writing a playbook: no build, no sandbox. 'check --smoke' runs
+    the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
+    playbook, 2 a malformed playbook or bad option.
+    """
+    loaded = load_playbook(playbook)
+    request: dict[str, Any] = {"group": group, "dist": dist}
+    if loaded.spec is not None:
+        request.update(
+            spec=loaded.spec, plugins=list(plugins) or None, run_timeout=timeout, trace=trace
+        )
+    elif plugins or trace:
+        raise UsageError(
+            "--plugin and --trace apply to .toml playbooks; a .py playbook creates its own sessions"
+        )
+    else:
+        request["script"] = str(loaded.path)
+    started = time.perf_counter()
+    result = {
+        "playbook": loaded.name,
+        **run_smoke_here(request),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    human = sys.stderr if json_out == "-" else sys.stdout
+    human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
+    if json_out:
+        document = json.dumps(result, indent=2) + "\n"
+        if json_out == "-":
+            sys.stdout.write(document)
+        else:
+            Path(json_out).write_text(document, encoding="utf-8")
+    return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
 
 
 _CLI_NAMES = {

@@ -45,6 +45,7 @@ def _keys() -> dict[str, _Key]:
         "timeout": _Key("float"),
         "install-timeout": _Key("float"),
         "pass-env": _Key("list"),
+        "smoke": _Key("path"),
         "json": _Key("json"),
         "keep": _Key("bool"),
         "verbose": _Key("int"),
@@ -119,6 +120,11 @@ def _coerce(pyproject: Path, key: str, spec: _Key, value: Any) -> Any:
             value if value in spec.choices else _raise(wrong("one of " + ", ".join(spec.choices)))
         ),
         "paths": lambda: tuple(_relative(base, item) for item in strings(value)),
+        "path": lambda: (
+            _relative(base, value)
+            if isinstance(value, str) and value
+            else _raise(wrong("a file path"))
+        ),
         "json": lambda: (
             "-"
             if value is True or value == "-"

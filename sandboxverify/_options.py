@@ -36,6 +36,8 @@ class CheckOptions:
     install_timeout: float = DEFAULT_INSTALL_TIMEOUT
     keep: bool = False
     pass_env: tuple[str, ...] = ()
+    #: a .toml or .py playbook run in every sandbox after the probe
+    smoke: str | None = None
 
     @property
     def effective_groups(self) -> tuple[str, ...]:

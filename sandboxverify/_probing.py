@@ -68,7 +68,9 @@ def discover(
     sandbox: Sandbox, dist: str, groups: tuple[str, ...], settings: ProbeSettings
 ) -> Discovery:
     request = {"action": "discover", "dist": dist, "groups": list(groups)}
-    result = _request(sandbox, request, "discover", settings, plugin=None)
+    result = request_runtime(
+        sandbox, request, label="discover", settings=settings, subject=Subject("plugin discovery")
+    )
     if not result.get("ok"):
         error = result.get("error") or {}
         raise ProbeError(
@@ -154,7 +156,13 @@ def load(
     name = plugin["name"]
     request = {"action": "load", "host": host, "plugin": plugin}
     try:
-        result = _request(sandbox, request, f"load-{index}-{_safe(name)}", settings, plugin=name)
+        result = request_runtime(
+            sandbox,
+            request,
+            label=f"load-{index}-{_safe(name)}",
+            settings=settings,
+            subject=Subject(f"plugin {name!r}", name),
+        )
     except ProbeError as exc:
         crash = PluginError(
             type=exc.failure.code, message=exc.failure.message, traceback="", stage="probe"
@@ -194,13 +202,30 @@ def load(
     return PluginLoad(record, tools, None)
 
 
-def _request(
+@dataclass(frozen=True)
+class Subject:
+    """Who a runtime request is about, for the failure messages."""
+
+    text: str
+    plugin: str | None = None
+    timeout_hint: str = (
+        "a plugin must not block at import or in setup(); if it is only slow, raise --timeout"
+    )
+    crash_hint: str = (
+        "plugin code must not exit the interpreter or kill it while loading; "
+        "the last output is below"
+    )
+
+
+def request_runtime(
     sandbox: Sandbox,
     request: dict[str, Any],
+    *,
     label: str,
     settings: ProbeSettings,
-    plugin: str | None,
+    subject: Subject,
 ) -> dict[str, Any]:
+    """Run one runtime action in the sandbox; only a verified result comes back."""
     nonce = secrets.token_hex(16)
     result_path = sandbox.paths.root / "results" / f"{label}.json"
     result_path.parent.mkdir(parents=True, exist_ok=True)
@@ -216,24 +241,22 @@ def _request(
         stdin=json.dumps(payload).encode(),
     )
     outcome = run(command, settings.observer)
-    return _read_result(outcome, result_path, nonce, sandbox, plugin)
+    return _read_result(outcome, result_path, nonce, sandbox, subject)
 
 
 def _read_result(
-    outcome: Outcome, path: Path, nonce: str, sandbox: Sandbox, plugin: str | None
+    outcome: Outcome, path: Path, nonce: str, sandbox: Sandbox, subject: Subject
 ) -> dict[str, Any]:
     version = sandbox.interpreter.version
-    subject = f"plugin {plugin!r}" if plugin else "plugin discovery"
     if outcome.timed_out:
         raise ProbeError(
             Failure(
                 "timeout",
-                f"{subject} did not finish within {outcome.command.timeout:g}s and was killed"
-                + (" (it hangs while importing or in setup)" if plugin else ""),
+                f"{subject.text} did not finish within {outcome.command.timeout:g}s and was "
+                "killed" + (" (it hangs while importing or in setup)" if subject.plugin else ""),
                 python=version,
-                plugin=plugin,
-                hint="a plugin must not block at import or in setup(); "
-                "if it is only slow, raise --timeout",
+                plugin=subject.plugin,
+                hint=subject.timeout_hint,
                 details=outcome.tail,
             )
         )
@@ -260,11 +283,10 @@ def _read_result(
         raise ProbeError(
             Failure(
                 "probe_crashed",
-                f"{subject} crashed: {problem}",
+                f"{subject.text} crashed: {problem}",
                 python=version,
-                plugin=plugin,
-                hint="plugin code must not exit the interpreter or kill it while loading; "
-                "the last output is below",
+                plugin=subject.plugin,
+                hint=subject.crash_hint,
                 details=outcome.tail,
             )
         )

@@ -7,7 +7,7 @@ Elsewhere (CI logs, pipes) every finished stage is one plain line, no escape cod
 from __future__ import annotations
 
 import threading
-from typing import TextIO
+from typing import Any, TextIO
 
 from sandboxverify._events import (
     CommandFinished,
@@ -20,8 +20,13 @@ from sandboxverify._report import Failure, Report, Run
 from sandboxverify._subprocess import format_argv
 
 _DETAIL_LINES = 20
-_MARKS = {"passed": ("✓", "ok  "), "failed": ("✗", "FAIL"), "skipped": ("-", "skip")}
-_COLOURS = {"passed": "32", "failed": "31", "skipped": "2", "dim": "2", "bold": "1"}
+_MARKS = {
+    "passed": ("✓", "ok  "),
+    "failed": ("✗", "FAIL"),
+    "skipped": ("-", "skip"),
+    "error": ("!", "err "),  # an error result: a failure only if the playbook did not expect it
+}
+_COLOURS = {"passed": "32", "failed": "31", "skipped": "2", "error": "33", "dim": "2", "bold": "1"}
 
 
 class Style:
@@ -125,6 +130,43 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
     return "\n".join(lines)
 
 
+def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> str:
+    """A playbook run (``sandboxverify run``): one line per tool call, then the verdict."""
+    style = Style(colour)
+    lines = _smoke_call_lines(result, style)
+    error = result.get("error")
+    if error:
+        lines.append(
+            f"{style.paint('FAILED', 'failed')} [{error.get('code')}] {error.get('message')}"
+        )
+        details = (error.get("details") or "").rstrip().splitlines()
+        shown = details if verbose else details[-_DETAIL_LINES:]
+        lines.extend(style.paint(f"  | {text}", "dim") for text in shown)
+    name = result.get("playbook") or result.get("script") or "playbook"
+    counts = f"{result.get('turns', 0)} turn(s), {result.get('tool_calls', 0)} tool call(s)"
+    if "seconds" in result:
+        counts += f" in {result['seconds']:.2f}s"
+    verdict = "PASSED" if result.get("ok") else "FAILED"
+    lines.append(
+        f"{style.paint(verdict, 'passed' if result.get('ok') else 'failed')}: {name}, {counts}"
+    )
+    return "\n".join(lines)
+
+
+def _smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:
+    lines = []
+    for call in result.get("calls") or []:
+        status = "error" if call.get("is_error") else "passed"
+        flags = "".join(f" ({flag})" for flag in ("mocked", "blocked") if call.get(flag))
+        text = str(call.get("text", "")).replace("\n", " ")
+        text = text if len(text) <= 60 else text[:57] + "..."
+        lines.append(
+            f"{indent}{style.mark(status)} turn {call.get('turn')} "
+            f"{call.get('tool_call_id')} {call.get('tool')}{flags}: {text}"
+        )
+    return lines
+
+
 def _run_lines(run: Run, style: Style) -> list[str]:
     lines = [
         style.paint(f"Python {run.python}", "bold") + style.paint(f"  {run.interpreter}", "dim")
@@ -144,6 +186,14 @@ def _run_lines(run: Run, style: Style) -> list[str]:
             f"  {style.mark(status)} {plugin.name:<{width}}  "
             f"{style.paint(plugin.value, 'dim')}  {detail}"
         )
+    if run.smoke is not None:
+        smoke = run.smoke
+        status = "passed" if smoke.get("ok") else "failed"
+        lines.append(
+            f"  {style.mark(status)} smoke {smoke.get('playbook')}: "
+            f"{smoke.get('turns', 0)} turn(s), {smoke.get('tool_calls', 0)} tool call(s)"
+        )
+        lines.extend(_smoke_call_lines(smoke, style, indent="      "))
     if run.sandbox:
         lines.append(style.paint(f"  sandbox: {run.sandbox}", "dim"))
     return lines

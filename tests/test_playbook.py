@@ -38,7 +38,7 @@ actions = [
 [expect]
 called = ["plan_propose", "plan_approve"]
 called_before = [["plan_propose", "plan_approve"]]
-"""  # noqa: E501 - the design example, exactly as written in the contract
+"""
 
 #: a valid turn to append to snippets that test something else
 TURN = '[[turns]]\nprompt = "p"\nactions = [{ say = "hi" }]\n'

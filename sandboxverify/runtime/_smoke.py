@@ -15,13 +15,19 @@ from typing import Any
 
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
-from sandboxverify.runtime.harness._plugins import DIST_ENV
+from sandboxverify.runtime.harness._plugins import DEFAULT_GROUP, DIST_ENV
 
 _SHOWN_TEXT = 300
 
 
 def smoke(request: dict[str, Any]) -> dict[str, Any]:
-    os.environ[DIST_ENV] = request["dist"]
+    """Run ``request["spec"]`` (declarative) or ``request["script"]`` (a .py playbook).
+
+    Optional keys: ``dist`` (whose plugins load by default), ``group``, ``plugins`` (explicit
+    plugin specs, overriding the playbook's), ``run_timeout``, ``trace`` (a path for the JSONL).
+    """
+    if request.get("dist"):
+        os.environ[DIST_ENV] = request["dist"]
     if "spec" in request:
         return _declarative(request)
     return _script(Path(request["script"]))
@@ -33,8 +39,9 @@ def _declarative(request: dict[str, Any]) -> dict[str, Any]:
     try:
         session = session_from_spec(
             request["spec"],
-            dist=request["dist"],
-            group=request["group"],
+            plugins=request.get("plugins"),
+            dist=request.get("dist"),
+            group=request.get("group") or DEFAULT_GROUP,
             run_timeout=request.get("run_timeout"),
         )
         run_spec(request["spec"], session)

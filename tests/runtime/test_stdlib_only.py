@@ -17,6 +17,7 @@ RUNTIME_FILES = [
     *sorted((PACKAGE / "runtime").rglob("*.py")),
     PACKAGE / "__init__.py",
     PACKAGE / "_version.py",
+    PACKAGE / "harness.py",
 ]
 ALLOWED_OWN = ("sandboxverify.runtime", "sandboxverify._version")
 
@@ -60,6 +61,8 @@ def test_the_runtime_copy_imports_without_site_packages(python: Path) -> None:
         code = (
             "import sys; sys.path.append(sys.argv[1]);"
             "import sandboxverify.runtime._probe, sandboxverify.runtime._hosts;"
+            "import sandboxverify.runtime._smoke, sandboxverify.harness as h;"
+            "assert 'create_test_session' in h.__all__;"
             "import sandboxverify; print(sandboxverify.__version__)"
         )
         completed = subprocess.run(

@@ -25,6 +25,7 @@ def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
 
 def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
     """Play the spec's turns, then check its ``[expect]`` process assertions."""
+    __tracebackhide__ = True  # pytest shows the test, not the harness
     session.run(*turns_from_spec(spec))
     expect = spec.get("expect") or {}
     for name in expect.get("called", []):
@@ -83,10 +84,12 @@ def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
 
 
 def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
+    __tracebackhide__ = True  # pytest shows the test, not the harness
     if re.search(pattern, record.text) is None:
         raise HarnessError(
             "expect_mismatch",
-            f"{where}: the result of {record.tool_name!r} does not match expect {pattern!r}: "
+            f"{_at(record, where)}: the result of {record.tool_name!r} does not match expect "
+            f"{pattern!r}: "
             f"{record.text[:300]!r}",
             turn=record.turn,
             action=record.action,
@@ -96,16 +99,21 @@ def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
 def _capture(
     record: ToolResultRecord, *, name: str, pattern: str, captured: dict[str, str], where: str
 ) -> None:
+    __tracebackhide__ = True  # pytest shows the test, not the harness
     match = re.search(pattern, record.text)
     if match is None:
         raise HarnessError(
             "capture_failed",
-            f"{where}.capture.{name}: {pattern!r} found nothing in the result of "
-            f"{record.tool_name!r}: {record.text[:300]!r}",
+            f"{_at(record, where + '.capture.' + name)}: {pattern!r} found nothing in the "
+            f"result of {record.tool_name!r}: {record.text[:300]!r}",
             turn=record.turn,
             action=record.action,
         )
     captured[name] = match.group(1) if match.groups() else match.group(0)
+
+
+def _at(record: ToolResultRecord, where: str) -> str:
+    return f"turn {record.turn}, action {record.action} ({record.tool_call_id}) [{where}]"
 
 
 def _substitute(value: Any, captured: Mapping[str, str], where: str) -> Any:

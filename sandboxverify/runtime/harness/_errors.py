@@ -65,3 +65,7 @@ class HarnessError(AssertionError):
             "action": self.action,
             "details": self.details,
         }
+
+
+# Reported as the public name (``sandboxverify.harness.HarnessError``) in test output.
+HarnessError.__module__ = "sandboxverify.harness"

@@ -108,6 +108,7 @@ class AgentLoop:
         return f"call_{self._next_id}"
 
     def execute(self, site: CallSite) -> ToolResultRecord:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         tool = site.tool
         spec = self.registry.tools.get(tool)
         mocked = tool in self.mocks
@@ -174,6 +175,7 @@ class AgentLoop:
     # -- hooks ----------------------------------------------------------------------------
     def _tool_call_hooks(self, site: CallSite) -> tuple[str, str] | None:
         """``(plugin, reason)`` of the first handler that blocks, else None."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         for handler in self.registry.handlers_for("tool_call"):
             event = ToolCallEvent(site.tool, dict(site.params), site.tool_call_id)
             verdict = self._call_handler(handler, event, site)
@@ -193,6 +195,7 @@ class AgentLoop:
         return None
 
     def _tool_result_hooks(self, site: CallSite, result: ToolResult) -> ToolResult:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         for handler in self.registry.handlers_for("tool_result"):
             event = ToolResultEvent(site.tool, dict(site.params), site.tool_call_id, result)
             replaced = self._call_handler(handler, event, site)
@@ -216,6 +219,7 @@ class AgentLoop:
         return result
 
     def _call_handler(self, handler: HandlerSpec, event: ToolCallEvent, site: CallSite) -> Any:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         try:
             return handler.handler(event)
         except HarnessError:
@@ -230,6 +234,7 @@ class AgentLoop:
 
     # -- execution ------------------------------------------------------------------------
     def _run_tool(self, spec: ToolSpec, site: CallSite) -> ToolResult:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         kwargs = dict(site.params)
         if spec.wants_ctx:
             kwargs["ctx"] = ToolContext(self.ui, self.cwd, site.tool_call_id)
@@ -238,6 +243,7 @@ class AgentLoop:
     def _guarded(self, produce: Callable[[], ToolResult], site: CallSite) -> ToolResult:
         """Run tool (or mock) code: exceptions become error results, UI misuse and harness
         failures stay failures even if the plugin code swallowed them, time is bounded."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         timeout, code = self.call_timeout, "call_timeout"
         if site.deadline is not None:
             left = site.deadline - time.monotonic()

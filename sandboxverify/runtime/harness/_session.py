@@ -159,6 +159,7 @@ class TestSession:
     # -- running ---------------------------------------------------------------------------
     def run(self, *turns: Turn) -> None:
         """Play the turns; raises :class:`HarnessError` at the first divergence."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         for index, turn in enumerate(turns, start=1):
             if not isinstance(turn, Turn):
                 raise TypeError(
@@ -186,6 +187,7 @@ class TestSession:
         self.events.emit("run_completed", ok=True, error=None)
 
     def _play_turn(self, turn: Turn, number: int, *, last: bool, deadline: float | None) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         self.events.emit("turn_started", turn=number, prompt=turn.prompt)
         self.events.messages.append(Message("user", turn.prompt, number))
         label = f"turn {number} ({_short(turn.prompt)})"
@@ -223,6 +225,7 @@ class TestSession:
         self.events.emit("turn_completed", turn=number)
 
     def _ran_out(self, turn: Turn, number: int, label: str, *, last: bool) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         done = (
             f"after action {len(turn.actions)} ({turn.actions[-1].describe()})"
             if turn.actions
@@ -249,6 +252,7 @@ class TestSession:
         self.events.messages.append(Message("assistant", action.text, turn))
 
     def _model_calls(self, calls: Sequence[Call], action: Call | Parallel, step: _Step) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         resolved = [(call, self._params(call, step)) for call in calls]
         ids = [self.loop.new_call_id() for _ in resolved]
         tool_calls = [
@@ -283,6 +287,7 @@ class TestSession:
                 self._callback(callback, record, step)
 
     def _params(self, call: Call, step: _Step) -> dict[str, Any]:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         params = call.params
         if callable(params):
             try:
@@ -302,6 +307,7 @@ class TestSession:
         return dict(params)
 
     def _check_outcome(self, call: Call, record: ToolResultRecord, step: _Step) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         expected = call.expect_error
         if record.is_error:
             if expected is False:
@@ -327,6 +333,7 @@ class TestSession:
             )
 
     def _callback(self, callback: Any, record: ToolResultRecord, step: _Step) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         try:
             callback(record)
         except HarnessError:
@@ -353,6 +360,7 @@ class TestSession:
 
     # -- process assertions ----------------------------------------------------------------
     def assert_called(self, name: str, *, times: int | None = None) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         count = len(self.events.tool_calls_for(name))
         if count == 0 or (times is not None and count != times):
             wanted = f"{times} time(s)" if times is not None else "at least once"
@@ -363,6 +371,7 @@ class TestSession:
             )
 
     def assert_not_called(self, name: str) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         count = len(self.events.tool_calls_for(name))
         if count:
             raise HarnessError(
@@ -373,6 +382,7 @@ class TestSession:
 
     def assert_called_before(self, first: str, second: str) -> None:
         """The first call of ``first`` comes before the first call of ``second``."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         names = [record.tool_name for record in self.events.tool_calls]
         for name in (first, second):
             if name not in names:
@@ -394,6 +404,7 @@ class TestSession:
     # -- snapshots and traces --------------------------------------------------------------
     def assert_snapshot(self, value: Any, name: str | None = None) -> None:
         """Compare ``value`` (as JSON) with its stored snapshot; the first run stores it."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
         self._snapshots_taken += 1
         env = os.environ
         located = _snapshot.test_id_from_pytest(env)

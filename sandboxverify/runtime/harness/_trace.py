@@ -152,6 +152,7 @@ def replay(
 
     ``normalize`` maps result texts before comparing (e.g. to blank out generated ids).
     """
+    __tracebackhide__ = True  # pytest shows the test, not the harness
     from sandboxverify.runtime.harness._session import TestSession  # noqa: PLC0415 - cycle
 
     trace = Trace.load(path)
@@ -174,6 +175,7 @@ def replay(
 
 
 def _compare(trace: Trace, session: TestSession, normalize: Callable[[str], str]) -> None:
+    __tracebackhide__ = True  # pytest shows the test, not the harness
     recorded = trace.results()
     differences: list[str] = []
     for record in session.events.tool_results:

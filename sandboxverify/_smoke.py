@@ -1,0 +1,114 @@
+"""Stage ``smoke``: a playbook run inside the sandbox after the probe.
+
+The playbook is read and validated before anything is built (a malformed one is a usage error),
+then runs in every sandbox through the same verified side channel as the probe. A failed run is
+a ``smoke_failed`` failure carrying the harness diagnostic (code, turn, action, what happened).
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandboxverify._errors import UsageError
+from sandboxverify._playbook import load_playbook
+from sandboxverify._probing import ProbeError, ProbeSettings, Subject, request_runtime
+from sandboxverify._report import Failure
+from sandboxverify._sandbox import Sandbox
+
+_RUN_TIMEOUT_MARGIN = 0.9  # the harness reports its own timeout before the process is killed
+
+
+@dataclass(frozen=True)
+class Playbook:
+    path: Path
+    spec: dict[str, Any] | None  # a declarative playbook, parsed and validated
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+
+def load(path: str | Path) -> Playbook:
+    playbook = Path(path)
+    if playbook.suffix == ".toml":
+        return Playbook(playbook, load_playbook(playbook))
+    if playbook.suffix == ".py":
+        if not playbook.is_file():
+            raise UsageError(f"smoke playbook not found: {playbook}")
+        return Playbook(playbook, None)
+    raise UsageError(
+        f"--smoke takes a .toml or .py playbook, got {playbook}",
+        hint="see the README's 'Smoke playbooks' section",
+    )
+
+
+def run(
+    sandbox: Sandbox,
+    playbook: Playbook,
+    *,
+    dist: str,
+    group: str,
+    settings: ProbeSettings,
+    keep_trace: bool,
+) -> tuple[dict[str, Any], Failure | None]:
+    """The ``runs[].smoke`` record and, if the run failed, its failure."""
+    started = time.perf_counter()
+    request: dict[str, Any] = {"action": "smoke", "dist": dist, "group": group}
+    if playbook.spec is not None:
+        request["spec"] = playbook.spec
+        request["run_timeout"] = settings.timeout * _RUN_TIMEOUT_MARGIN
+        if keep_trace:
+            request["trace"] = str(sandbox.paths.root / "results" / "smoke-trace.jsonl")
+    else:
+        # a copy inside the sandbox: the playbook must not run from (or import from) the tree
+        copy = sandbox.paths.root / "playbooks" / playbook.name
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(playbook.path, copy)
+        request["script"] = str(copy)
+    python = sandbox.interpreter.version
+    subject = Subject(
+        f"smoke playbook {playbook.name}",
+        timeout_hint="a tool or plugin hangs during the playbook, or the run needs more time: "
+        "raise --timeout",
+        crash_hint="plugin code exited or killed the interpreter during the playbook",
+    )
+    try:
+        result = request_runtime(
+            sandbox, request, label="smoke", settings=settings, subject=subject
+        )
+    except ProbeError as exc:
+        record = {
+            "playbook": playbook.name,
+            "ok": False,
+            "error": {"code": exc.failure.code, "message": exc.failure.message},
+        }
+        return record, exc.failure
+    record = {
+        key: value
+        for key, value in result.items()
+        if key not in ("protocol", "nonce", "action", "python")
+    }
+    record = {
+        "playbook": playbook.name,
+        **record,
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    error = result.get("error")
+    if result.get("ok") and not error:
+        return record, None
+    error = error or {
+        "code": "crashed",
+        "message": "the smoke run reported failure without a reason",
+    }
+    return record, Failure(
+        "smoke_failed",
+        f"smoke playbook {playbook.name}: [{error.get('code')}] {error.get('message')}",
+        python=python,
+        hint="the harness says which turn and action diverged; iterate quickly with "
+        f"'sandboxverify run {playbook.name}' in an environment where the package is installed",
+        details=error.get("details"),
+    )

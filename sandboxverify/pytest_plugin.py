@@ -1,0 +1,85 @@
+"""pytest plugin (entry point ``pytest11``): harness sessions and sandbox checks as fixtures.
+
+- ``harness(plugins=None, **options)`` creates a :class:`~sandboxverify.harness.TestSession`
+  (closed after the test); by default it loads the plugins of the project under test.
+- ``playbook(path, **options)`` runs a declarative ``.toml`` playbook in-process and returns the
+  session, for assertions on its events.
+- ``sandbox_check(target=".", **options)`` runs ``sandboxverify check`` and returns the report;
+  identical calls within one test session share one result (a check builds and installs).
+- ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from sandboxverify._check import check
+from sandboxverify._options import CheckOptions
+from sandboxverify._playbook import load_playbook
+from sandboxverify._report import Report
+from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
+from sandboxverify.runtime.harness._declarative import session_from_spec
+
+HarnessFactory = Callable[..., TestSession]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("sandboxverify")
+    group.addoption(
+        "--update-snapshots",
+        action="store_true",
+        default=False,
+        help="sandboxverify: rewrite stored snapshots instead of comparing against them",
+    )
+
+
+@pytest.fixture
+def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
+    sessions: list[TestSession] = []
+    update = bool(request.config.getoption("update_snapshots"))
+
+    def factory(plugins: Any = None, **options: Any) -> TestSession:
+        options.setdefault("update_snapshots", update)
+        session = create_test_session(plugins, **options)
+        sessions.append(session)
+        return session
+
+    yield factory
+    for session in sessions:
+        session.close()
+
+
+@pytest.fixture
+def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
+    def run(path: str | Path, **options: Any) -> TestSession:
+        spec = load_playbook(Path(path))
+        session = session_from_spec(spec, **options)
+        try:
+            run_spec(spec, session)
+        except BaseException:
+            session.close()
+            raise
+        return session
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def sandbox_check() -> Callable[..., Report]:
+    reports: dict[tuple[Any, ...], Report] = {}
+
+    def run(target: str | Path = ".", **options: Any) -> Report:
+        frozen: dict[str, Any] = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in options.items()
+        }
+        key = (str(target), tuple(sorted(frozen.items())))
+        if key not in reports:
+            reports[key] = check(CheckOptions(targets=(str(target),), **frozen))
+        return reports[key]
+
+    return run

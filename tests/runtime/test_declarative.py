@@ -1,0 +1,129 @@
+"""Declarative playbooks in-process: the DESIGN example as written, captures, expectations."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxverify._playbook import load_playbook, parse_playbook
+from sandboxverify.harness import HarnessError, run_spec, session_from_spec
+from tests.helpers import FIXTURES
+
+PLANNER = "svfix_planner.plugin:setup"
+
+
+@pytest.fixture(autouse=True)
+def planner_importable() -> Iterator[None]:
+    """The planner fixture's module, importable straight from the tree, with fresh state."""
+    sys.path.insert(0, str(FIXTURES / "planner"))
+    yield
+    sys.path.remove(str(FIXTURES / "planner"))
+    for name in [n for n in sys.modules if n.startswith("svfix_planner")]:
+        del sys.modules[name]
+
+
+def run(spec: dict[str, Any], **options: Any) -> Any:
+    session = session_from_spec(spec, plugins=[PLANNER], **options)
+    run_spec(spec, session)
+    return session
+
+
+def test_the_design_example_runs_as_written() -> None:
+    spec = load_playbook(FIXTURES / "playbooks" / "planner-design.toml")
+    session = run(spec)
+    propose, approve = session.events.tool_results
+    plan_id = propose.text.split()[-1]
+    assert approve.text == f"Plan {plan_id} approved"
+    assert session.events.tool_calls_for("plan_approve")[0].input == {"id": plan_id}
+    assert session.events.ui_calls_for("confirm")[0].return_value is True
+
+
+def test_the_guard_playbook_blocks_declines_and_runs_in_parallel() -> None:
+    session = run(load_playbook(FIXTURES / "playbooks" / "planner-guard.toml"))
+    [blocked] = session.events.blocked_calls()
+    assert blocked.input == {"command": "rm -rf /"}
+    assert [r.text for r in session.events.tool_results_for("bash")] == [
+        "dangerous command blocked: rm -rf",
+        "total 0",
+    ]
+    assert session.events.tool_results_for("plan_approve")[0].text.endswith("left pending")
+
+
+def playbook(text: str) -> dict[str, Any]:
+    return parse_playbook(text, "inline.toml")
+
+
+def test_a_failed_expect_names_turn_action_and_place() -> None:
+    spec = playbook("""
+[[turns]]
+prompt = "Propose"
+actions = [{ call = "plan_propose", params = { title = "T" }, expect = "^Rejected" }, { say = "ok" }]
+""")
+    with pytest.raises(HarnessError) as info:
+        run(spec)
+    assert info.value.code == "expect_mismatch"
+    assert info.value.message.startswith(
+        "turn 1, action 1 (call_1) [turns[0].actions[0]]: the result of 'plan_propose' does not "
+        "match expect '^Rejected': 'Created plan T as PLAN-"
+    )
+
+
+def test_a_capture_that_finds_nothing() -> None:
+    spec = playbook("""
+[[turns]]
+prompt = "Propose"
+actions = [{ call = "plan_propose", params = { title = "T" }, capture = { id = "TICKET-\\\\d+" } }, { say = "ok" }]
+""")
+    with pytest.raises(HarnessError) as info:
+        run(spec)
+    assert info.value.code == "capture_failed"
+    assert "[turns[0].actions[0].capture.id]: 'TICKET-\\\\d+' found nothing" in info.value.message
+
+
+def test_captures_substitute_into_nested_params_and_escapes_stay_literal() -> None:
+    spec = playbook("""
+[[turns]]
+prompt = "Propose"
+actions = [
+  { call = "plan_propose", params = { title = "First" }, capture = { id = "(PLAN-[0-9a-f]+)" } },
+  { call = "plan_propose", params = { title = "About ${id}", steps = ["check ${id}", "keep $${id}"] } },
+  { say = "ok" },
+]
+""")
+    session = run(spec)
+    first_id = session.events.tool_results[0].text.split()[-1]
+    second = session.events.tool_calls[1].input
+    assert second == {"title": f"About {first_id}", "steps": [f"check {first_id}", "keep ${id}"]}
+
+
+def test_expect_section_assertions_fail_loudly() -> None:
+    spec = playbook("""
+[[turns]]
+prompt = "List"
+actions = [{ call = "plan_list" }, { say = "ok" }]
+
+[expect]
+called = ["plan_propose"]
+""")
+    with pytest.raises(HarnessError, match="expected 'plan_propose' to be called at least once"):
+        run(spec)
+
+
+def test_mocks_and_ui_come_from_the_playbook(tmp_path: Path) -> None:
+    spec = playbook("""
+[mock_tools]
+read = ["one", "two"]
+
+[[turns]]
+prompt = "Read"
+actions = [{ call = "read", params = { path = "a" } }, { call = "read", params = { path = "b" } },
+           { call = "read", params = { path = "c" } }, { say = "ok" }]
+""")
+    with pytest.raises(HarnessError) as info:
+        run(spec)
+    assert info.value.code == "mocks_exhausted"
+    assert "turn 1 ('Read'), action 3 (call('read')) [turns[0].actions[2]]" in info.value.message

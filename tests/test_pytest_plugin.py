@@ -1,0 +1,115 @@
+"""The pytest plugin, exercised by real pytest runs of test files a plugin author would write."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.helpers import FIXTURES
+
+ECHO_TEST = """
+from sandboxverify.harness import call, say, when
+
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_echo(harness):
+    t = harness([setup])
+    t.run(when("x", [call("echo", {"text": "WORD"}), say("ok")]))
+    t.assert_snapshot({"results": [r.text for r in t.events.tool_results]})
+"""
+
+
+@pytest.fixture
+def local(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    monkeypatch.delenv("CI", raising=False)  # CI runs never write snapshots; locally they do
+    monkeypatch.delenv("SANDBOXVERIFY_UPDATE_SNAPSHOTS", raising=False)
+    return pytester
+
+
+def test_harness_fixture_and_snapshots_lifecycle(local: pytest.Pytester) -> None:
+    local.makepyfile(test_echo=ECHO_TEST.replace("WORD", "hi"))
+    local.runpytest_subprocess().assert_outcomes(passed=1)  # first run writes the snapshot
+    [snapshot] = local.path.glob("__snapshots__/test_echo/*/001.json")
+    assert json.loads(snapshot.read_text()) == {"results": ["hi"]}
+    local.runpytest_subprocess().assert_outcomes(passed=1)  # unchanged: matches
+
+    local.makepyfile(test_echo=ECHO_TEST.replace("WORD", "bye"))
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*snapshot_mismatch*", '*-    "hi"*', '*+    "bye"*'])
+    assert json.loads(snapshot.read_text()) == {"results": ["hi"]}  # never rewritten silently
+
+    local.runpytest_subprocess("--update-snapshots").assert_outcomes(passed=1)
+    assert json.loads(snapshot.read_text()) == {"results": ["bye"]}
+
+
+def test_in_ci_a_missing_snapshot_fails(
+    local: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    local.makepyfile(test_echo=ECHO_TEST.replace("WORD", "hi"))
+    monkeypatch.setenv("CI", "true")
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*does not exist*CI never writes snapshots*"])
+    assert not list(local.path.glob("__snapshots__/**/*.json"))
+
+
+def test_harness_failures_read_as_test_failures(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_bad="""
+from sandboxverify.harness import call, say, when
+
+def test_unknown(harness):
+    t = harness([lambda api: api.register_tool("echo", lambda text: text)])
+    t.run(when("x", [call("ecko", {"text": "a"}), say("ok")]))
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*sandboxverify.harness.HarnessError: [[]unknown_tool] turn 1 ('x'), action 1*(did you mean 'echo'?)*"
+        ]
+    )
+
+
+def test_playbook_fixture_runs_a_toml_playbook(
+    local: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES / "planner"))
+    design = FIXTURES / "playbooks" / "planner-design.toml"
+    local.makepyfile(
+        test_plan=f"""
+def test_design(playbook):
+    t = playbook({str(design)!r}, plugins=["svfix_planner.plugin:setup"])
+    t.assert_called_before("plan_propose", "plan_approve")
+    assert t.events.tool_results_for("plan_approve")[0].text.endswith("approved")
+"""
+    )
+    local.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("needs_uv")
+def test_sandbox_check_fixture(local: pytest.Pytester) -> None:
+    target = FIXTURES / "planner"
+    smoke = FIXTURES / "playbooks" / "planner-design.toml"
+    local.makepyfile(
+        test_release=f"""
+def test_installs_and_loads(sandbox_check):
+    report = sandbox_check({str(target)!r}, installer="uv",
+                           expect_tools=["plan_propose", "plan_approve"], smoke={str(smoke)!r})
+    assert report.ok, [f.message for f in report.failures]
+    assert report.runs[0].smoke["tool_calls"] == 2
+
+def test_same_check_is_shared(sandbox_check):
+    first = sandbox_check({str(target)!r}, installer="uv",
+                          expect_tools=["plan_propose", "plan_approve"], smoke={str(smoke)!r})
+    assert first is sandbox_check({str(target)!r}, installer="uv",
+                                  expect_tools=["plan_propose", "plan_approve"],
+                                  smoke={str(smoke)!r})
+"""
+    )
+    local.runpytest_subprocess().assert_outcomes(passed=2)

@@ -103,6 +103,26 @@ def test_a_py_playbook_that_raises_is_smoke_failed(tmp_path: Path) -> None:
     assert "'plan_nope', which is neither registered nor mocked" in failure.message
 
 
+def test_a_py_playbook_can_name_plugins_by_entry_point(tmp_path: Path) -> None:
+    script = tmp_path / "by_name.py"
+    script.write_text(
+        "from sandboxverify.harness import call, create_test_session, say, when\n"
+        "with create_test_session(['planner']) as t:\n"
+        "    t.run(when('List', [call('plan_list'), say('ok')]))\n"
+        "    assert t.events.tool_results[0].text == 'No plans.'\n"
+        "with create_test_session(['plannr']) as t:\n"
+        "    pass\n"
+    )
+    report = check(
+        CheckOptions(targets=(str(fixture("planner")),), installer="uv", smoke=str(script))
+    )
+    [failure] = report.failures  # the first session passed; the misspelled name fails loudly
+    assert (
+        "no entry point named 'plannr' in group 'sandboxverify.plugins'; installed: planner"
+        in failure.message
+    )
+
+
 def malformed(tmp_path: Path, text: str) -> str:
     path = tmp_path / "smoke.toml"
     path.write_text(text)

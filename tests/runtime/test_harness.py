@@ -497,3 +497,29 @@ def test_bad_turns_are_type_errors_at_construction() -> None:
         when("x", ["greet"])  # type: ignore[list-item]
     with pytest.raises(TypeError, match="params must be a dict"):
         call("greet", ["a"])  # type: ignore[arg-type]
+
+
+def test_text_prompts_and_fire_and_forget_ui_calls() -> None:
+    def form(api: PluginAPI) -> None:
+        @api.tool
+        def fill(ctx: Any) -> str:
+            name = ctx.ui.input("Name?", "your name")
+            note = ctx.ui.editor("Note", "draft")
+            ctx.ui.set_status("form", "filled")
+            ctx.ui.set_widget("form", ["line 1"])
+            return f"{name!r} {note!r}"
+
+    with create_test_session([form]) as t:
+        t.run(when("x", [call("fill"), say("y")]))
+        assert t.events.tool_results[0].text == "'' ''"  # the defaults
+        assert [(u.method, u.args, u.return_value) for u in t.events.ui] == [
+            ("input", ["Name?", "your name"], ""),
+            ("editor", ["Note", "draft"], ""),
+            ("set_status", ["form", "filled"], None),
+            ("set_widget", ["form", ["line 1"]], None),
+        ]
+    with create_test_session(
+        [form], mock_ui={"input": ["Ada"], "editor": lambda t, p: p + "!"}
+    ) as t:
+        t.run(when("x", [call("fill"), say("y")]))
+        assert t.events.tool_results[0].text == "'Ada' 'draft!'"

@@ -16,6 +16,7 @@ from typing import Any
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
 from sandboxverify.runtime.harness._plugins import DEFAULT_GROUP, DIST_ENV
+from sandboxverify.runtime.harness._session import SESSION_OBSERVERS
 
 _SHOWN_TEXT = 300
 
@@ -48,25 +49,23 @@ def _declarative(request: dict[str, Any]) -> dict[str, Any]:
     except HarnessError as exc:
         error = exc.to_json()
     except Exception as exc:  # a bug in plugin code outside any tool call, or in ours
-        error = {
-            "code": "crashed",
-            "message": f"{type(exc).__name__}: {exc}",
-            "turn": None,
-            "action": None,
-            "details": format_traceback(exc),
-        }
+        error = _crash("crashed", exc)
     finally:
         if session is not None:
             session.close()
-    summary = summarize(session) if session is not None else {}
+    sessions = [session] if session is not None else []
+    summary = summarize(sessions)
     if session is not None and request.get("trace"):
         session.write_trace(request["trace"])
         summary["trace"] = request["trace"]
+    error = error or _nothing_called(summary)
     return {"ok": error is None, "error": error, **summary}
 
 
 def _script(path: Path) -> dict[str, Any]:
     error: dict[str, Any] | None = None
+    sessions: list[TestSession] = []
+    SESSION_OBSERVERS.append(sessions.append)
     sys.argv = [str(path)]
     try:
         runpy.run_path(str(path), run_name="__main__")
@@ -82,22 +81,45 @@ def _script(path: Path) -> dict[str, Any]:
     except HarnessError as exc:
         error = {**exc.to_json(), "details": exc.details or format_traceback(exc)}
     except BaseException as exc:
-        error = {
-            "code": "script_failed",
-            "message": f"{type(exc).__name__}: {exc}",
-            "turn": None,
-            "action": None,
-            "details": format_traceback(exc),
-        }
-    return {"ok": error is None, "error": error, "script": path.name}
+        error = _crash("script_failed", exc)
+    finally:
+        SESSION_OBSERVERS.remove(sessions.append)
+    summary = {"script": path.name, **summarize(sessions)}
+    error = error or _nothing_called(summary)
+    return {"ok": error is None, "error": error, **summary}
 
 
-def summarize(session: TestSession) -> dict[str, Any]:
-    events = session.events
+def _nothing_called(summary: dict[str, Any]) -> dict[str, Any] | None:
+    """A smoke run exists to exercise tools: one that called none proves nothing."""
+    if summary.get("tool_calls"):
+        return None
     return {
-        "turns": sum(1 for event in events.all if event.type == "turn_started"),
-        "tool_calls": len(events.tool_calls),
-        "ui_calls": len(events.ui),
+        "code": "nothing_called",
+        "turn": None,
+        "action": None,
+        "details": None,
+        "message": "the playbook ran but called no tool: a smoke run that exercises nothing "
+        "proves nothing; add call(...) actions (in a .py playbook: run a session)",
+    }
+
+
+def _crash(code: str, exc: BaseException) -> dict[str, Any]:
+    return {
+        "code": code,
+        "message": f"{type(exc).__name__}: {exc}",
+        "turn": None,
+        "action": None,
+        "details": format_traceback(exc),
+    }
+
+
+def summarize(sessions: list[TestSession]) -> dict[str, Any]:
+    events = [session.events for session in sessions]
+    return {
+        "sessions": len(sessions),
+        "turns": sum(1 for e in events for event in e.all if event.type == "turn_started"),
+        "tool_calls": sum(len(e.tool_calls) for e in events),
+        "ui_calls": sum(len(e.ui) for e in events),
         "calls": [
             {
                 "tool": record.tool_name,
@@ -109,6 +131,7 @@ def summarize(session: TestSession) -> dict[str, Any]:
                 "blocked": record.blocked,
                 "text": record.text[:_SHOWN_TEXT],
             }
-            for record in events.tool_results
+            for e in events
+            for record in e.tool_results
         ],
     }

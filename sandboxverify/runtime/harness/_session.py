@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Callable
 
 from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime.harness import _snapshot, _trace
@@ -36,6 +36,9 @@ from sandboxverify.runtime.harness._plugins import (
 from sandboxverify.runtime.harness._ui import MockUI
 
 DEFAULT_CALL_TIMEOUT = 60.0
+
+#: Called with every new session; a smoke run uses it to see the sessions a .py playbook creates.
+SESSION_OBSERVERS: list[Callable[[TestSession], None]] = []
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ class TestSession:
             cwd=self.cwd,
             call_timeout=call_timeout,
         )
+        for observe in SESSION_OBSERVERS:
+            observe(self)
         self.events.emit(
             "run_started",
             version=_trace.TRACE_VERSION,

@@ -1,0 +1,93 @@
+"""The smoke action on its own (in-process): specs, .py playbooks, and runs that prove nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxverify._playbook import parse_playbook
+from sandboxverify.runtime._smoke import smoke
+
+ECHO = "tests.runtime.test_smoke:echo_plugin"
+
+
+def echo_plugin(api: Any) -> None:
+    api.register_tool("echo", lambda text: text)
+
+
+def spec(actions: str) -> dict[str, Any]:
+    return parse_playbook(f"[[turns]]\nprompt = 'x'\nactions = [{actions}]\n", "s.toml")
+
+
+def test_a_spec_run_reports_every_call() -> None:
+    result = smoke(
+        {
+            "spec": spec("{ call = 'echo', params = { text = 'hi' } }, { say = 'ok' }"),
+            "plugins": [ECHO],
+        }
+    )
+    assert result["ok"] is True and result["error"] is None
+    assert (result["sessions"], result["turns"], result["tool_calls"]) == (1, 1, 1)
+    assert result["calls"][0]["text"] == "hi"
+
+
+def test_a_playbook_that_calls_no_tool_proves_nothing() -> None:
+    result = smoke({"spec": spec("{ say = 'just talking' }"), "plugins": [ECHO]})
+    assert result["ok"] is False
+    assert result["error"]["code"] == "nothing_called"
+
+
+def script(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "play.py"
+    path.write_text(
+        "from sandboxverify.harness import call, create_test_session, say, when\n" + body
+    )
+    return path
+
+
+def test_a_py_playbook_reports_the_calls_of_its_sessions(tmp_path: Path) -> None:
+    path = script(
+        tmp_path,
+        f"for word in ('a', 'b'):\n"
+        f"    with create_test_session([{ECHO!r}]) as t:\n"
+        f"        t.run(when('x', [call('echo', {{'text': word}}), say('y')]))\n",
+    )
+    result = smoke({"script": str(path)})
+    assert result["ok"] is True, result["error"]
+    assert (result["sessions"], result["tool_calls"]) == (2, 2)
+    assert [c["text"] for c in result["calls"]] == ["a", "b"]
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "fragment"),
+    [
+        ("x = 1\n", "nothing_called", "called no tool"),
+        ("raise ValueError('bad input')\n", "script_failed", "ValueError: bad input"),
+        ("import sys\nsys.exit(3)\n", "script_failed", "exited with 3"),
+        (
+            f"with create_test_session([{ECHO!r}]) as t:\n"
+            "    t.run(when('x', [call('ech', {'text': 'a'}), say('y')]))\n",
+            "unknown_tool",
+            "did you mean 'echo'",
+        ),
+    ],
+)
+def test_a_py_playbook_that_fails_or_does_nothing(
+    tmp_path: Path, body: str, code: str, fragment: str
+) -> None:
+    result = smoke({"script": str(script(tmp_path, body))})
+    assert result["ok"] is False
+    assert result["error"]["code"] == code
+    assert fragment in result["error"]["message"]
+
+
+def test_a_py_playbook_that_exits_zero_after_calling_is_fine(tmp_path: Path) -> None:
+    path = script(
+        tmp_path,
+        f"import sys\nwith create_test_session([{ECHO!r}]) as t:\n"
+        "    t.run(when('x', [call('echo', {'text': 'a'}), say('y')]))\n"
+        "sys.exit(0)\n",
+    )
+    assert smoke({"script": str(path)})["ok"] is True

@@ -149,7 +149,7 @@ def _run_build(
     label: str,
     observer: Observer | None,
 ) -> Outcome:
-    env = build_env(settings.pass_env)
+    env = build_env(workspace.root / "tmp", settings.pass_env)
     env.update(settings.index.pip_env())
     command = Command(
         argv=argv,

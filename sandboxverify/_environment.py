@@ -61,9 +61,6 @@ _INSTALLER = (
     "XDG_CACHE_HOME",
     "XDG_DATA_HOME",
     "NETRC",
-    "TMPDIR",
-    "TEMP",
-    "TMP",
 )
 _BUILD = (
     "SOURCE_DATE_EPOCH",
@@ -95,19 +92,22 @@ _NEVER = (
 
 
 def installer_env(
-    pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
+    tmp: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
+    """``tmp``: the check's own temporary directory, so whatever an installer leaves in its
+    temporary directory (uv's lock files, pip's build trees) goes with the check."""
     env = _select(_BASE + _NETWORK + _INSTALLER, pass_env, environ)
     env.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
     env.setdefault("PIP_NO_INPUT", "1")
     env["PYTHONIOENCODING"] = "utf-8"
+    env.update(_temporary(tmp))
     return env
 
 
 def build_env(
-    pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
+    tmp: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    env = installer_env(pass_env, environ)
+    env = installer_env(tmp, pass_env, environ)
     env.update(_select(_BUILD, (), environ))
     return env
 
@@ -125,11 +125,15 @@ def plugin_env(
     env["HOME"] = str(home)
     if sys.platform == "win32":  # pragma: no cover
         env["USERPROFILE"] = str(home)
-    for name in ("TMPDIR", "TEMP", "TMP"):
-        env[name] = str(tmp)
+    env.update(_temporary(tmp))
     env["PYTHONIOENCODING"] = "utf-8"
     env["PYTHONUTF8"] = "1"
     return env
+
+
+def _temporary(tmp: Path) -> dict[str, str]:
+    tmp.mkdir(parents=True, exist_ok=True)
+    return {name: str(tmp) for name in ("TMPDIR", "TEMP", "TMP")}
 
 
 def _select(

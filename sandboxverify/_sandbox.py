@@ -124,7 +124,7 @@ def _install_hint(cause: str, version: str) -> str:
 def _run(argv: list[str], sandbox: Sandbox, label: str, settings: StepSettings) -> Outcome:
     command = Command(
         argv=argv,
-        env=installer_env(settings.pass_env),
+        env=installer_env(sandbox.paths.tmp, settings.pass_env),
         cwd=sandbox.paths.work,
         timeout=settings.timeout,
         log_path=sandbox.paths.logs / f"{label}.log",

@@ -22,7 +22,6 @@ from sandboxverify._options import CheckOptions
 from sandboxverify._playbook import load_playbook
 from sandboxverify._report import Report
 from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
-from sandboxverify.runtime.harness._declarative import session_from_spec
 
 HarnessFactory = Callable[..., TestSession]
 
@@ -57,12 +56,10 @@ def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
 def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
     def run(path: str | Path, **options: Any) -> TestSession:
         spec = load_playbook(Path(path))
-        session = session_from_spec(spec, **options)
-        try:
-            run_spec(spec, session)
-        except BaseException:
-            session.close()
-            raise
+        options.setdefault("mock_tools", spec.get("mock_tools") or {})
+        options.setdefault("mock_ui", spec.get("mock_ui") or {})
+        session = harness(options.pop("plugins", None) or spec.get("plugins"), **options)
+        run_spec(spec, session)  # the harness fixture closes the session after the test
         return session
 
     return run

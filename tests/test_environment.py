@@ -35,8 +35,8 @@ SECRETS = {
 }
 
 
-def test_installer_keeps_network_and_installer_settings_but_no_secrets() -> None:
-    env = installer_env(environ=CALLER)
+def test_installer_keeps_network_and_installer_settings_but_no_secrets(tmp_path: Path) -> None:
+    env = installer_env(tmp_path, environ=CALLER)
 
     assert {
         "HTTPS_PROXY",
@@ -50,10 +50,11 @@ def test_installer_keeps_network_and_installer_settings_but_no_secrets() -> None
     assert not SECRETS & set(env)
     assert "PYTHONPATH" not in env and "VIRTUAL_ENV" not in env
     assert env["PIP_NO_INPUT"] == "1"
+    assert env["TMPDIR"] == env["TEMP"] == env["TMP"] == str(tmp_path)  # the check's own
 
 
-def test_build_adds_compiler_settings() -> None:
-    env = build_env(environ=CALLER)
+def test_build_adds_compiler_settings(tmp_path: Path) -> None:
+    env = build_env(tmp_path, environ=CALLER)
     assert env["CC"] == "gcc"
     assert not SECRETS & set(env)
 

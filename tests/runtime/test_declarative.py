@@ -26,8 +26,19 @@ def planner_importable() -> Iterator[None]:
         del sys.modules[name]
 
 
+SESSIONS: list[Any] = []
+
+
+@pytest.fixture(autouse=True)
+def close_sessions() -> Iterator[None]:
+    yield
+    while SESSIONS:
+        SESSIONS.pop().close()
+
+
 def run(spec: dict[str, Any], **options: Any) -> Any:
     session = session_from_spec(spec, plugins=[PLANNER], **options)
+    SESSIONS.append(session)
     run_spec(spec, session)
     return session
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -523,3 +524,12 @@ def test_text_prompts_and_fire_and_forget_ui_calls() -> None:
     ) as t:
         t.run(when("x", [call("fill"), say("y")]))
         assert t.events.tool_results[0].text == "'Ada' 'draft!'"
+
+
+def test_an_unclosed_session_still_removes_its_directory() -> None:
+    session = create_test_session([demo])
+    directory = Path(session.cwd)
+    assert directory.is_dir()
+    del session
+    gc.collect()
+    assert not directory.exists()

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 import time
 import traceback
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,6 +92,12 @@ class TestSession:
         self.cwd = (
             str(cwd) if cwd is not None else tempfile.mkdtemp(prefix="sandboxverify-session-")
         )
+        # the temporary directory goes even if close() is never called (at collection or exit)
+        self._cleanup = (
+            weakref.finalize(self, shutil.rmtree, self.cwd, ignore_errors=True)
+            if self._owns_cwd
+            else None
+        )
         self.events = Events()
         self.registry = Registry()
         self._snapshot_dir = Path(snapshot_dir) if snapshot_dir is not None else None
@@ -149,8 +156,8 @@ class TestSession:
         self.close()
 
     def close(self) -> None:
-        if self._owns_cwd:
-            shutil.rmtree(self.cwd, ignore_errors=True)
+        if self._cleanup is not None:
+            self._cleanup()
 
     # -- what is there ---------------------------------------------------------------------
     @property

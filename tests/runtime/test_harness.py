@@ -533,3 +533,19 @@ def test_an_unclosed_session_still_removes_its_directory() -> None:
     del session
     gc.collect()
     assert not directory.exists()
+
+
+def test_snapshots_need_a_place_outside_pytest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    monkeypatch.delenv("CI", raising=False)
+    with create_test_session([demo]) as t:
+        with pytest.raises(HarnessError) as info:
+            t.assert_snapshot({"a": 1})
+        assert info.value.code == "snapshot_unlocated"
+    with create_test_session([demo], snapshot_dir=tmp_path) as t:
+        t.assert_snapshot({"a": 1}, name="state")
+        assert (tmp_path / "session" / "state.json").read_text() == '{\n  "a": 1\n}\n'
+        with pytest.raises(HarnessError, match="snapshot_mismatch"):
+            t.assert_snapshot({"a": 2}, name="state")

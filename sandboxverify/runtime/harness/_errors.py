@@ -30,6 +30,7 @@ CODES = (
     "assertion_failed",  # a process assertion (assert_called...) did not hold
     "replay_mismatch",  # a replayed trace produced a different result than recorded
     "snapshot_mismatch",  # a snapshot differs from the stored one
+    "snapshot_unlocated",  # a snapshot with no place to be stored and compared
     "playbook_invalid",  # a declarative playbook that cannot be run as written
 )
 

@@ -427,7 +427,13 @@ class TestSession:
             directory = Path(located[0]).resolve().parent / "__snapshots__" / Path(located[0]).stem
             test_id = located[1]
         else:
-            directory, test_id = Path(self.cwd).parent / "__snapshots__", "session"
+            # Stored next to nothing anyone keeps, it would be "created" on every run and never
+            # compared: a snapshot that always passes. Refuse instead.
+            raise HarnessError(
+                "snapshot_unlocated",
+                "assert_snapshot() does not know where snapshots live: call it under pytest "
+                "(they go next to the test file) or pass snapshot_dir=... to create_test_session",
+            )
         path = _snapshot.snapshot_path(directory, test_id, self._snapshots_taken, name)
         update = _snapshot.update_requested(env, bool(self._update_snapshots))
         try:

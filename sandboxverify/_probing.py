@@ -55,6 +55,9 @@ class Discovery:
     declared_groups: tuple[str, ...]
     others: tuple[dict[str, str], ...]
     sys_path: tuple[str, ...]
+    prefix: str = ""
+    base_prefix: str = ""
+    isolated: bool = False
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,9 @@ def discover(
         declared_groups=tuple(result["declared_groups"]),
         others=tuple(result["others"]),
         sys_path=tuple(result["sys_path"]),
+        prefix=str(result.get("prefix", "")),
+        base_prefix=str(result.get("base_prefix", "")),
+        isolated=bool((result.get("flags") or {}).get("isolated")),
     )
 
 
@@ -133,6 +139,16 @@ def probe(
     if isinstance(found, Failure):
         return ProbeOutcome(None, loads, (found,))
     assert isinstance(found, Discovery)
+    leaks = isolation_leaks(found, settings.runtime)
+    if leaks:
+        leak = Failure(
+            "venv_failed",
+            "the sandbox is not isolated: plugin code could import from " + ", ".join(leaks),
+            python=sandbox.interpreter.version,
+            hint="a .pth file or sitecustomize of the base interpreter adds paths to every "
+            "environment made from it; use a clean interpreter for --python",
+        )
+        return ProbeOutcome(found, loads, (leak,))
     installed = [EntryPointRef.from_json(plugin) for plugin in found.plugins]
     if sorted(installed, key=repr) != sorted(planned, key=repr):
         mismatch = Failure(
@@ -144,6 +160,30 @@ def probe(
         )
         return ProbeOutcome(found, loads, (mismatch,))
     return ProbeOutcome(found, loads, ())
+
+
+def isolation_leaks(found: Discovery, runtime: Path) -> list[str]:
+    """What on the sandbox's ``sys.path`` is neither the venv, the interpreter's own standard
+    library nor our runtime: anything else would let plugin code import what the user's users
+    will not have."""
+    prefix, base = Path(found.prefix), Path(found.base_prefix)
+    leaks = [] if found.isolated else ["the caller's environment (not running with -I)"]
+    for entry in found.sys_path:
+        path = Path(entry)
+        if not entry or not path.is_absolute():
+            leaks.append(f"the working directory ({entry!r})")
+            continue
+        in_venv = _within(path, prefix)
+        third_party = any(part in ("site-packages", "dist-packages") for part in path.parts)
+        # installed packages only from the venv; anything else only from the stdlib or us
+        allowed = in_venv or (not third_party and (_within(path, base) or _within(path, runtime)))
+        if not allowed:
+            leaks.append(entry)
+    return leaks
+
+
+def _within(path: Path, root: Path) -> bool:
+    return bool(root.parts) and (path == root or root in path.parents)
 
 
 def _names(refs: Sequence[EntryPointRef]) -> str:

@@ -52,64 +52,90 @@ ENVIRONMENTAL_TOOLS: dict[str, dict[str, Any]] = {
 }
 
 
-class MockTools:
-    """The session's tool mocks, validated up front, with a per-tool counter for lists."""
+class StatefulValues:
+    """Configured values by key: a single value serves every use; a list serves one entry per
+    use, in order, and one use too many is ``mocks_exhausted``. Shared by tool mocks and UI
+    answers, so both count and fail the same way."""
 
-    def __init__(self, config: Mapping[str, Any] | None) -> None:
-        self._values: dict[str, Any] = dict(config or {})
+    def __init__(self, values: Mapping[str, Any] | None, section: str, label: str) -> None:
+        self._values: dict[str, Any] = dict(values or {})
         self._used: dict[str, int] = {}
-        for name, value in self._values.items():
-            _check_value(name, value)
+        self._section = section  # "mock_tools" / "mock_ui", as the user wrote it
+        self._label = label  # how one entry is named in messages: "the mock for", "mock_ui"
+        for key, value in self._values.items():
+            if isinstance(value, list) and not value:
+                raise HarnessError("invalid_mock", f"{label} {key!r} is an empty list")
 
-    def check_names(self, known: Iterable[str]) -> None:
-        """Every mock must name a registered or environmental tool (a typo must not make a
-        real call slip through unmocked)."""
-        names = sorted(set(known) | set(ENVIRONMENTAL_TOOLS))
-        for name in self._values:
-            if name not in names:
-                close = difflib.get_close_matches(name, names, n=1)
+    def __contains__(self, key: object) -> bool:
+        return key in self._values
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self._values)
+
+    def entries(self, key: str) -> list[Any]:
+        value = self._values[key]
+        return list(value) if isinstance(value, list) else [value]
+
+    def check_known(self, known: Iterable[str], kind: str) -> None:
+        """Every key must name something that exists: a typo must fail, not go unused."""
+        names = sorted(set(known))
+        for key in self._values:
+            if key not in names:
+                close = difflib.get_close_matches(key, names, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 raise HarnessError(
                     "unknown_mock",
-                    f"mock_tools has {name!r}, which is no registered or environmental "
-                    f"tool{hint}; known tools: {', '.join(names)}",
+                    f"{self._section} has {key!r}, which is no {kind}{hint}; "
+                    f"known: {', '.join(names)}",
                 )
 
+    def take(self, key: str, where: str) -> Any:
+        """The value for this use of ``key``."""
+        value = self._values[key]
+        if not isinstance(value, list):
+            return value
+        used = self._used.get(key, 0)
+        if used >= len(value):
+            raise HarnessError(
+                "mocks_exhausted",
+                f"{where}: {self._label} {key!r} has {len(value)} entr"
+                f"{'y' if len(value) == 1 else 'ies'}, all used; this is call {used + 1}: add "
+                "an entry or use a single (static) value",
+            )
+        self._used[key] = used + 1
+        return value[used]
+
+
+class MockTools:
+    """The session's tool mocks, validated up front."""
+
+    def __init__(self, config: Mapping[str, Any] | None) -> None:
+        self.values = StatefulValues(config, "mock_tools", "the mock for")
+        for name in self.values.keys:
+            _check_entries(name, self.values.entries(name))
+
+    def check_names(self, known: Iterable[str]) -> None:
+        self.values.check_known(
+            set(known) | set(ENVIRONMENTAL_TOOLS), "registered or environmental tool"
+        )
+
     def __contains__(self, name: object) -> bool:
-        return name in self._values
+        return name in self.values
 
     @property
     def names(self) -> list[str]:
-        return list(self._values)
+        return self.values.keys
 
     def produce(self, name: str, params: Mapping[str, Any], where: str) -> ToolResult:
         """The mocked result of one call; raises for an exhausted list."""
-        value = self._values[name]
-        if isinstance(value, list):
-            used = self._used.get(name, 0)
-            if used >= len(value):
-                raise HarnessError(
-                    "mocks_exhausted",
-                    f"{where}: the mock for {name!r} has {len(value)} entr"
-                    f"{'y' if len(value) == 1 else 'ies'}, all used; this is call "
-                    f"{used + 1}: add an entry or use a single (static) value",
-                )
-            self._used[name] = used + 1
-            value = value[used]
+        value = self.values.take(name, where)
         if callable(value):
             value = value(dict(params))  # exceptions propagate: the caller reports them
         try:
             return _as_result(value)
         except ResultShapeError as exc:
             raise HarnessError("invalid_mock", f"{where}: the mock for {name!r} {exc}") from None
-
-    def remaining(self) -> dict[str, int]:
-        """Unused entries of each stateful mock."""
-        return {
-            name: len(value) - self._used.get(name, 0)
-            for name, value in self._values.items()
-            if isinstance(value, list)
-        }
 
 
 def _as_result(value: Any) -> ToolResult:
@@ -124,10 +150,7 @@ def _as_result(value: Any) -> ToolResult:
     return from_return_value(value)
 
 
-def _check_value(name: str, value: Any) -> None:
-    entries = value if isinstance(value, list) else [value]
-    if isinstance(value, list) and not value:
-        raise HarnessError("invalid_mock", f"the mock for {name!r} is an empty list")
+def _check_entries(name: str, entries: list[Any]) -> None:
     for entry in entries:
         if callable(entry) or isinstance(entry, (str, ToolResult)):
             continue

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Mapping, Sequence
-from typing import Any, Callable
+from typing import Any, Callable, NoReturn
 
 from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._mocks import StatefulValues
 
 INTERACTIVE = ("confirm", "select", "input", "editor")
 FIRE_AND_FORGET = ("notify", "set_status", "set_widget")
@@ -25,13 +26,14 @@ Recorder = Callable[[str, list[Any], Any], None]
 
 class MockUI:
     def __init__(self, config: Mapping[str, Any] | None, record: Recorder) -> None:
-        self._config = dict(config or {})
+        self._answers = StatefulValues(config, "mock_ui", "mock_ui")
         self._record = record
-        self._used: dict[str, int] = {}
         #: a failure raised inside plugin code, kept in case the plugin swallows it
         self.failure: HarnessError | None = None
         self._where = "a UI call"
-        _check_config(self._config)
+        self._answers.check_known(METHODS, "UI method")
+        for method in self._answers.keys:
+            _check_answers(method, self._answers.entries(method))
 
     def located(self, where: str) -> None:
         self._where = where
@@ -84,19 +86,12 @@ class MockUI:
         return result
 
     def _answer(self, method: str, args: list[Any], default: Any) -> Any:
-        if method not in self._config:
+        if method not in self._answers:
             return default
-        value = self._config[method]
-        if isinstance(value, list):
-            used = self._used.get(method, 0)
-            if used >= len(value):
-                self._fail(
-                    f"mock_ui {method!r} has {len(value)} answer(s), all used; "
-                    f"this is call {used + 1}",
-                    code="mocks_exhausted",
-                )
-            self._used[method] = used + 1
-            value = value[used]
+        try:
+            value = self._answers.take(method, self._where)
+        except HarnessError as exc:
+            self._fail(exc.message, code=exc.code, located=False)
         if callable(value):
             try:
                 return value(*args)
@@ -110,8 +105,8 @@ class MockUI:
         self._record(method, args, answer)
         return answer
 
-    def _fail(self, message: str, code: str = "ui_invalid") -> None:
-        error = HarnessError(code, f"{self._where}: {message}")
+    def _fail(self, message: str, code: str = "ui_invalid", *, located: bool = True) -> NoReturn:
+        error = HarnessError(code, f"{self._where}: {message}" if located else message)
         if self.failure is None:
             self.failure = error
         raise error
@@ -133,41 +128,30 @@ class ToolContext:
         return f"ToolContext(cwd={self.cwd!r}, tool_call_id={self.tool_call_id!r})"
 
 
-def _check_config(config: Mapping[str, Any]) -> None:
-    for method, value in config.items():
-        if method not in METHODS:
-            close = difflib.get_close_matches(method, METHODS, n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
+def _check_answers(method: str, entries: list[Any]) -> None:
+    if method in FIRE_AND_FORGET:
+        if entries != ["collect"]:
             raise HarnessError(
-                "unknown_mock",
-                f"mock_ui has {method!r}, which is no UI method{hint}; "
-                f"methods: {', '.join(METHODS)}",
+                "invalid_mock",
+                f"mock_ui {method!r} is fire-and-forget: its calls are always collected; "
+                f"the only value is 'collect', got "
+                f"{entries[0] if len(entries) == 1 else entries!r}",
             )
-        if method in FIRE_AND_FORGET:
-            if value != "collect":
-                raise HarnessError(
-                    "invalid_mock",
-                    f"mock_ui {method!r} is fire-and-forget: its calls are always collected; "
-                    f"the only value is 'collect', got {value!r}",
-                )
+        return
+    allowed = {"confirm": (bool,), "select": (int, str), "input": (str,), "editor": (str,)}
+    expected = {
+        "confirm": "True/False",
+        "select": "an index or an item",
+        "input": "a string",
+        "editor": "a string",
+    }
+    for entry in entries:
+        if callable(entry) or (entry is None and method != "confirm"):
             continue
-        entries = value if isinstance(value, list) else [value]
-        if isinstance(value, list) and not value:
-            raise HarnessError("invalid_mock", f"mock_ui {method!r} is an empty list")
-        allowed = {"confirm": (bool,), "select": (int, str), "input": (str,), "editor": (str,)}
-        for entry in entries:
-            if callable(entry) or (entry is None and method != "confirm"):
-                continue
-            wrong_bool = isinstance(entry, bool) and method == "select"
-            if not isinstance(entry, allowed[method]) or wrong_bool:
-                raise HarnessError(
-                    "invalid_mock",
-                    f"mock_ui {method!r} cannot answer {entry!r}; expected "
-                    + {
-                        "confirm": "True/False",
-                        "select": "an index or an item",
-                        "input": "a string",
-                        "editor": "a string",
-                    }[method]
-                    + ", a callable, or a list of those",
-                )
+        wrong_bool = isinstance(entry, bool) and method == "select"
+        if not isinstance(entry, allowed[method]) or wrong_bool:
+            raise HarnessError(
+                "invalid_mock",
+                f"mock_ui {method!r} cannot answer {entry!r}; expected {expected[method]}, "
+                "a callable, or a list of those",
+            )

@@ -252,7 +252,8 @@ def select_wheel(wheels: Sequence[Artifact], version_info: tuple[int, int, int])
     if len(wheels) == 1:
         return wheels[0]
     python_version = version_info[:2]
-    supported = list(cpython_tags(python_version)) + list(compatible_tags(python_version))
+    interpreter = f"cp{python_version[0]}{python_version[1]}"  # else cpXY-none-any is missed
+    supported = [*cpython_tags(python_version), *compatible_tags(python_version, interpreter)]
     rank = {tag: index for index, tag in enumerate(supported)}
     best: tuple[int, Artifact] | None = None
     for wheel in wheels:

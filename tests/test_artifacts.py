@@ -6,6 +6,7 @@ import io
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -138,16 +139,20 @@ def test_sdist_facts_and_problems(tmp_path: Path) -> None:
 
 
 def test_select_wheel_picks_the_one_for_the_interpreter(tmp_path: Path) -> None:
-    wheels = [
-        inspect_wheel(make_wheel(tmp_path, "demo-1.0-cp310-cp310-manylinux_2_17_x86_64.whl")),
-        inspect_wheel(make_wheel(tmp_path, "demo-1.0-cp312-cp312-manylinux_2_17_x86_64.whl")),
-        inspect_wheel(make_wheel(tmp_path, "demo-1.0-py3-none-any.whl")),
-    ]
-    chosen = select_wheel(wheels, (3, 12, 1))
-    assert chosen is not None
-    # a platform wheel for this exact Python beats the universal one (if the platform fits)
-    assert chosen.path.name in {
-        "demo-1.0-cp312-cp312-manylinux_2_17_x86_64.whl",
+    # platform-independent tags, so the expected choice is the same on every machine
+    names = [
+        "demo-1.0-cp310-none-any.whl",
+        "demo-1.0-cp312-none-any.whl",
         "demo-1.0-py3-none-any.whl",
-    }
-    assert select_wheel(wheels[:2], (3, 11, 0)) is None
+    ]
+    wheels = [inspect_wheel(make_wheel(tmp_path, name)) for name in names]
+
+    def chosen(wheels: list[Any], version: tuple[int, int, int]) -> str | None:
+        found = select_wheel(wheels, version)
+        return found.path.name if found else None
+
+    # the wheel for this exact Python beats the universal one, which serves the rest
+    assert chosen(wheels, (3, 12, 1)) == "demo-1.0-cp312-none-any.whl"
+    assert chosen(wheels, (3, 10, 4)) == "demo-1.0-cp310-none-any.whl"
+    assert chosen(wheels, (3, 11, 0)) == "demo-1.0-py3-none-any.whl"
+    assert chosen(wheels[:2], (3, 11, 0)) is None

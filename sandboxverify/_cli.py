@@ -185,13 +185,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         progress.close()
     human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
-    if json_out:
-        document = json.dumps(report.to_json(), indent=2) + "\n"
-        if json_out == "-":
-            sys.stdout.write(document)
-            sys.stdout.flush()
-        else:
-            Path(json_out).write_text(document, encoding="utf-8")
+    _write_json(report.to_json(), json_out)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -251,6 +245,7 @@ def run_playbook(
     the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
     playbook, 2 a malformed playbook or bad option.
     """
+    _refuse_overwrite(json_out, (playbook,))
     loaded = load_playbook(playbook)
     request: dict[str, Any] = {"group": group, "dist": dist}
     if loaded.spec is not None:
@@ -271,12 +266,7 @@ def run_playbook(
     }
     human = sys.stderr if json_out == "-" else sys.stdout
     human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
-    if json_out:
-        document = json.dumps(result, indent=2) + "\n"
-        if json_out == "-":
-            sys.stdout.write(document)
-        else:
-            Path(json_out).write_text(document, encoding="utf-8")
+    _write_json(result, json_out)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
 
 
@@ -302,6 +292,18 @@ def _merge(
         if source in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
             merged[_CLI_NAMES.get(name, name)] = value
     return merged
+
+
+def _write_json(document: dict[str, Any], json_out: str | None) -> None:
+    """The JSON document to stdout (``-``) or to a file; nothing without ``--json``."""
+    if not json_out:
+        return
+    text = json.dumps(document, indent=2) + "\n"
+    if json_out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        Path(json_out).write_text(text, encoding="utf-8")
 
 
 def _refuse_overwrite(json_out: str | None, targets: Sequence[str]) -> None:

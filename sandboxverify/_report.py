@@ -142,9 +142,6 @@ class Run:
     smoke: dict[str, Any] | None = None
     sandbox: str | None = None
 
-    def stage(self, name: StageName) -> Stage | None:
-        return next((stage for stage in self.stages if stage.name == name), None)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "python": self.python,

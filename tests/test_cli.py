@@ -110,6 +110,14 @@ def test_json_never_overwrites_an_input_artifact(tmp_path: Path) -> None:
     assert wheel.read_bytes() == b"precious"
 
 
+def test_run_json_never_overwrites_the_playbook(tmp_path: Path) -> None:
+    playbook = tmp_path / "smoke.toml"
+    playbook.write_text("[[turns]]\nprompt = 'x'\nactions = [{ say = 'y' }]\n")
+    before = playbook.read_text()
+    assert_usage_error(["run", str(playbook), "--json", str(playbook)], "--json would overwrite")
+    assert playbook.read_text() == before
+
+
 def test_artifacts_of_different_releases(tmp_path: Path) -> None:
     for name in ("a-1.0-py3-none-any.whl", "b-2.0-py3-none-any.whl"):
         _minimal_wheel(tmp_path / name)

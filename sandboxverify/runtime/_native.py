@@ -82,10 +82,6 @@ class PluginAPI:
         self._plugin = plugin
         self._registry = registry
 
-    @property
-    def plugin_name(self) -> str:
-        return self._plugin
-
     def register_tool(
         self,
         name: str,

@@ -12,7 +12,6 @@ from typing import Any
 #: Version of the request/result documents exchanged through stdin and the result file.
 PROTOCOL = 1
 
-HOST_NAMES = ("native", "entrypoints")
 DEFAULT_GROUPS: dict[str, str | None] = {
     "native": "sandboxverify.plugins",
     "entrypoints": None,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, TypeVar
+
+T = TypeVar("T")
 
 #: Stable codes (add new ones, never rename): each names one way a run diverged from its script.
 CODES = (
@@ -66,6 +70,35 @@ class HarnessError(AssertionError):
             "action": self.action,
             "details": self.details,
         }
+
+
+@dataclass(frozen=True)
+class Step:
+    """Where in the playbook something happens; every failure message starts with it."""
+
+    turn: int
+    action: int
+    where: str
+    deadline: float | None = None
+
+    def error(self, code: str, message: str, details: str | None = None) -> HarnessError:
+        return HarnessError(
+            code, f"{self.where}: {message}", turn=self.turn, action=self.action, details=details
+        )
+
+    def guard(self, run: Callable[[], T], *, code: str, what: str) -> T:
+        """Run code the harness calls back (a params callable, a ``.then`` callback, a plugin's
+        hook): its HarnessErrors pass through, any other exception becomes a ``code`` failure
+        naming ``what``, with the traceback as details."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        try:
+            return run()
+        except HarnessError:
+            raise
+        except Exception as exc:
+            raise self.error(
+                code, f"{what} raised {type(exc).__name__}: {exc}", details=traceback.format_exc()
+            ) from exc
 
 
 # Reported as the public name (``sandboxverify.harness.HarnessError``) in test output.

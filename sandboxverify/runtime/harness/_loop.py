@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from sandboxverify.runtime._native import HandlerSpec, Registry, ToolSpec
-from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._errors import HarnessError, Step
 from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolResultRecord
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
 from sandboxverify.runtime.harness._results import (
@@ -64,20 +64,12 @@ class ToolResultEvent(ToolCallEvent):
 
 @dataclass(frozen=True)
 class CallSite:
-    """One tool call and where in the playbook it happens (for every message about it)."""
+    """One tool call and the playbook step it belongs to (for every message about it)."""
 
     tool: str
     params: dict[str, Any]
     tool_call_id: str
-    turn: int
-    action: int
-    where: str
-    deadline: float | None = None
-
-    def error(self, code: str, message: str, details: str | None = None) -> HarnessError:
-        return HarnessError(
-            code, f"{self.where}: {message}", turn=self.turn, action=self.action, details=details
-        )
+    at: Step
 
 
 class AgentLoop:
@@ -117,7 +109,7 @@ class AgentLoop:
             self._record_call(site)
             close = difflib.get_close_matches(tool, self.available(), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise site.error(
+            raise site.at.error(
                 "unknown_tool",
                 f"the model called {tool!r}, which is neither registered nor mocked{hint}; "
                 f"available tools: {', '.join(self.available())}",
@@ -126,21 +118,23 @@ class AgentLoop:
             violations = validate(site.params, schema)
             if violations:
                 self._record_call(site)
-                raise site.error(
+                raise site.at.error(
                     "invalid_arguments",
                     f"arguments {site.params!r} do not fit the schema of {tool!r}: "
                     f"{describe(violations)}",
                 )
         block = self._tool_call_hooks(site)
         self._record_call(site, block)
-        self.ui.located(f"{site.where}, tool call {site.tool_call_id}")
+        self.ui.located(f"{site.at.where}, tool call {site.tool_call_id}")
         started = time.perf_counter()
         if block is not None:
             result, mocked = ToolResult.from_text(block[1], is_error=True), False
         elif mocked:
-            result = self._guarded(lambda: self.mocks.produce(tool, site.params, site.where), site)
+            result = self._guarded(
+                lambda: self.mocks.produce(tool, site.params, site.at.where), site
+            )
         elif spec is None:
-            raise site.error(
+            raise site.at.error(
                 "tool_not_mocked",
                 f"the model called the environmental tool {tool!r}, which is never executed for "
                 f"real; add a mock: mock_tools={{{tool!r}: ...}}",
@@ -155,15 +149,15 @@ class AgentLoop:
             result=result,
             mocked=mocked,
             blocked=block is not None,
-            turn=site.turn,
-            action=site.action,
+            turn=site.at.turn,
+            action=site.at.action,
             seconds=seconds,
         )
         self.events.tool_results.append(record)
         self.events.emit(
             "tool_result",
-            turn=site.turn,
-            action=site.action,
+            turn=site.at.turn,
+            action=site.at.action,
             tool_call_id=site.tool_call_id,
             tool_name=tool,
             mocked=mocked,
@@ -187,7 +181,7 @@ class AgentLoop:
                     return handler.plugin, str(reason)
                 if verdict.get("block") in (False, None):
                     continue
-            raise site.error(
+            raise site.at.error(
                 "hook_failed",
                 f"the tool_call handler of plugin {handler.plugin!r} returned {verdict!r}; "
                 "return None or {'block': True, 'reason': '...'}",
@@ -211,7 +205,7 @@ class AgentLoop:
                 else:
                     raise ResultShapeError(f"a {type(replaced).__name__} is not a result")
             except ResultShapeError as exc:
-                raise site.error(
+                raise site.at.error(
                     "hook_failed",
                     f"the tool_result handler of plugin {handler.plugin!r} returned "
                     f"{replaced!r}: {exc}; return None, a string or a full result",
@@ -220,17 +214,11 @@ class AgentLoop:
 
     def _call_handler(self, handler: HandlerSpec, event: ToolCallEvent, site: CallSite) -> Any:
         __tracebackhide__ = True  # pytest shows the test, not the harness
-        try:
-            return handler.handler(event)
-        except HarnessError:
-            raise
-        except Exception as exc:
-            raise site.error(
-                "hook_failed",
-                f"the {handler.event} handler of plugin {handler.plugin!r} raised "
-                f"{type(exc).__name__}: {exc}",
-                details=traceback.format_exc(),
-            ) from exc
+        return site.at.guard(
+            lambda: handler.handler(event),
+            code="hook_failed",
+            what=f"the {handler.event} handler of plugin {handler.plugin!r}",
+        )
 
     # -- execution ------------------------------------------------------------------------
     def _run_tool(self, spec: ToolSpec, site: CallSite) -> ToolResult:
@@ -245,8 +233,8 @@ class AgentLoop:
         failures stay failures even if the plugin code swallowed them, time is bounded."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
         timeout, code = self.call_timeout, "call_timeout"
-        if site.deadline is not None:
-            left = site.deadline - time.monotonic()
+        if site.at.deadline is not None:
+            left = site.at.deadline - time.monotonic()
             if timeout is None or left < timeout:
                 timeout, code = left, "run_timeout"
         try:
@@ -254,7 +242,7 @@ class AgentLoop:
         except _TimedOut:
             self._worker = _Worker()  # the old thread is stuck in the tool; abandon it
             limit = "the run's time" if code == "run_timeout" else f"{timeout:.3g}s"
-            raise site.error(code, f"{site.tool!r} did not return within {limit}") from None
+            raise site.at.error(code, f"{site.tool!r} did not return within {limit}") from None
         except HarnessError:
             raise
         except ResultShapeError as exc:
@@ -271,8 +259,8 @@ class AgentLoop:
             tool_name=site.tool,
             input=dict(site.params),
             tool_call_id=site.tool_call_id,
-            turn=site.turn,
-            action=site.action,
+            turn=site.at.turn,
+            action=site.at.action,
             blocked=block is not None,
             block_reason=block[1] if block else None,
             blocked_by=block[0] if block else None,
@@ -280,8 +268,8 @@ class AgentLoop:
         self.events.tool_calls.append(record)
         self.events.emit(
             "tool_call",
-            turn=site.turn,
-            action=site.action,
+            turn=site.at.turn,
+            action=site.at.action,
             tool_call_id=site.tool_call_id,
             tool_name=site.tool,
             input=dict(site.params),
@@ -301,7 +289,6 @@ def _error_result(exc: BaseException, text: str) -> ToolResult:
             "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
         },
         is_error=True,
-        error_type=type(exc).__name__,
     )
 
 

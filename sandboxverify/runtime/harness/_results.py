@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -17,8 +17,6 @@ class ToolResult:
     content: tuple[dict[str, Any], ...] = ()
     details: Any = None
     is_error: bool = False
-    #: for error results from an exception: its type, e.g. "KeyError"
-    error_type: str | None = field(default=None, compare=False)
 
     @property
     def text(self) -> str:

@@ -269,7 +269,7 @@ def test_group_override_on_the_native_host_finds_nothing_in_an_empty_group() -> 
     assert "sandboxverify.plugins" in report.failures[0].message  # what it does declare
 
 
-def test_given_wheel_and_sdist_are_verified_as_they_are(tmp_path: Path) -> None:
+def test_given_wheel_and_sdist_are_verified_as_they_are() -> None:
     built = verify(fixture("good-hatch"), keep=True)
     assert built.workdir is not None
     dist = Path(built.workdir) / "dist"
@@ -301,7 +301,7 @@ def test_several_interpreters_run_in_parallel_one_run_each() -> None:
     assert len(report.artifacts) == 2  # built once
 
 
-def test_keep_leaves_the_sandbox_and_says_where(tmp_path: Path) -> None:
+def test_keep_leaves_the_sandbox_and_says_where() -> None:
     report = verify(fixture("good-hatch"), keep=True)
     try:
         assert report.workdir is not None

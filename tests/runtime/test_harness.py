@@ -445,7 +445,7 @@ def test_plugins_by_module_attr_string(tmp_path: Path, monkeypatch: pytest.Monke
         create_test_session(["harness_demo_mod:setpu"])
 
 
-def test_auto_assert_off_keeps_tool_errors_as_results(session: Any) -> None:
+def test_auto_assert_off_keeps_tool_errors_as_results() -> None:
     with create_test_session([demo], auto_assert=False) as t:
         t.run(when("x", [call("explode"), say("y"), say("left over")]))
         assert t.events.tool_results[0].is_error

@@ -7,6 +7,7 @@ The project is copied first: build backends write into the tree they build (``*.
 from __future__ import annotations
 
 import shutil
+import stat
 import tarfile
 import time
 import zipfile
@@ -79,7 +80,16 @@ def build_project(
     target: ProjectTarget, workspace: Workspace, settings: BuildSettings, observer: Observer | None
 ) -> BuildResult:
     started = time.perf_counter()
-    copy_source(target.path, workspace.src)
+    try:
+        copy_source(target.path, workspace.src)
+    except (shutil.Error, OSError) as exc:
+        failure = Failure(
+            "build_failed",
+            f"cannot copy the project to build it: {_copy_problem(exc)}",
+            hint="sandboxverify builds from a copy so your tree stays untouched; make every "
+            "file in the project readable (or remove it)",
+        )
+        return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     argv = settings.builder.project(workspace.src, workspace.dist, settings.index)
     outcome = _run_build(argv, workspace, settings, "build", observer)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
@@ -137,9 +147,30 @@ def copy_source(source: Path, destination: Path) -> None:
     def ignore(directory: str, names: list[str]) -> set[str]:
         skipped = {name for name in names if name in _SKIP_NAMES}
         skipped |= {name for name in names if (Path(directory) / name / "pyvenv.cfg").is_file()}
+        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
+        skipped |= {name for name in names if _special(Path(directory) / name)}
         return skipped
 
     shutil.copytree(source, destination, symlinks=True, ignore=ignore)
+
+
+def _copy_problem(exc: BaseException) -> str:
+    """The first file copytree could not copy (it collects them all in one shutil.Error)."""
+    problems = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
+    if isinstance(problems, list) and problems and len(problems[0]) == 3:
+        source, _, why = problems[0]
+        return f"{source}: {why}" + (
+            f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        )
+    return str(exc)
+
+
+def _special(path: Path) -> bool:
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _run_build(

@@ -157,7 +157,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     file_values = _config.load(pyproject) if pyproject else {}
     values = _merge(ctx, cli_values, file_values)
     json_out: str | None = values.get("json")
-    _refuse_overwrite(json_out, targets)
+    _check_json_path(json_out, targets)
     options = CheckOptions(
         targets=targets or (".",),
         host=values.get("host", "native"),
@@ -245,7 +245,7 @@ def run_playbook(
     the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
     playbook, 2 a malformed playbook or bad option.
     """
-    _refuse_overwrite(json_out, (playbook,))
+    _check_json_path(json_out, (playbook,))
     loaded = load_playbook(playbook)
     request: dict[str, Any] = {"group": group, "dist": dist}
     if loaded.spec is not None:
@@ -306,8 +306,9 @@ def _write_json(document: dict[str, Any], json_out: str | None) -> None:
         Path(json_out).write_text(text, encoding="utf-8")
 
 
-def _refuse_overwrite(json_out: str | None, targets: Sequence[str]) -> None:
-    """``--json dist/x.whl`` would read the wheel as the report path: never clobber an input."""
+def _check_json_path(json_out: str | None, targets: Sequence[str]) -> None:
+    """Before any work: ``--json dist/x.whl`` would take the wheel as the report path (never
+    clobber an input), and a report that cannot be written must not be found out at the end."""
     if not json_out or json_out == "-":
         return
     path = Path(json_out)
@@ -319,6 +320,11 @@ def _refuse_overwrite(json_out: str | None, targets: Sequence[str]) -> None:
         raise UsageError(
             f"--json would overwrite {json_out}",
             hint="give the report its own file (--json report.json), or use --json=- for stdout",
+        )
+    if not path.absolute().parent.is_dir():
+        raise UsageError(
+            f"--json {json_out}: the directory {path.absolute().parent} does not exist",
+            hint="create it first, or write the report elsewhere",
         )
 
 

@@ -10,7 +10,7 @@ import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn, TextIO
+from typing import Any, Callable, NoReturn, TextIO, TypeVar
 
 import click
 from click.core import ParameterSource
@@ -39,6 +39,7 @@ from sandboxverify.runtime._smoke import smoke as run_smoke_here
 from sandboxverify.runtime.harness._plugins import DEFAULT_GROUP
 
 EXIT_INTERNAL = 3
+F = TypeVar("F", bound=Callable[..., Any])
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
 
 
@@ -48,6 +49,19 @@ class _Terminated(KeyboardInterrupt):
 
 def _split_commas(values: Sequence[str]) -> tuple[str, ...]:
     return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
+
+
+def _json_option(what: str) -> Callable[[F], F]:
+    """``--json [FILE]``: an optional value, ``-`` (stdout) when given bare."""
+    return click.option(
+        "--json",
+        "json_out",
+        is_flag=False,
+        flag_value="-",
+        metavar="[FILE]",
+        help=f"Write {what} to FILE, or to stdout with '-' or no value "
+        "(then the text output goes to stderr).",
+    )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -128,15 +142,7 @@ def cli() -> None:
     help="A .toml or .py playbook to run in every sandbox after the probe: a scripted model "
     "calls the plugins' tools for real.",
 )
-@click.option(
-    "--json",
-    "json_out",
-    is_flag=False,
-    flag_value="-",
-    metavar="[FILE]",
-    help="Write the JSON report to FILE, or to stdout with '-' or no value "
-    "(then the text report goes to stderr).",
-)
+@_json_option("the JSON report")
 @click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
 @click.option(
     "-v", "--verbose", count=True, help="Show commands and their output (-vv: all output)."
@@ -219,14 +225,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     metavar="SECONDS",
     help="How long the whole run may take.",
 )
-@click.option(
-    "--json",
-    "json_out",
-    is_flag=False,
-    flag_value="-",
-    metavar="[FILE]",
-    help="Write the result as JSON to FILE, or to stdout.",
-)
+@_json_option("the result as JSON")
 @click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
 def run_playbook(
     *,

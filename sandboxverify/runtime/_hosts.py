@@ -2,6 +2,10 @@
 
 ``native`` calls the plugin's ``setup(api)`` and collects what it registers. ``entrypoints``
 treats every entry point as one tool named after it: the check is that it loads and is callable.
+``llm`` registers one ``llm`` plugin module with llm's plugin manager and collects the tools its
+``register_tools`` hook registers (``_llm``); ``mcp`` starts a server command and lists its tools
+over the Model Context Protocol (``_mcp``). Every host puts callable tools into a
+:class:`Registry`, so the harness runs them all the same way.
 """
 
 from __future__ import annotations
@@ -16,8 +20,8 @@ from sandboxverify.runtime._native import PluginAPI, Registry
 from sandboxverify.runtime._protocol import EntryPointRef
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
-#: or the plugin's own registration code.
-LoadStage = Literal["import", "validate", "setup"]
+#: the plugin's own registration code, or (``mcp``) the server process it runs.
+LoadStage = Literal["import", "validate", "setup", "server"]
 
 
 class PluginLoadError(Exception):
@@ -29,11 +33,62 @@ class PluginLoadError(Exception):
         self.cause = cause
 
 
+class ServerFailure(Exception):
+    """A server process misbehaved: it died, spoke no protocol, or never answered.
+
+    Reported with its own failure code (not ``plugin_load_failed``) and the tail of the
+    server's stderr as details.
+    """
+
+    def __init__(
+        self, message: str, *, code: Literal["probe_crashed", "timeout"], details: str = ""
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details
+
+
 @dataclass(frozen=True)
 class LoadedPlugin:
     ref: EntryPointRef
     tools: list[dict[str, Any]]
     handlers: dict[str, int]
+
+
+#: A server-to-client request answered on behalf of the user or the model: takes the request's
+#: params, returns the result (``elicitation/create`` -> mock UI, ``sampling/createMessage`` ->
+#: the playbook's next ``sample`` action).
+Responder = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class HostContext:
+    """What a host may need besides the entry point: limits and answers to give."""
+
+    #: seconds a server may take to start and to answer one request
+    timeout: float = 60.0
+    elicit: Responder | None = None
+    sample: Responder | None = None
+
+
+def load_plugin(
+    host: str, ref: EntryPointRef, registry: Registry, context: HostContext | None = None
+) -> LoadedPlugin:
+    """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`."""
+    context = context or HostContext()
+    if host == "native":
+        return load_native(ref, registry)
+    if host == "entrypoints":
+        return load_entrypoint(ref)
+    if host == "llm":
+        from sandboxverify.runtime._llm import load_llm  # noqa: PLC0415 - only llm loads pay
+
+        return load_llm(ref, registry, context)
+    if host == "mcp":
+        from sandboxverify.runtime._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
+
+        return load_mcp(ref, registry, context)
+    raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
 
 
 def resolve(ref: EntryPointRef) -> Any:

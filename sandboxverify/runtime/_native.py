@@ -56,6 +56,12 @@ class Registry:
 
     tools: dict[str, ToolSpec] = field(default_factory=dict)
     handlers: list[HandlerSpec] = field(default_factory=list)
+    #: what loading left running (an MCP server process): closed, newest first, by close()
+    closers: list[Callable[[], None]] = field(default_factory=list)
+
+    def close(self) -> None:
+        while self.closers:
+            self.closers.pop()()
 
     def add_tool(self, spec: ToolSpec) -> None:
         existing = self.tools.get(spec.name)

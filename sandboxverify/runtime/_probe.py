@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native
+from sandboxverify.runtime._hosts import HostContext, PluginLoadError, ServerFailure, load_plugin
 from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
 from sandboxverify.runtime._tracebacks import format_traceback
@@ -106,18 +106,19 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
 
 def load(request: dict[str, Any]) -> dict[str, Any]:
     ref = EntryPointRef.from_json(request["plugin"])
-    host = request["host"]
+    registry = Registry()
+    context = HostContext(timeout=float(request.get("timeout") or HostContext.timeout))
     try:
-        if host == "native":
-            loaded = load_native(ref, Registry())
-        elif host == "entrypoints":
-            loaded = load_entrypoint(ref)
-        else:
-            raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
+        loaded = load_plugin(request["host"], ref, registry, context)
     except PluginLoadError as exc:
         record = _error_record(exc.cause)
         record["stage"] = exc.stage
+        if isinstance(exc.cause, ServerFailure):
+            record["code"] = exc.cause.code
+            record["details"] = exc.cause.details
         return {"ok": False, "error": record, "tools": [], "handlers": {}}
+    finally:
+        registry.close()
     return {"ok": True, "error": None, "tools": loaded.tools, "handlers": loaded.handlers}
 
 

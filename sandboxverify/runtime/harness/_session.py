@@ -137,6 +137,7 @@ class TestSession:
         self.close()
 
     def close(self) -> None:
+        self.registry.close()
         if self._cleanup is not None:
             self._cleanup()
 

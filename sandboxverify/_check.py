@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +41,7 @@ from sandboxverify._smoke import run as run_smoke
 from sandboxverify._subprocess import Observer, Outcome, parallel_map, supervised
 from sandboxverify._toolchain import IndexOptions, Toolchain, choose
 from sandboxverify._workspace import Workspace
+from sandboxverify.runtime._protocol import EntryPointRef
 
 
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
@@ -54,6 +56,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         )
     if options.timeout <= 0 or options.install_timeout <= 0:
         raise UsageError("timeouts must be positive numbers of seconds")
+    server = _server_ref(options)
     playbook = load_playbook(options.smoke) if options.smoke else None
     interpreters = resolve_all(options.python)
     toolchain = choose(options.installer)
@@ -70,6 +73,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             runtime=runtime,
             on_event=on_event,
             playbook=playbook,
+            server=server,
         )
         results = parallel_map(
             lambda item: verify.run(*item),
@@ -146,8 +150,10 @@ class _Verifier:
         runtime: Path,
         on_event: EventSink,
         playbook: Playbook | None,
+        server: EntryPointRef | None = None,
     ) -> None:
         self.options = options
+        self.server = server
         self.groups = groups
         self.toolchain = toolchain
         self.workspace = workspace
@@ -233,6 +239,7 @@ class _Verifier:
             observer=observer,
         )
         planned = [ref for ref in wheel.entry_points if ref.group in self.groups]
+        to_load = [self.server] if self.server is not None else planned
         with self._stage(stages, "probe", python) as stage:
             outcome = probe(
                 sandbox,
@@ -241,6 +248,7 @@ class _Verifier:
                 groups=self.groups,
                 planned=planned,
                 settings=settings,
+                to_load=to_load,
             )
             plugins = tuple(load.record for load in outcome.loads)
             tools = tuple(tool for load in outcome.loads for tool in load.tools)
@@ -251,6 +259,7 @@ class _Verifier:
                 stage.fail_with(
                     *evaluate(
                         python=python,
+                        host=self.options.host,
                         groups=self.groups,
                         discovery=outcome.discovery,
                         loads=outcome.loads,
@@ -272,6 +281,8 @@ class _Verifier:
                 sandbox,
                 self.playbook,
                 dist=str(wheel.name),
+                host=self.options.host,
+                server=self.server,
                 group=self.groups[0],
                 settings=settings,
                 keep_trace=self.options.keep,
@@ -323,6 +334,28 @@ class _StageTimer:
             )
         )
         self.on_event(StageFinished(self.name, self.python, status, seconds, summary))
+
+
+def _server_ref(options: CheckOptions) -> EntryPointRef | None:
+    """``--server-command`` as the one plugin an mcp check loads, named after its program."""
+    if options.server_command is None:
+        return None
+    if options.host != "mcp":
+        raise UsageError(
+            f"--server-command only applies to --host mcp (the host is {options.host})",
+            hint="add --host mcp, or drop --server-command",
+        )
+    try:
+        words = shlex.split(options.server_command)
+    except ValueError as exc:
+        raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None
+    if not words:
+        raise UsageError(
+            "--server-command is empty", hint="e.g. --server-command 'my-server --stdio'"
+        )
+    return EntryPointRef(
+        name=Path(words[0]).name, group="server-command", value=options.server_command
+    )
 
 
 def _observer(on_event: EventSink, python: str | None) -> Observer:

@@ -36,7 +36,7 @@ from sandboxverify._render import Progress, render_report, render_smoke
 from sandboxverify._smoke import load as load_playbook
 from sandboxverify._version import __version__
 from sandboxverify.runtime._smoke import smoke as run_smoke_here
-from sandboxverify.runtime.harness._plugins import DEFAULT_GROUP
+from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
 
 EXIT_INTERNAL = 3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -78,7 +78,15 @@ def cli() -> None:
     "group",
     multiple=True,
     metavar="NAME",
-    help="Entry-point group to verify (repeatable). [default for native: sandboxverify.plugins]",
+    help="Entry-point group to verify (repeatable). [default: sandboxverify.plugins for native, "
+    "llm for llm, console_scripts for mcp]",
+)
+@click.option(
+    "--server-command",
+    metavar="COMMAND",
+    help="With --host mcp: the command that starts the MCP server over stdio, e.g. "
+    "'my-server --stdio' (its first word is looked up in the sandbox's bin/). "
+    "[default: each console script of the distribution]",
 )
 @click.option(
     "--expect-tools",
@@ -180,6 +188,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         keep=bool(values.get("keep", False)),
         pass_env=tuple(values.get("pass-env", ())),
         smoke=values.get("smoke"),
+        server_command=values.get("server-command"),
     )
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     human: TextIO = sys.stderr if json_out == "-" else sys.stdout
@@ -202,7 +211,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     "plugins",
     multiple=True,
     metavar="SPEC",
-    help="A plugin to load: 'module:attr' or an entry-point name (repeatable). "
+    help="A plugin to load: 'module:attr' or an entry-point name; with --host mcp, a server "
+    "command (repeatable). "
     "[default: the playbook's plugins, else every plugin of --dist]",
 )
 @click.option(
@@ -212,11 +222,16 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     "[default: [project] name of ./pyproject.toml]",
 )
 @click.option(
-    "--group",
-    default=DEFAULT_GROUP,
+    "--host",
+    type=click.Choice(SESSION_HOSTS),
+    default="native",
     show_default=True,
+    help="How plugins are loaded; with mcp, --plugin is the command that starts the server.",
+)
+@click.option(
+    "--group",
     metavar="NAME",
-    help="Entry-point group of the plugins.",
+    help="Entry-point group of the plugins. [default: the host's group]",
 )
 @click.option("--trace", metavar="FILE", help="Write the session's trace (JSONL) to FILE.")
 @click.option(
@@ -232,7 +247,8 @@ def run_playbook(
     playbook: str,
     plugins: tuple[str, ...],
     dist: str | None,
-    group: str,
+    host: str,
+    group: str | None,
     trace: str | None,
     timeout: float | None,
     json_out: str | None,
@@ -246,7 +262,7 @@ def run_playbook(
     """
     _check_json_path(json_out, (playbook,))
     loaded = load_playbook(playbook)
-    request: dict[str, Any] = {"group": group, "dist": dist}
+    request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
     if loaded.spec is not None:
         request.update(
             spec=loaded.spec, plugins=list(plugins) or None, run_timeout=timeout, trace=trace
@@ -277,6 +293,7 @@ _CLI_NAMES = {
     "find_links": "find-links",
     "install_timeout": "install-timeout",
     "pass_env": "pass-env",
+    "server_command": "server-command",
     "json_out": "json",
 }
 

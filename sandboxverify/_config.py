@@ -46,6 +46,7 @@ def _keys() -> dict[str, _Key]:
         "install-timeout": _Key("float"),
         "pass-env": _Key("list"),
         "smoke": _Key("path"),
+        "server-command": _Key("str"),
         "json": _Key("json"),
         "keep": _Key("bool"),
         "verbose": _Key("int"),

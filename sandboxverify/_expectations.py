@@ -23,6 +23,62 @@ class Expectations:
     plugins: int | None = None
 
 
+@dataclass(frozen=True)
+class _Wording:
+    """How failures explain themselves for one host: what a plugin is and how it registers."""
+
+    empty: str
+    empty_hint: str
+    setup: str
+    validate_hint: str
+    declare_hint: str
+    register_hint: str = "register it in the plugin's setup(api), or fix --expect-tools"
+
+
+_WORDING = {
+    "native": _Wording(
+        empty="registered no tools and no event handlers: it does nothing",
+        empty_hint="call api.register_tool(...) (or api.on(...)) in setup(api); "
+        "a registration may be missing or behind a condition that is false here",
+        setup="the plugin's setup(api) raised: fix its registration code (traceback in details)",
+        validate_hint="point the entry point at a callable, e.g. 'package.module:setup'",
+        declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
+        'name = "package.module:setup", or point --group at the group you use',
+    ),
+    "entrypoints": _Wording(
+        empty="provides no tool",
+        empty_hint="point the entry point at a callable",
+        setup="the entry point raised while loading (traceback in details)",
+        validate_hint="point the entry point at a callable, e.g. 'package.module:main'",
+        declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
+        'name = "package.module:function", or point --group at the group you use',
+    ),
+    "llm": _Wording(
+        empty="registered no tools: its register_tools hook registers nothing, or it has none",
+        empty_hint="implement @llm.hookimpl def register_tools(register): register(fn) in the "
+        "plugin module; --host llm checks tool plugins",
+        setup="the plugin's register_tools hook raised: fix its registration code "
+        "(traceback in details)",
+        validate_hint="decorate hook functions with @llm.hookimpl and name them after llm's "
+        "hooks (register_tools, register_models, ...) with the documented arguments",
+        declare_hint="declare the plugin module in pyproject.toml: [project.entry-points.llm] "
+        'name = "package_module"',
+        register_hint="register it in the plugin's register_tools hook (a Toolbox method is "
+        "named <Class>_<method>), or fix --expect-tools",
+    ),
+    "mcp": _Wording(
+        empty="is an MCP server that lists no tools",
+        empty_hint="register at least one tool with the server (tools/list must return it)",
+        setup="the server's tools could not be registered (traceback in details)",
+        validate_hint="the server command must name a program installed in the sandbox: a "
+        "console script of the distribution, or fix --server-command",
+        declare_hint="declare a console script that starts the server over stdio: "
+        '[project.scripts] name = "package.server:main", or pass --server-command',
+        register_hint="the server must list it in tools/list, or fix --expect-tools",
+    ),
+}
+
+
 def evaluate(
     *,
     python: str,
@@ -31,59 +87,67 @@ def evaluate(
     loads: Sequence[PluginLoad],
     expected: Expectations,
     own_modules: frozenset[str],
+    host: str = "native",
 ) -> list[Failure]:
-    if not discovery.plugins:
-        return [_no_plugins(python, groups, discovery)]
+    wording = _WORDING[host]
+    if not loads:
+        return [_no_plugins(python, host, groups, discovery, wording)]
     failures: list[Failure] = []
     for load in loads:
         if load.failure is not None:
             failures.append(load.failure)
         elif not load.record.ok:
-            failures.append(_load_failure(python, load.record, own_modules))
+            failures.append(_load_failure(python, load.record, own_modules, wording))
         elif not load.tools and not load.record.handlers:
-            failures.append(_empty(python, load.record))
+            failures.append(_empty(python, load.record, wording))
     tools = [tool for load in loads for tool in load.tools]
     failures += _duplicates(python, tools)
-    if expected.plugins is not None and expected.plugins != len(discovery.plugins):
-        names = ", ".join(p["name"] for p in discovery.plugins)
+    if expected.plugins is not None and expected.plugins != len(loads):
+        names = ", ".join(load.record.name for load in loads)
         failures.append(
             Failure(
                 "plugin_count_mismatch",
                 f"expected {expected.plugins} plugin(s) in {_groups(groups)}, "
-                f"found {len(discovery.plugins)}: {names}",
+                f"found {len(loads)}: {names}",
                 python=python,
                 hint="add or remove entry points in pyproject.toml, or fix --expect-plugins",
             )
         )
-    failures += _tool_expectations(python, tools, [load.record for load in loads], expected)
+    failures += _tool_expectations(
+        python, tools, [load.record for load in loads], expected, wording
+    )
     return failures
 
 
-def _no_plugins(python: str, groups: Sequence[str], discovery: Discovery) -> Failure:
+def _no_plugins(
+    python: str, host: str, groups: Sequence[str], discovery: Discovery, wording: _Wording
+) -> Failure:
     declared = ", ".join(discovery.declared_groups) or "no entry points at all"
-    message = (
-        f"{discovery.dist} {discovery.version} declares no entry points in {_groups(groups)}; "
-        f"it declares: {declared}"
+    looked_for = (
+        "no console script to start as an MCP server (looked in group 'console_scripts')"
+        if host == "mcp" and list(groups) == ["console_scripts"]
+        else f"no entry points in {_groups(groups)}"
     )
+    message = f"{discovery.dist} {discovery.version} declares {looked_for}; it declares: {declared}"
     if discovery.others:
         providers = sorted({other["dist"] for other in discovery.others})
         message += f" (other installed distributions do: {', '.join(providers)}; they are ignored)"
     first = groups[0] if groups else "GROUP"
     return Failure(
-        "no_plugins",
-        message,
-        python=python,
-        hint=f'declare one in pyproject.toml: [project.entry-points."{first}"] '
-        'name = "package.module:setup", or point --group at the group you use',
+        "no_plugins", message, python=python, hint=wording.declare_hint.format(group=first)
     )
 
 
-def _load_failure(python: str, record: PluginRecord, own_modules: frozenset[str]) -> Failure:
+def _load_failure(
+    python: str, record: PluginRecord, own_modules: frozenset[str], wording: _Wording
+) -> Failure:
     error = record.error
     assert error is not None
     cause = f"{error.type}: {error.message}" if error.message else error.type
     if error.stage == "setup":
         message = f"plugin {record.name!r} ({record.value}) raised while registering: {cause}"
+    elif error.stage == "validate":
+        message = f"plugin {record.name!r} ({record.value}) is not a valid plugin: {cause}"
     else:
         message = f"plugin {record.name!r} ({record.value}) failed to load: {cause}"
     return Failure(
@@ -91,30 +155,30 @@ def _load_failure(python: str, record: PluginRecord, own_modules: frozenset[str]
         message,
         python=python,
         plugin=record.name,
-        hint=_load_hint(record, own_modules, python),
+        hint=_load_hint(record, own_modules, python, wording),
         details=error.traceback or None,
     )
 
 
-def _empty(python: str, record: PluginRecord) -> Failure:
+def _empty(python: str, record: PluginRecord, wording: _Wording) -> Failure:
     return Failure(
         "plugin_empty",
-        f"plugin {record.name!r} ({record.value}) loaded but registered no tools and no "
-        "event handlers: it does nothing",
+        f"plugin {record.name!r} ({record.value}) loaded but {wording.empty}",
         python=python,
         plugin=record.name,
-        hint="call api.register_tool(...) (or api.on(...)) in setup(api); "
-        "a registration may be missing or behind a condition that is false here",
+        hint=wording.empty_hint,
     )
 
 
-def _load_hint(record: PluginRecord, own_modules: frozenset[str], python: str) -> str:
+def _load_hint(
+    record: PluginRecord, own_modules: frozenset[str], python: str, wording: _Wording
+) -> str:
     error = record.error
     assert error is not None
     if error.stage == "setup":
-        return "the plugin's setup(api) raised: fix its registration code (traceback in details)"
+        return wording.setup
     if error.stage == "validate":
-        return "point the entry point at a callable, e.g. 'package.module:setup'"
+        return wording.validate_hint
     missing = _MISSING_MODULE.search(error.message)
     if error.type == "ModuleNotFoundError" and missing:
         module = missing.group(1)
@@ -171,6 +235,7 @@ def _tool_expectations(
     tools: Sequence[ToolRecord],
     plugins: Sequence[PluginRecord],
     expected: Expectations,
+    wording: _Wording,
 ) -> list[Failure]:
     registered = sorted({tool.name for tool in tools})
     failed = [p.name for p in plugins if not p.ok]
@@ -191,7 +256,7 @@ def _tool_expectations(
         elif close:
             hint = f"did you mean {close[0]!r}? fix the tool's name or --expect-tools"
         else:
-            hint = "register it in the plugin's setup(api), or fix --expect-tools"
+            hint = wording.register_hint
         failures.append(Failure("tool_missing", message, python=python, tool=name, hint=hint))
     if expected.exact:
         owner = {tool.name: tool.plugin for tool in tools}

@@ -8,8 +8,8 @@ from typing import Literal
 from sandboxverify._toolchain import InstallerChoice
 from sandboxverify.runtime._protocol import DEFAULT_GROUPS
 
-HostName = Literal["native", "entrypoints"]
-HOSTS: tuple[HostName, ...] = ("native", "entrypoints")
+HostName = Literal["native", "entrypoints", "llm", "mcp"]
+HOSTS: tuple[HostName, ...] = ("native", "entrypoints", "llm", "mcp")
 INSTALLERS: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
 
 DEFAULT_TIMEOUT = 60.0
@@ -38,6 +38,9 @@ class CheckOptions:
     pass_env: tuple[str, ...] = ()
     #: a .toml or .py playbook run in every sandbox after the probe
     smoke: str | None = None
+    #: ``--host mcp``: the command that starts the server (first word from the sandbox's bin/),
+    #: instead of the distribution's console scripts
+    server_command: str | None = None
 
     @property
     def effective_groups(self) -> tuple[str, ...]:

@@ -49,12 +49,32 @@ else:  # pragma: no cover - exercised on older hosts
 _TOP_KEYS = ("name", "description", "plugins", "mock_tools", "mock_ui", "turns", "expect")
 _TURN_KEYS = ("prompt", "actions")
 _KINDS = ("call", "say", "parallel")
-_CALL_KEYS = ("call", "params", "capture", "expect", "expect_error", "text")
-_ACTION_KEYS = ("call", "say", "parallel", "params", "capture", "expect", "expect_error", "text")
-_INNER_KEYS = ("call", "params", "capture", "expect", "expect_error")
+_CALL_KEYS = ("call", "params", "capture", "expect", "expect_error", "text", "sample")
+_ACTION_KEYS = (
+    "call",
+    "say",
+    "parallel",
+    "params",
+    "capture",
+    "expect",
+    "expect_error",
+    "text",
+    "sample",
+)
+_INNER_KEYS = ("call", "params", "capture", "expect", "expect_error", "sample")
 _EXPECT_KEYS = ("called", "not_called", "called_before")
 _RESULT_KEYS = ("content", "details", "is_error")
-_UI_METHODS = ("confirm", "select", "input", "editor", "notify", "set_status", "set_widget")
+_UI_METHODS = (
+    "confirm",
+    "select",
+    "input",
+    "editor",
+    "elicit",
+    "notify",
+    "set_status",
+    "set_widget",
+)
+_ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _FIRE_AND_FORGET = ("notify", "set_status", "set_widget")
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -312,6 +332,8 @@ _UI_ANSWERS = {
     "select": "an index (integer >= 0) or an item (string)",
     "input": "a string",
     "editor": "a string",
+    "elicit": '"accept", "decline", "cancel", a table of content to accept, or '
+    '{ action = "...", content = { ... } }',
 }
 
 
@@ -341,13 +363,55 @@ def _ui_answer(doc: _Doc, where: str, method: str, value: Any) -> Any:
         "select": isinstance(value, str) or (_is_int(value) and value >= 0),
         "input": isinstance(value, str),
         "editor": isinstance(value, str),
+        "elicit": value in _ELICIT_ACTIONS or isinstance(value, dict),
     }[method]
+    if method == "elicit" and isinstance(value, dict):
+        _elicit_answer(doc, where, value)
     if not fits:
         raise doc.fail(
             where,
             f"must be {_UI_ANSWERS[method]}, or a non-empty array of those; got {_show(value)}",
         )
     return value
+
+
+def _elicit_answer(doc: _Doc, where: str, value: dict[str, Any]) -> None:
+    """Content to accept (any table without "action"), or a full answer."""
+    for place, leaf in _leaves(value, where):
+        _json_leaf(doc, place, leaf)
+    if "action" not in value:
+        return
+    _unknown_keys(doc, where, value, ("action", "content"))
+    if value["action"] not in _ELICIT_ACTIONS:
+        raise doc.fail(
+            f"{where}.action",
+            f'must be "accept", "decline" or "cancel", got {_show(value["action"])}',
+        )
+    if "content" in value and not isinstance(value["content"], dict):
+        raise doc.fail(f"{where}.content", f"must be a table, got {_show(value['content'])}")
+
+
+def _samples(doc: _Doc, where: str, value: Any) -> list[Any]:
+    """What the model answers a server's sampling requests during the call, in order."""
+    items = value if isinstance(value, list) else [value]
+    if not items:
+        raise doc.fail(where, "an empty array answers nothing", hint='sample = "the answer"')
+    for index, item in enumerate(items):
+        place = f"{where}[{index}]" if isinstance(value, list) else where
+        if isinstance(item, str):
+            continue
+        if not isinstance(item, dict) or not isinstance(item.get("content"), dict):
+            raise doc.fail(
+                place,
+                "a sample answer is text or a sampling result table with a content table, "
+                f"got {_show(item)}",
+                hint='sample = "text", or sample = { content = { type = "text", text = "..." } }',
+            )
+        _unknown_keys(doc, place, item, ("content", "model", "role", "stopReason"))
+        _content_block(doc, f"{place}.content", item["content"])
+        for leaf_place, leaf in _leaves(item, place):
+            _json_leaf(doc, leaf_place, leaf)
+    return list(items)
 
 
 def _expect(doc: _Doc, value: Any) -> dict[str, Any]:
@@ -561,6 +625,8 @@ def _call(doc: _Doc, where: str, action: dict[str, Any], captured: list[str]) ->
             result["expect"] = _regex(doc, place, value)
         elif key == "expect_error":
             result["expect_error"] = _expect_error(doc, place, value)
+        elif key == "sample":
+            result["sample"] = _samples(doc, place, value)
         else:
             result["text"] = _string(doc, place, value)
     return result

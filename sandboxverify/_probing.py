@@ -29,6 +29,8 @@ _BOOTSTRAP = (
     "from sandboxverify.runtime._probe import main; main()"
 )
 _MAX_PARALLEL_LOADS = 4
+#: the share of --timeout the runtime itself waits on a server before reporting it
+RUNTIME_TIMEOUT_MARGIN = 0.9
 
 
 class ProbeError(Exception):
@@ -113,19 +115,21 @@ def probe(
     groups: tuple[str, ...],
     planned: Sequence[EntryPointRef],
     settings: ProbeSettings,
+    to_load: Sequence[EntryPointRef] | None = None,
 ) -> ProbeOutcome:
     """Discovery and every plugin load, all at once.
 
     The wheel's entry_points.txt says which plugins to load, so loads need not wait for
-    discovery; discovery still runs in the sandbox and must agree with the wheel, so the
-    installed metadata stays the authority.
+    discovery; discovery still runs in the sandbox and must agree with the wheel (``planned``),
+    so the installed metadata stays the authority. ``to_load`` replaces what is loaded (an MCP
+    server command given on the command line).
     """
     tasks: list[Callable[[], Discovery | PluginLoad]] = [
         lambda: discover(sandbox, dist, groups, settings)
     ]
     tasks += [
         functools.partial(load, sandbox, host, ref.to_json(), settings, index)
-        for index, ref in enumerate(planned)
+        for index, ref in enumerate(planned if to_load is None else to_load)
     ]
 
     def attempt(task: Callable[[], Discovery | PluginLoad]) -> Discovery | PluginLoad | Failure:
@@ -194,7 +198,14 @@ def load(
     sandbox: Sandbox, host: str, plugin: dict[str, str], settings: ProbeSettings, index: int = 0
 ) -> PluginLoad:
     name = plugin["name"]
-    request = {"action": "load", "host": host, "plugin": plugin}
+    # the runtime bounds its own waits (an MCP server that never answers) a little earlier, so
+    # its report, with the server's stderr, arrives before this process is killed
+    request = {
+        "action": "load",
+        "host": host,
+        "plugin": plugin,
+        "timeout": settings.timeout * RUNTIME_TIMEOUT_MARGIN,
+    }
     try:
         result = request_runtime(
             sandbox,
@@ -212,6 +223,8 @@ def load(
         )
         return PluginLoad(record, (), exc.failure)
     error_data = result.get("error")
+    if error_data and error_data.get("code") in ("probe_crashed", "timeout"):
+        return _server_failure(sandbox, plugin, error_data)
     error: PluginError | None = None
     if error_data:
         error = PluginError(
@@ -240,6 +253,34 @@ def load(
         for tool in result.get("tools") or []
     )
     return PluginLoad(record, tools, None)
+
+
+def _server_failure(sandbox: Sandbox, plugin: dict[str, str], error: dict[str, Any]) -> PluginLoad:
+    """A server the runtime started died, spoke no protocol, or never answered."""
+    name, code = plugin["name"], str(error["code"])
+    message = str(error.get("message", ""))
+    record = PluginRecord(
+        name=name,
+        group=plugin["group"],
+        value=plugin["value"],
+        ok=False,
+        error=PluginError(type=code, message=message, traceback="", stage="server"),
+    )
+    hint = (
+        "the server must answer initialize and tools/list promptly; if it is only slow to "
+        "start, raise --timeout"
+        if code == "timeout"
+        else "run the server command by hand in a fresh environment; its stderr is below"
+    )
+    failure = Failure(
+        "timeout" if code == "timeout" else "probe_crashed",
+        f"server {name!r} ({plugin['value']}): {message}",
+        python=sandbox.interpreter.version,
+        plugin=name,
+        hint=hint,
+        details=str(error.get("details") or "") or None,
+    )
+    return PluginLoad(record, (), failure)
 
 
 @dataclass(frozen=True)

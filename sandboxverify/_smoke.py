@@ -15,11 +15,16 @@ from typing import Any
 
 from sandboxverify._errors import UsageError
 from sandboxverify._playbook import load_playbook
-from sandboxverify._probing import ProbeError, ProbeSettings, Subject, request_runtime
+from sandboxverify._probing import (
+    RUNTIME_TIMEOUT_MARGIN,
+    ProbeError,
+    ProbeSettings,
+    Subject,
+    request_runtime,
+)
 from sandboxverify._report import Failure
 from sandboxverify._sandbox import Sandbox
-
-_RUN_TIMEOUT_MARGIN = 0.9  # the harness reports its own timeout before the process is killed
+from sandboxverify.runtime._protocol import EntryPointRef
 
 
 @dataclass(frozen=True)
@@ -54,13 +59,23 @@ def run(
     group: str,
     settings: ProbeSettings,
     keep_trace: bool,
+    host: str = "native",
+    server: EntryPointRef | None = None,
 ) -> tuple[dict[str, Any], Failure | None]:
     """The ``runs[].smoke`` record and, if the run failed, its failure."""
     started = time.perf_counter()
-    request: dict[str, Any] = {"action": "smoke", "dist": dist, "group": group}
+    request: dict[str, Any] = {
+        "action": "smoke",
+        "dist": dist,
+        "group": group,
+        "host": host,
+        "timeout": settings.timeout * RUNTIME_TIMEOUT_MARGIN,
+    }
+    if server is not None:
+        request["server"] = server.to_json()
     if playbook.spec is not None:
         request["spec"] = playbook.spec
-        request["run_timeout"] = settings.timeout * _RUN_TIMEOUT_MARGIN
+        request["run_timeout"] = settings.timeout * RUNTIME_TIMEOUT_MARGIN
         if keep_trace:
             request["trace"] = str(sandbox.paths.root / "results" / "smoke-trace.jsonl")
     else:

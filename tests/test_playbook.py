@@ -992,3 +992,63 @@ def test_load_playbook_errors_name_the_path_as_given(tmp_path: Path) -> None:
 
     assert info.value.message == f"{path}: turns[0].actions[0]: unknown key 'sya'"
     assert info.value.hint == "did you mean 'say'?"
+
+
+# -- MCP: sampling answers on calls, elicitation answers in mock_ui ----------------------------
+
+
+def test_sample_answers_and_elicit_answers_parse() -> None:
+    spec = parse(
+        "[mock_ui]\n"
+        'elicit = ["decline", { name = "Ada" }, { action = "accept", content = { n = 1 } }]\n'
+        + actions(
+            '{ call = "summarize", sample = "short" }',
+            '{ call = "t", sample = ["a", { content = { type = "text", text = "b" }, '
+            'model = "m" }] }',
+            '{ say = "done" }',
+        )
+    )
+    assert spec["mock_ui"] == {
+        "elicit": ["decline", {"name": "Ada"}, {"action": "accept", "content": {"n": 1}}]
+    }
+    first, second = spec["turns"][0]["actions"][:2]  # type: ignore[index]
+    assert first["sample"] == ["short"]
+    assert second["sample"] == ["a", {"content": {"type": "text", "text": "b"}, "model": "m"}]
+
+
+@pytest.mark.parametrize(
+    ("snippet", "place", "message"),
+    [
+        ('{ call = "t", sample = 3 }', "turns[0].actions[0].sample", "text or a sampling"),
+        ('{ call = "t", sample = [] }', "turns[0].actions[0].sample", "empty array"),
+        (
+            '{ call = "t", sample = { content = { type = "text" } } }',
+            "turns[0].actions[0].sample.content",
+            'needs a string "text"',
+        ),
+        (
+            '{ call = "t", sample = { content = { type = "text", text = "x" }, temp = 1 } }',
+            "turns[0].actions[0].sample",
+            "unknown key 'temp'",
+        ),
+    ],
+)
+def test_bad_sample_answers_name_the_place(snippet: str, place: str, message: str) -> None:
+    problem = error(actions(snippet, '{ say = "x" }'))
+    assert place in str(problem)
+    assert message in str(problem)
+
+
+@pytest.mark.parametrize(
+    ("value", "place", "message"),
+    [
+        ('"maybe"', "mock_ui.elicit", '"accept", "decline", "cancel"'),
+        ('{ action = "ok" }', "mock_ui.elicit.action", 'must be "accept"'),
+        ('{ action = "accept", content = 3 }', "mock_ui.elicit.content", "must be a table"),
+        ('{ action = "accept", extra = 1 }', "mock_ui.elicit", "unknown key 'extra'"),
+    ],
+)
+def test_bad_elicit_answers_name_the_place(value: str, place: str, message: str) -> None:
+    problem = error(f"[mock_ui]\nelicit = {value}\n" + TURN)
+    assert place in str(problem)
+    assert message in str(problem)

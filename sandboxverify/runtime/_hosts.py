@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -87,6 +88,8 @@ def load_plugin(
     if host == "mcp":
         from sandboxverify.runtime._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
 
+        if ref.group == "console_scripts":  # the server starts through the script, by name
+            ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
         return load_mcp(ref, registry, context)
     raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
 

@@ -15,6 +15,9 @@ PROTOCOL = 1
 DEFAULT_GROUPS: dict[str, str | None] = {
     "native": "sandboxverify.plugins",
     "entrypoints": None,
+    "llm": "llm",
+    # an MCP server is started through the distribution's console script
+    "mcp": "console_scripts",
 }
 
 

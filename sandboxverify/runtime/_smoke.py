@@ -15,7 +15,7 @@ from typing import Any
 
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
-from sandboxverify.runtime.harness._plugins import DEFAULT_GROUP, DIST_ENV
+from sandboxverify.runtime.harness._plugins import DIST_ENV, HOST_ENV
 from sandboxverify.runtime.harness._session import SESSION_OBSERVERS
 
 _SHOWN_TEXT = 300
@@ -29,6 +29,8 @@ def smoke(request: dict[str, Any]) -> dict[str, Any]:
     """
     if request.get("dist"):
         os.environ[DIST_ENV] = request["dist"]
+    # a .py playbook's sessions host plugins the way the check does unless they say otherwise
+    os.environ[HOST_ENV] = request.get("host") or "native"
     if "spec" in request:
         return _declarative(request)
     return _script(Path(request["script"]))
@@ -38,11 +40,13 @@ def _declarative(request: dict[str, Any]) -> dict[str, Any]:
     session: TestSession | None = None
     error: dict[str, Any] | None = None
     try:
+        server = request.get("server")
         session = session_from_spec(
             request["spec"],
-            plugins=request.get("plugins"),
+            plugins=[server["value"]] if server else request.get("plugins"),
             dist=request.get("dist"),
-            group=request.get("group") or DEFAULT_GROUP,
+            group=request.get("group"),
+            host=request.get("host"),
             run_timeout=request.get("run_timeout"),
         )
         run_spec(request["spec"], session)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -549,3 +550,45 @@ def test_snapshots_need_a_place_outside_pytest(
         assert (tmp_path / "session" / "state.json").read_text() == '{\n  "a": 1\n}\n'
         with pytest.raises(HarnessError, match="snapshot_mismatch"):
             t.assert_snapshot({"a": 2}, name="state")
+
+
+def test_elicit_answers_are_validated_against_the_requested_schema() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "string"}},
+        "required": ["name"],
+    }
+
+    def asking(api: PluginAPI) -> None:
+        @api.tool
+        def ask(ctx: Any) -> str:
+            return json.dumps(ctx.ui.elicit({"message": "Who?", "requestedSchema": schema}))
+
+    with create_test_session([asking]) as t:  # unmocked: the user declines
+        t.run(when("x", [call("ask"), say("y")]))
+        assert json.loads(t.events.tool_results[0].text) == {"action": "decline"}
+
+    answers = ["cancel", {"name": "Ada"}, {"action": "accept", "content": {"name": "Bo"}}]
+    with create_test_session([asking], mock_ui={"elicit": answers}) as t:
+        t.run(when("x", [call("ask"), call("ask"), call("ask"), say("y")]))
+        assert [json.loads(r.text) for r in t.events.tool_results] == [
+            {"action": "cancel"},
+            {"action": "accept", "content": {"name": "Ada"}},
+            {"action": "accept", "content": {"name": "Bo"}},
+        ]
+        assert [u.method for u in t.events.ui] == ["elicit"] * 3
+        assert t.events.ui[0].args == ["Who?", schema]
+
+    with create_test_session([asking], mock_ui={"elicit": {"name": 7}}) as t:
+        error = fail("ui_invalid", t, when("x", [call("ask"), say("y")]))
+    assert "elicit('Who?'): the answer {'name': 7} does not fit" in error.message
+
+    with pytest.raises(HarnessError, match="cannot answer 'maybe'"):
+        create_test_session([asking], mock_ui={"elicit": "maybe"})
+
+
+def test_sample_answers_must_be_text_dicts_or_callables() -> None:
+    with pytest.raises(TypeError, match="a sample answer is text, a result dict or a callable"):
+        call("t", sample=[3])
+    assert call("t", sample="x").sample == ("x",)
+    assert call("t", sample=["a", {"content": {}}]).sample == ("a", {"content": {}})

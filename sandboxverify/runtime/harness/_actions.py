@@ -27,6 +27,9 @@ class Call:
     callbacks: list[Callback] = field(default_factory=list)
     #: where a declarative playbook defined this action, for messages ("turns[0].actions[1]")
     where: str | None = None
+    #: the model's answers, in order, to the sampling requests (``sampling/createMessage``) an
+    #: MCP server sends while running this call: text, a full result dict, or a callable
+    sample: tuple[Any, ...] = ()
 
     def then(self, callback: Callback) -> Call:
         """Run ``callback(result)`` after the call; an exception in it fails the run."""
@@ -79,7 +82,11 @@ def call(
     *,
     expect_error: bool | str = False,
     text: str | None = None,
+    sample: Any = None,
 ) -> Call:
+    """``sample``: what the model answers when the server asks it to sample while running this
+    call (text, a ``sampling/createMessage`` result dict, or a callable taking the request's
+    params); a list answers several requests in order."""
     if not isinstance(tool, str) or not tool:
         raise TypeError(f"call() needs a tool name, got {tool!r}")
     if params is not None and not callable(params) and not isinstance(params, Mapping):
@@ -89,7 +96,17 @@ def call(
         )
     if not isinstance(expect_error, (bool, str)):
         raise TypeError(f"call({tool!r}): expect_error must be True/False or a regex string")
-    return Call(tool=tool, params=params, expect_error=expect_error, text=text)
+    if sample is None:
+        answers: tuple[Any, ...] = ()
+    else:
+        answers = tuple(sample) if isinstance(sample, (list, tuple)) else (sample,)
+    for answer in answers:
+        if not (isinstance(answer, (str, Mapping)) or callable(answer)):
+            raise TypeError(
+                f"call({tool!r}): a sample answer is text, a result dict or a callable, "
+                f"got {type(answer).__name__}"
+            )
+    return Call(tool=tool, params=params, expect_error=expect_error, text=text, sample=answers)
 
 
 def call_parallel(calls: Sequence[Call], *, text: str | None = None) -> Parallel:

@@ -72,6 +72,7 @@ def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
         expect_error=action.get("expect_error", False),
         text=action.get("text"),
         where=where,
+        sample=tuple(action.get("sample") or ()),
     )
     expect = action.get("expect")
     if expect is not None:

@@ -36,6 +36,8 @@ CODES = (
     "snapshot_mismatch",  # a snapshot differs from the stored one
     "snapshot_unlocated",  # a snapshot with no place to be stored and compared
     "playbook_invalid",  # a declarative playbook that cannot be run as written
+    "sampling_unscripted",  # a server asked the model to sample; the call has no answer left
+    "sampling_unused",  # a call's sample answers were not all asked for
 )
 
 

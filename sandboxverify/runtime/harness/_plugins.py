@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from sandboxverify.runtime._hosts import PluginLoadError, load_native
+from sandboxverify.runtime._hosts import HostContext, PluginLoadError, load_plugin
 from sandboxverify.runtime._native import PluginAPI, Registry
-from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
 
@@ -20,6 +20,25 @@ PluginSpec = Union[str, Callable[[Any], Any]]
 DEFAULT_GROUP = "sandboxverify.plugins"
 #: Set by the sandbox (and usable by anyone): which distribution's plugins a session loads.
 DIST_ENV = "SANDBOXVERIFY_DIST"
+#: Set by the sandbox: the host a session uses when none is given (``native`` otherwise).
+HOST_ENV = "SANDBOXVERIFY_HOST"
+HOSTS = ("native", "llm", "mcp")
+#: what an explicit ``mcp`` plugin spec is: a command line, not an entry point
+SERVER_COMMAND = "server-command"
+
+
+def session_host(host: str | None) -> str:
+    chosen = host or os.environ.get(HOST_ENV) or "native"
+    if chosen not in HOSTS:
+        raise HarnessError(
+            "plugin_load_failed",
+            f"unknown host {chosen!r}; a session hosts plugins with one of: {', '.join(HOSTS)}",
+        )
+    return chosen
+
+
+def default_group(host: str) -> str:
+    return DEFAULT_GROUPS.get(host) or DEFAULT_GROUP
 
 
 @dataclass(frozen=True)
@@ -43,20 +62,23 @@ def load_plugins(
     dist: str | None,
     group: str,
     registry: Registry,
+    host: str = "native",
+    context: HostContext | None = None,
 ) -> tuple[list[str], list[LoadFailure]]:
-    """Load each plugin into ``registry``; returns the names loaded and the failures."""
+    """Load each plugin into ``registry`` with ``host``; returns the names loaded and the
+    failures."""
     if plugins is None:
         refs = _default_plugins(dist, group)
         targets: list[PluginSpec | EntryPointRef] = list(refs)
     else:
-        targets = [_resolve_spec(spec, group) for spec in plugins]
+        targets = [_resolve_spec(spec, group, host) for spec in plugins]
     loaded: list[str] = []
     failures: list[LoadFailure] = []
     for target in targets:
         name = _name_of(target)
         try:
             if isinstance(target, EntryPointRef):
-                load_native(target, registry)
+                load_plugin(host, target, registry, context)
             else:
                 _call_setup(target, name, registry)
         except PluginLoadError as exc:
@@ -83,26 +105,46 @@ def _call_setup(setup: PluginSpec, name: str, registry: Registry) -> None:
         raise PluginLoadError("setup", exc) from exc
 
 
-def _resolve_spec(spec: PluginSpec, group: str) -> PluginSpec | EntryPointRef:
-    if callable(spec):
+def _resolve_spec(spec: PluginSpec, group: str, host: str) -> PluginSpec | EntryPointRef:
+    """A native plugin is a setup callable, ``module:attr`` or an entry-point name; an llm
+    plugin is an entry-point name or a module; an MCP server is a command line."""
+    if host == "native" and callable(spec):
         return spec
+    if host == "mcp" and isinstance(spec, str) and spec.strip():
+        program = spec.split(None, 1)[0]
+        return EntryPointRef(name=os.path.basename(program), group=SERVER_COMMAND, value=spec)
     if not isinstance(spec, str) or not spec:
-        raise HarnessError(
-            "plugin_load_failed",
-            f"a plugin is a setup callable, 'module:attr' or an entry-point name, got {spec!r}",
-        )
+        wanted = {
+            "native": "a setup callable, 'module:attr' or an entry-point name",
+            "llm": "an entry-point name in group 'llm' or a module name",
+            "mcp": "a command line that starts the server",
+        }[host]
+        raise HarnessError("plugin_load_failed", f"a {host} plugin is {wanted}, got {spec!r}")
     if ":" in spec:
         return EntryPointRef(name=spec, group=group, value=spec)
+    if host == "llm" and "." in spec:
+        return EntryPointRef(name=spec, group=group, value=spec)
+    if host == "llm":
+        return _entry_point_named(spec, group, fallback_module=True)
     return _entry_point_named(spec, group)
 
 
-def _entry_point_named(name: str, group: str) -> EntryPointRef:
+def _entry_point_named(name: str, group: str, *, fallback_module: bool = False) -> EntryPointRef:
     from importlib import metadata  # noqa: PLC0415 - only sessions naming entry points pay for it
 
-    found = [ep for ep in metadata.entry_points(group=group) if ep.name == name]
+    everything = metadata.entry_points()
+    # Python 3.9 returns a dict of groups; 3.10+ can select
+    in_group: list[Any] = (
+        list(everything.select(group=group))
+        if hasattr(everything, "select")
+        else list(everything.get(group, ()))
+    )
+    found = [ep for ep in in_group if ep.name == name]
     if len(found) == 1:
         return EntryPointRef(name=name, group=group, value=found[0].value)
-    available = sorted({ep.name for ep in metadata.entry_points(group=group)})
+    available = sorted({ep.name for ep in in_group})
+    if not found and fallback_module:  # an llm plugin is a module: 'llm_tools_x'
+        return EntryPointRef(name=name, group=group, value=name)
     if not found:
         raise HarnessError(
             "plugin_load_failed",

@@ -8,6 +8,7 @@ turn and action, what was expected and what happened.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -20,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable
 
+from sandboxverify.runtime._hosts import HostContext
 from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime.harness import _snapshot, _trace
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
@@ -28,10 +30,11 @@ from sandboxverify.runtime.harness._events import Events, Message, ToolResultRec
 from sandboxverify.runtime.harness._loop import AgentLoop, CallSite
 from sandboxverify.runtime.harness._mocks import MockTools
 from sandboxverify.runtime.harness._plugins import (
-    DEFAULT_GROUP,
     LoadFailure,
     PluginSpec,
+    default_group,
     load_plugins,
+    session_host,
 )
 from sandboxverify.runtime.harness._ui import MockUI
 
@@ -63,7 +66,8 @@ class TestSession:
         call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
         run_timeout: float | None = None,
         dist: str | None = None,
-        group: str = DEFAULT_GROUP,
+        group: str | None = None,
+        host: str | None = None,
         snapshot_dir: str | os.PathLike[str] | None = None,
         update_snapshots: bool | None = None,
     ) -> None:
@@ -88,11 +92,22 @@ class TestSession:
         self._remaining = 0
         self._turns_run = 0
         self._location: tuple[int | None, int | None, str | None] = (None, None, None)
+        self._sampling: _Sampling | None = None
         try:
             self.mocks = MockTools(mock_tools)
             self.ui = MockUI(mock_ui, self._record_ui)
+            self.host = session_host(host)
             self.plugins, self.load_errors = load_plugins(
-                plugins, dist=dist, group=group, registry=self.registry
+                plugins,
+                dist=dist,
+                group=group or default_group(self.host),
+                registry=self.registry,
+                host=self.host,
+                context=HostContext(
+                    timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
+                    elicit=self.ui.elicit,
+                    sample=self._sample,
+                ),
             )
             if self.load_errors and auto_assert:
                 first = self.load_errors[0]
@@ -257,7 +272,12 @@ class TestSession:
         self.events.messages.append(Message("assistant", action.text, step.turn, tuple(tool_calls)))
         for call_id, (call, params) in zip(ids, resolved):
             self._location = (step.turn, step.action, call_id)
-            record = self.loop.execute(CallSite(call.tool, params, call_id, step))
+            self._sampling = _Sampling(call, step, call_id, self.events)
+            try:
+                record = self.loop.execute(CallSite(call.tool, params, call_id, step))
+            finally:
+                sampling, self._sampling = self._sampling, None
+            sampling.settle()
             self._location = (step.turn, step.action, None)
             self.events.messages.append(
                 Message(
@@ -313,6 +333,17 @@ class TestSession:
     def _callback(self, callback: Any, record: ToolResultRecord, step: Step) -> None:
         __tracebackhide__ = True  # pytest shows the test, not the harness
         step.guard(lambda: callback(record), code="callback_failed", what="the .then() callback")
+
+    def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
+        """A server's ``sampling/createMessage``: the scripted model answers from the call."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        if self._sampling is None:
+            raise HarnessError(
+                "sampling_unscripted",
+                "a server asked the model to sample outside any tool call; the playbook can "
+                "only answer sampling requests made while a call runs",
+            )
+        return self._sampling.answer(params)
 
     def _record_ui(self, method: str, args: list[Any], answer: Any) -> None:
         turn, action, call_id = self._location
@@ -422,3 +453,78 @@ def _details_traceback(record: ToolResultRecord) -> str | None:
 
 
 __all__ = ["LoadFailure", "PlaybookState", "TestSession", "create_test_session"]
+
+
+class _Sampling:
+    """The sampling answers one call may give, consumed in order."""
+
+    def __init__(self, call: Call, step: Step, call_id: str, events: Events) -> None:
+        self.call = call
+        self.step = step
+        self.call_id = call_id
+        self.events = events
+        self.answers = list(call.sample)
+        self.asked = 0
+        #: kept in case the server (or the client) swallows the error answer we send it
+        self.failure: HarnessError | None = None
+
+    def answer(self, params: dict[str, Any]) -> dict[str, Any]:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        self.asked += 1
+        if not self.answers:
+            messages = _short(json.dumps(params.get("messages"), default=repr), 120)
+            error = self.step.error(
+                "sampling_unscripted",
+                f"{self.call.tool!r} asked the model to sample (request {self.asked}: "
+                f"{messages}), but the call has no sample answer left; add sample=... to it",
+            )
+            self.failure = self.failure or error
+            raise error
+        answer = self.answers.pop(0)
+        if callable(answer):
+            produce = answer
+            answer = self.step.guard(
+                lambda: produce(params), code="callback_failed", what="the sample callable"
+            )
+        result = sampling_result(answer)
+        if result is None:
+            error = self.step.error(
+                "playbook_invalid",
+                f"a sample answer is text or a sampling result dict with 'content', got {answer!r}",
+            )
+            self.failure = self.failure or error
+            raise error
+        self.events.emit(
+            "sampling",
+            turn=self.step.turn,
+            action=self.step.action,
+            tool_call_id=self.call_id,
+            request=params,
+            result=result,
+        )
+        return result
+
+    def settle(self) -> None:
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        if self.failure is not None:
+            raise self.failure
+        if self.answers:
+            raise self.step.error(
+                "sampling_unused",
+                f"{self.call.tool!r} was given {self.asked + len(self.answers)} sample "
+                f"answer(s), but the server asked the model to sample {self.asked} time(s)",
+            )
+
+
+def sampling_result(answer: Any) -> dict[str, Any] | None:
+    """Text, or a ``sampling/createMessage`` result, completed with what the spec requires."""
+    if isinstance(answer, str):
+        answer = {"content": {"type": "text", "text": answer}}
+    if not isinstance(answer, Mapping) or not isinstance(answer.get("content"), Mapping):
+        return None
+    return {
+        "role": "assistant",
+        "model": "sandboxverify-playbook",
+        "stopReason": "endTurn",
+        **dict(answer),
+    }

@@ -15,8 +15,11 @@ from typing import Any, Callable, NoReturn
 
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._mocks import StatefulValues
+from sandboxverify.runtime.harness._validate import describe, validate
 
-INTERACTIVE = ("confirm", "select", "input", "editor")
+INTERACTIVE = ("confirm", "select", "input", "editor", "elicit")
+#: how a user answers an MCP server's ``elicitation/create``
+ELICIT_ACTIONS = ("accept", "decline", "cancel")
 FIRE_AND_FORGET = ("notify", "set_status", "set_widget")
 METHODS = INTERACTIVE + FIRE_AND_FORGET
 
@@ -66,6 +69,39 @@ class MockUI:
 
     def editor(self, title: str, prefilled: str | None = None) -> str | None:
         return self._text("editor", [title, prefilled])
+
+    def elicit(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """An MCP server asks the user for input (``elicitation/create``). The mock answers
+        ``"accept"``/``"decline"``/``"cancel"``, the content to accept (a dict), or a full
+        ``{"action": ..., "content": {...}}``; unmocked, the user declines. Accepted content
+        must fit the server's ``requestedSchema``."""
+        message = str(params.get("message", ""))
+        schema = params.get("requestedSchema")
+        answer = self._answer("elicit", [message, schema], "decline")
+        if isinstance(answer, str) and answer in ELICIT_ACTIONS:
+            answer = {"action": answer}
+        elif isinstance(answer, Mapping) and "action" not in answer:
+            answer = {"action": "accept", "content": dict(answer)}
+        if not isinstance(answer, Mapping) or answer.get("action") not in ELICIT_ACTIONS:
+            self._fail(
+                "elicit must answer 'accept', 'decline', 'cancel', the content to accept (a "
+                f"dict) or {{'action': ..., 'content': {{...}}}}, the mock answered {answer!r}"
+            )
+        result = dict(answer)
+        if result["action"] == "accept":
+            content = result.setdefault("content", {})
+            if not isinstance(content, Mapping):
+                self._fail(f"elicit: accepted content must be a dict, got {content!r}")
+            if isinstance(schema, Mapping):
+                violations = validate(dict(content), dict(schema))
+                if violations:
+                    self._fail(
+                        f"elicit({message!r}): the answer {dict(content)!r} does not fit the "
+                        f"server's requested schema: {describe(violations)}"
+                    )
+        else:
+            result.pop("content", None)
+        return dict(self._recorded("elicit", [message, schema], result))
 
     # fire and forget ---------------------------------------------------------------------
     def notify(self, message: str, level: str = "info") -> None:
@@ -138,18 +174,28 @@ def _check_answers(method: str, entries: list[Any]) -> None:
                 f"{entries[0] if len(entries) == 1 else entries!r}",
             )
         return
-    allowed = {"confirm": (bool,), "select": (int, str), "input": (str,), "editor": (str,)}
+    allowed = {
+        "confirm": (bool,),
+        "select": (int, str),
+        "input": (str,),
+        "editor": (str,),
+        "elicit": (str, Mapping),
+    }
     expected = {
         "confirm": "True/False",
         "select": "an index or an item",
         "input": "a string",
         "editor": "a string",
+        "elicit": "'accept', 'decline', 'cancel', the content to accept (a dict) or "
+        "{'action': ..., 'content': {...}}",
     }
     for entry in entries:
-        if callable(entry) or (entry is None and method != "confirm"):
+        if callable(entry) or (entry is None and method not in ("confirm", "elicit")):
             continue
         wrong_bool = isinstance(entry, bool) and method == "select"
-        if not isinstance(entry, allowed[method]) or wrong_bool:
+        # the only strings elicit answers are its three actions
+        wrong_action = method == "elicit" and isinstance(entry, str) and entry not in ELICIT_ACTIONS
+        if not isinstance(entry, allowed[method]) or wrong_bool or wrong_action:
             raise HarnessError(
                 "invalid_mock",
                 f"mock_ui {method!r} cannot answer {entry!r}; expected {expected[method]}, "

@@ -274,7 +274,7 @@ def _server_failure(sandbox: Sandbox, plugin: dict[str, str], error: dict[str, A
     )
     failure = Failure(
         "timeout" if code == "timeout" else "probe_crashed",
-        f"server {name!r} ({plugin['value']}): {message}",
+        message,
         python=sandbox.interpreter.version,
         plugin=name,
         hint=hint,

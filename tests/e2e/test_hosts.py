@@ -1,0 +1,121 @@
+"""The llm and mcp hosts end to end: real builds, sandboxes, installs from the index, discovery,
+expectations and smoke playbooks against the fixture packages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sandboxverify import CheckOptions, check
+from tests.helpers import FIXTURES, fixture, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+PLAYBOOKS = FIXTURES / "playbooks"
+MCP_TOOLS = ("add", "echo", "explode", "confirm_name", "summarize")
+
+
+# -- mcp ----------------------------------------------------------------------------------------
+
+
+def test_an_mcp_server_on_the_official_sdk_is_listed_and_smoked() -> None:
+    report = check(
+        CheckOptions(
+            targets=(str(fixture("mcp-server")),),
+            host="mcp",
+            installer="uv",
+            expect_tools=MCP_TOOLS,
+            exact=True,
+            expect_plugins=1,
+            smoke=str(PLAYBOOKS / "mcp-server.toml"),
+        )
+    )
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    [plugin] = run.plugins
+    assert (plugin.name, plugin.group, plugin.value) == (
+        "svfix-mcp-server",
+        "console_scripts",
+        "svfix_mcp_server.server:main",
+    )
+    assert [tool.name for tool in run.tools] == list(MCP_TOOLS)
+    add = next(tool for tool in run.tools if tool.name == "add")
+    assert add.description == "Add two integers."
+    assert add.parameters is not None and set(add.parameters["properties"]) == {"a", "b"}
+    assert run.smoke is not None
+    assert [(c["tool"], c["is_error"], c["text"]) for c in run.smoke["calls"]] == [
+        ("add", False, "5"),
+        ("echo", False, "hello"),
+        ("explode", True, "Error executing tool explode"),
+        ("confirm_name", False, "not confirmed; the user suggests 'Ada Lovelace'"),
+        ("confirm_name", False, "the user chose decline"),
+        ("summarize", False, "A short summary."),
+    ]
+
+
+def test_a_server_command_replaces_the_console_scripts() -> None:
+    result = run_cli(
+        [
+            "check",
+            str(fixture("mcp-server")),
+            "--host",
+            "mcp",
+            "--server-command",
+            "python -m svfix_mcp_server.server",
+            "--expect-tools",
+            "add,echo",
+            "--json",
+        ]
+    )
+
+    assert result.code == 0, result.stdout + result.stderr
+    [plugin] = result.json()["runs"][0]["plugins"]
+    assert (plugin["name"], plugin["value"]) == ("python", "python -m svfix_mcp_server.server")
+
+
+def test_sampling_the_playbook_does_not_answer_fails_the_smoke_run(tmp_path: Path) -> None:
+    playbook = tmp_path / "unscripted.toml"
+    playbook.write_text(
+        '[[turns]]\nprompt = "p"\n'
+        'actions = [{ call = "summarize", params = { text = "t" } }, { say = "x" }]\n',
+        encoding="utf-8",
+    )
+    report = check(
+        CheckOptions(
+            targets=(str(fixture("mcp-server")),),
+            host="mcp",
+            installer="uv",
+            smoke=str(playbook),
+        )
+    )
+
+    [failure] = report.failures
+    assert failure.code == "smoke_failed"
+    assert "[sampling_unscripted] turn 1 ('p'), action 1 (call('summarize'))" in failure.message
+    assert "'summarize' asked the model to sample" in failure.message
+
+
+def test_a_server_that_crashes_at_start_is_probe_crashed_with_its_stderr() -> None:
+    result = run_cli(["check", str(fixture("broken-mcp-crash")), "--host", "mcp", "--json"])
+
+    assert result.code == 1
+    [failure] = result.json()["failures"]
+    assert failure["code"] == "probe_crashed"
+    assert failure["plugin"] == "svfix-broken-mcp-crash"
+    assert "exited with code 1 while waiting for the answer to initialize" in failure["message"]
+    assert "RuntimeError: missing configuration: set SVFIX_MCP_CONFIG" in result.stdout
+
+
+def test_a_distribution_without_a_console_script_has_no_server() -> None:
+    result = run_cli(["check", str(fixture("good-hatch")), "--host", "mcp", "--json"])
+
+    assert result.code == 1
+    [failure] = result.json()["failures"]
+    assert failure["code"] == "no_plugins"
+    assert failure["message"] == (
+        "svfix-good-hatch 1.0.0 declares no console script to start as an MCP server (looked "
+        "in group 'console_scripts'); it declares: sandboxverify.plugins"
+    )
+    assert "--server-command" in result.stdout

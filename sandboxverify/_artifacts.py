@@ -69,7 +69,7 @@ def classify(targets: Sequence[str]) -> Target:
     given = list(targets) or ["."]
     paths: list[Path] = []
     for raw in given:
-        path = Path(raw).expanduser()
+        path = Path(raw).expanduser().absolute()  # installers run elsewhere
         if not path.exists():
             raise UsageError(
                 f"target not found: {raw}",

@@ -13,7 +13,7 @@ import pytest
 
 from sandboxverify import CheckOptions, Report, check
 from sandboxverify._toolchain import find_uv
-from tests.helpers import copy_fixture, fixture
+from tests.helpers import copy_fixture, fixture, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -282,8 +282,12 @@ def test_given_wheel_and_sdist_are_verified_as_they_are() -> None:
             )
         )
         wheel_only = check(CheckOptions(targets=(str(sdist),), installer="uv"))
+        # as in a release job: relative paths, the way a shell expands dist/*
+        relative = run_cli(["check", wheel.name, sdist.name, "--installer", "uv"], cwd=dist)
     finally:
         shutil.rmtree(built.workdir)
+
+    assert relative.code == 0, relative.stdout + relative.stderr
 
     assert report.ok, report.failures
     records = {a.kind: a for a in report.artifacts}

@@ -99,7 +99,7 @@ def evaluate(
         elif not load.record.ok:
             failures.append(_load_failure(python, load.record, own_modules, wording))
         elif not load.tools and not load.record.handlers:
-            failures.append(_empty(python, load.record, wording))
+            failures.append(_empty(python, load, wording))
     tools = [tool for load in loads for tool in load.tools]
     failures += _duplicates(python, tools)
     if expected.plugins is not None and expected.plugins != len(loads):
@@ -160,10 +160,16 @@ def _load_failure(
     )
 
 
-def _empty(python: str, record: PluginRecord, wording: _Wording) -> Failure:
+def _empty(python: str, load: PluginLoad, wording: _Wording) -> Failure:
+    record = load.record
+    empty = wording.empty
+    if load.hooks and "register_tools" not in load.hooks:
+        empty = f"implements no register_tools hook (it implements {', '.join(load.hooks)})"
+    elif load.hooks:
+        empty = "registered no tools: its register_tools hook registered nothing"
     return Failure(
         "plugin_empty",
-        f"plugin {record.name!r} ({record.value}) loaded but {wording.empty}",
+        f"plugin {record.name!r} ({record.value}) loaded but {empty}",
         python=python,
         plugin=record.name,
         hint=wording.empty_hint,
@@ -186,8 +192,9 @@ def _load_hint(
         if top in own_modules:
             return (
                 f"{module} belongs to this project but is not in the installed wheel: "
-                "it is probably left out of the sdist or the wheel (check the build's "
-                "include/exclude settings, MANIFEST.in, packages=...)"
+                "it is left out of the sdist or the wheel (check the build's include/exclude "
+                "settings, MANIFEST.in, packages=...), or the entry point names a module that "
+                "was renamed or never existed"
             )
         return (
             f"{top!r} is imported but not installed: declare it in [project] dependencies "

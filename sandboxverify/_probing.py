@@ -67,6 +67,8 @@ class PluginLoad:
     record: PluginRecord
     tools: tuple[ToolRecord, ...]
     failure: Failure | None
+    #: llm hooks the plugin implements (to explain a plugin that registers no tools)
+    hooks: tuple[str, ...] = ()
 
 
 def discover(
@@ -252,7 +254,7 @@ def load(
         )
         for tool in result.get("tools") or []
     )
-    return PluginLoad(record, tools, None)
+    return PluginLoad(record, tools, None, tuple(result.get("hooks") or ()))
 
 
 def _server_failure(sandbox: Sandbox, plugin: dict[str, str], error: dict[str, Any]) -> PluginLoad:

@@ -151,3 +151,46 @@ def test_plugin_count_counts_declared_entry_points() -> None:
     )
     assert failure.code == "plugin_count_mismatch"
     assert failure.message == "expected 1 plugin(s) in group 'sandboxverify.plugins', found 2: a, b"
+
+
+def test_an_llm_plugin_without_tools_says_which_hooks_it_implements_instead() -> None:
+    def verdict(*hooks: str) -> Failure:
+        record = PluginRecord(name="fragments", group="llm", value="llm_fragments_x", ok=True)
+        [failure] = evaluate(
+            python="3.12.1",
+            host="llm",
+            groups=["llm"],
+            discovery=discovery("fragments", declared=("llm",)),
+            loads=[PluginLoad(record, (), None, hooks)],
+            expected=NOTHING_EXPECTED,
+            own_modules=frozenset(),
+        )
+        assert failure.code == "plugin_empty"
+        return failure
+
+    no_hook = verdict("register_fragment_loaders")
+    assert no_hook.message == (
+        "plugin 'fragments' (llm_fragments_x) loaded but implements no register_tools hook "
+        "(it implements register_fragment_loaders)"
+    )
+    assert no_hook.hint is not None and "def register_tools(register)" in no_hook.hint
+    assert verdict("register_tools").message.endswith("its register_tools hook registered nothing")
+
+
+def test_missing_tools_hints_speak_the_hosts_language() -> None:
+    def hint(host: str) -> str:
+        [failure] = evaluate(
+            python="3.12.1",
+            host=host,
+            groups=["g"],
+            discovery=discovery("p"),
+            loads=[loaded("p", "other")],
+            expected=Expectations(tools=("wanted",)),
+            own_modules=frozenset(),
+        )
+        assert failure.code == "tool_missing" and failure.hint is not None
+        return failure.hint
+
+    assert "setup(api)" in hint("native")
+    assert "<Class>_<method>" in hint("llm")
+    assert "tools/list" in hint("mcp")

@@ -119,7 +119,17 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         return {"ok": False, "error": record, "tools": [], "handlers": {}}
     finally:
         registry.close()
-    return {"ok": True, "error": None, "tools": loaded.tools, "handlers": loaded.handlers}
+    result: dict[str, Any] = {
+        "ok": True,
+        "error": None,
+        "tools": loaded.tools,
+        "handlers": loaded.handlers,
+    }
+    if request["host"] == "llm" and not loaded.tools:  # say what the plugin does instead
+        from sandboxverify.runtime._llm import describe_hooks  # noqa: PLC0415
+
+        result["hooks"] = describe_hooks(ref.name)
+    return result
 
 
 def write_result(path: Path, result: dict[str, Any]) -> None:

@@ -119,3 +119,76 @@ def test_a_distribution_without_a_console_script_has_no_server() -> None:
         "in group 'console_scripts'); it declares: sandboxverify.plugins"
     )
     assert "--server-command" in result.stdout
+
+
+# -- llm ----------------------------------------------------------------------------------------
+
+LLM_TOOLS = ("reverse_text", "divide", "Counter_increment", "Counter_total")
+
+
+def test_llm_tools_functions_and_a_toolbox_are_found_and_smoked() -> None:
+    report = check(
+        CheckOptions(
+            targets=(str(fixture("llm-tools")),),
+            host="llm",
+            installer="uv",
+            expect_tools=LLM_TOOLS,
+            exact=True,
+            smoke=str(PLAYBOOKS / "llm-tools.toml"),
+        )
+    )
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    [plugin] = run.plugins
+    assert (plugin.name, plugin.group, plugin.value) == (
+        "text_tools",
+        "llm",
+        "svfix_llm_tools.plugin",
+    )
+    assert [tool.name for tool in run.tools] == list(LLM_TOOLS)
+    increment = next(tool for tool in run.tools if tool.name == "Counter_increment")
+    assert increment.description == "Add to the counter and return the new total."
+    assert run.smoke is not None
+    assert [(c["tool"], c["is_error"], c["text"]) for c in run.smoke["calls"]] == [
+        ("reverse_text", False, "desserts"),
+        ("divide", True, "Error: cannot divide by zero"),
+        ("divide", False, "0.25"),
+        ("Counter_increment", False, "2"),
+        ("Counter_increment", False, "3"),
+        ("Counter_total", False, "3"),
+    ]
+
+
+def test_each_broken_llm_plugin_fails_alone_and_the_good_one_still_loads() -> None:
+    result = run_cli(["check", str(fixture("broken-llm-plugin")), "--host", "llm", "--json"])
+
+    assert result.code == 1
+    report = result.json()
+    plugins = {p["name"]: p for p in report["runs"][0]["plugins"]}
+    assert plugins["good"]["ok"] is True
+    assert {name: plugins[name]["error"]["stage"] for name in ("stale", "raises", "typo")} == {
+        "stale": "import",
+        "raises": "setup",
+        "typo": "validate",
+    }
+    assert [t["name"] for t in report["runs"][0]["tools"]] == ["echo"]
+    failures = {f["plugin"]: f for f in report["failures"]}
+    assert set(failures) == {"stale", "raises", "typo"}
+    assert {f["code"] for f in failures.values()} == {"plugin_load_failed"}
+    assert "No module named 'svfix_broken_llm_plugin.renamed'" in failures["stale"]["message"]
+    assert "register_tools failed on purpose" in failures["raises"]["message"]
+    assert "(did you mean 'register_tools'?)" in failures["typo"]["message"]
+
+
+def test_a_distribution_without_llm_entry_points_has_no_llm_plugins() -> None:
+    result = run_cli(["check", str(fixture("good-hatch")), "--host", "llm", "--json"])
+
+    assert result.code == 1
+    [failure] = result.json()["failures"]
+    assert failure["code"] == "no_plugins"
+    assert failure["message"] == (
+        "svfix-good-hatch 1.0.0 declares no entry points in group 'llm'; "
+        "it declares: sandboxverify.plugins"
+    )
+    assert "[project.entry-points.llm]" in result.stdout

@@ -16,7 +16,7 @@ COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(SERVER)} normal"
 
 
 def session(**options: object) -> TestSession:
-    return create_test_session([COMMAND], host="mcp", call_timeout=10, **options)  # type: ignore[arg-type]
+    return create_test_session([COMMAND], host="mcp", call_timeout=10, **options)
 
 
 def fail(code: str, t: TestSession, *turns: object) -> HarnessError:

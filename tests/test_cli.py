@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import copy_fixture, fixture, run_cli, tree_digest
+from tests.runtime.test_mcp import SERVER
 
 
 def assert_usage_error(args: list[str], *fragments: str, cwd: Path | None = None) -> str:
@@ -175,3 +178,31 @@ def _minimal_wheel(path: Path) -> None:
         archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\n")
         archive.writestr(f"{info}/RECORD", "")
         archive.writestr(f"{name}.py", "")
+
+
+def test_run_hosts_an_mcp_server_given_as_the_plugin(tmp_path: Path) -> None:
+    playbook = tmp_path / "mcp.toml"
+    playbook.write_text(
+        '[[turns]]\nprompt = "p"\nactions = [\n'
+        '  { call = "add", params = { a = 2, b = 3 }, expect = "^5$" },\n'
+        '  { call = "ask", sample = "fine" },\n'
+        '  { say = "x" },\n]\n',
+        encoding="utf-8",
+    )
+    command = shlex.join([sys.executable, SERVER, "normal"])
+
+    result = run_cli(["run", str(playbook), "--host", "mcp", "--plugin", command, "--json"])
+
+    assert result.code == 0, result.stdout + result.stderr
+    report = result.json()
+    assert [c["tool"] for c in report["calls"]] == ["add", "ask"]
+    assert report["calls"][1]["is_error"] is False
+    assert '"model": "sandboxverify-playbook"' in report["calls"][1]["text"]
+
+    unanswered = tmp_path / "unanswered.toml"
+    unanswered.write_text(
+        '[[turns]]\nprompt = "p"\nactions = [{ call = "ask" }, { say = "x" }]\n', encoding="utf-8"
+    )
+    failed = run_cli(["run", str(unanswered), "--host", "mcp", "--plugin", command, "--json"])
+    assert failed.code == 1
+    assert failed.json()["error"]["code"] == "sampling_unscripted"

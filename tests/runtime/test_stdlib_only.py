@@ -62,6 +62,7 @@ def test_the_runtime_copy_imports_without_site_packages(python: Path) -> None:
             "import sys; sys.path.append(sys.argv[1]);"
             "import sandboxverify.runtime._probe, sandboxverify.runtime._hosts;"
             "import sandboxverify.runtime._smoke, sandboxverify.harness as h;"
+            "import sandboxverify.runtime._mcp, sandboxverify.runtime._llm;"
             "assert 'create_test_session' in h.__all__;"
             "import sandboxverify; print(sandboxverify.__version__)"
         )
@@ -73,3 +74,30 @@ def test_the_runtime_copy_imports_without_site_packages(python: Path) -> None:
         )
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == sandboxverify.__version__
+
+
+@pytest.mark.parametrize("python", interpreters(), ids=lambda p: p.parent.parent.name)
+def test_the_mcp_client_speaks_to_a_server_on_every_python(python: Path) -> None:
+    server = Path(__file__).parent / "mcp_fake_server.py"
+    code = (
+        "import sys, shlex; sys.path.append(sys.argv[1]);"
+        "from sandboxverify.runtime._hosts import HostContext, load_plugin;"
+        "from sandboxverify.runtime._native import Registry;"
+        "from sandboxverify.runtime._protocol import EntryPointRef;"
+        "registry = Registry();"
+        "command = ' '.join(map(shlex.quote, [sys.executable, sys.argv[2], 'normal']));"
+        "load_plugin('mcp', EntryPointRef('fake', 'mcp', command), registry, HostContext(10));"
+        "print(registry.tools['add'].fn(a=2, b=3).text);"
+        "registry.close()"
+    )
+    with Workspace() as workspace:
+        runtime = workspace.install_runtime()
+        completed = subprocess.run(
+            [str(python), "-I", "-S", "-c", code, str(runtime), str(server)],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=60,
+        )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "5"

@@ -57,6 +57,12 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     if options.timeout <= 0 or options.install_timeout <= 0:
         raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
+    if options.smoke and options.host == "entrypoints":
+        raise UsageError(
+            "--smoke does not apply to --host entrypoints: its entry points are not tools a "
+            "model calls",
+            hint="drop --smoke, or use --host native, llm or mcp",
+        )
     playbook = load_playbook(options.smoke) if options.smoke else None
     interpreters = resolve_all(options.python)
     toolchain = choose(options.installer)

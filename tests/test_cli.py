@@ -206,3 +206,23 @@ def test_run_hosts_an_mcp_server_given_as_the_plugin(tmp_path: Path) -> None:
     failed = run_cli(["run", str(unanswered), "--host", "mcp", "--plugin", command, "--json"])
     assert failed.code == 1
     assert failed.json()["error"]["code"] == "sampling_unscripted"
+
+
+@pytest.mark.parametrize(
+    ("extra", "fragments"),
+    [
+        (["--server-command", "srv"], ("only applies to --host mcp", "add --host mcp")),
+        (["--host", "mcp", "--server-command", "  "], ("--server-command is empty",)),
+        (["--host", "mcp", "--server-command", "srv 'open"], ("No closing quotation",)),
+        (["--host", "llm", "--server-command", "srv"], ("(the host is llm)",)),
+        (
+            ["--host", "entrypoints", "--group", "g", "--smoke", "x.toml"],
+            ("--smoke does not apply to --host entrypoints",),
+        ),
+        (["--host", "mpc"], ("'mpc' is not one of", "'llm', 'mcp'")),
+    ],
+)
+def test_host_option_mistakes_are_usage_errors(
+    extra: list[str], fragments: tuple[str, ...]
+) -> None:
+    assert_usage_error(["check", str(fixture("good-hatch")), *extra], *fragments)

@@ -37,6 +37,7 @@ json = "out/report.json"
 keep = false
 verbose = 1
 quiet = false
+server_command = "my-server --stdio"
 """,
         )
     )
@@ -58,6 +59,7 @@ quiet = false
         "keep": False,
         "verbose": 1,
         "quiet": False,
+        "server-command": "my-server --stdio",
     }
 
 

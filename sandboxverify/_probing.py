@@ -29,8 +29,13 @@ _BOOTSTRAP = (
     "from sandboxverify.runtime._probe import main; main()"
 )
 _MAX_PARALLEL_LOADS = 4
-#: the share of --timeout the runtime itself waits on a server before reporting it
-RUNTIME_TIMEOUT_MARGIN = 0.9
+
+
+def runtime_timeout(timeout: float) -> float:
+    """How long the runtime itself waits (on a server, on a smoke run) before reporting: a
+    little less than ``timeout``, so its report, with a server's stderr, arrives before the
+    process is killed at ``timeout``."""
+    return max(timeout * 0.5, min(timeout * 0.9, timeout - 1.0))
 
 
 class ProbeError(Exception):
@@ -206,7 +211,7 @@ def load(
         "action": "load",
         "host": host,
         "plugin": plugin,
-        "timeout": settings.timeout * RUNTIME_TIMEOUT_MARGIN,
+        "timeout": runtime_timeout(settings.timeout),
     }
     try:
         result = request_runtime(

@@ -16,11 +16,11 @@ from typing import Any
 from sandboxverify._errors import UsageError
 from sandboxverify._playbook import load_playbook
 from sandboxverify._probing import (
-    RUNTIME_TIMEOUT_MARGIN,
     ProbeError,
     ProbeSettings,
     Subject,
     request_runtime,
+    runtime_timeout,
 )
 from sandboxverify._report import Failure
 from sandboxverify._sandbox import Sandbox
@@ -69,13 +69,13 @@ def run(
         "dist": dist,
         "group": group,
         "host": host,
-        "timeout": settings.timeout * RUNTIME_TIMEOUT_MARGIN,
+        "timeout": runtime_timeout(settings.timeout),
     }
     if server is not None:
         request["server"] = server.to_json()
     if playbook.spec is not None:
         request["spec"] = playbook.spec
-        request["run_timeout"] = settings.timeout * RUNTIME_TIMEOUT_MARGIN
+        request["run_timeout"] = runtime_timeout(settings.timeout)
         if keep_trace:
             request["trace"] = str(sandbox.paths.root / "results" / "smoke-trace.jsonl")
     else:

@@ -43,6 +43,9 @@ INTERNAL_ERROR = -32603
 #: server notifications kept (logging, progress, list_changed), newest last
 MAX_NOTIFICATIONS = 200
 _MAX_PAGES = 1000
+#: seconds a server gets to exit after its stdin closes, and again after SIGTERM
+_GRACE = 2.0
+_NO_GRACE = 0.2
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 FailureCode = Literal["probe_crashed", "timeout"]
 
@@ -85,6 +88,7 @@ class McpClient:
         self._next_id = 0
         self._responder_errors: list[BaseException] = []
         self._broken: ServerFailure | None = None
+        self._unresponsive = False
 
     @property
     def process(self) -> subprocess.Popen[bytes] | None:
@@ -222,6 +226,7 @@ class McpClient:
         while True:
             item = connection.receive(deadline - time.monotonic())
             if item is None:
+                self._unresponsive = True
                 raise self._failure(
                     f"did not answer {what} within {self.timeout:g}s", code="timeout"
                 )
@@ -303,9 +308,10 @@ class McpClient:
         return ServerFailure(f"MCP server {self.label!r} {what}", code=code, details=tail)
 
     def close(self) -> None:
-        """End the server (close stdin, terminate, kill); idempotent."""
+        """End the server (close stdin, terminate, kill); idempotent. A server that stopped
+        answering gets no grace: the report (with its stderr) must not wait on it."""
         if self._connection is not None:
-            self._connection.close()
+            self._connection.close(grace=_NO_GRACE if self._unresponsive else _GRACE)
 
 
 def tool_result(result: dict[str, Any]) -> ToolResult:

@@ -3,6 +3,8 @@ expectations and smoke playbooks against the fixture packages."""
 
 from __future__ import annotations
 
+import shlex
+import time
 from pathlib import Path
 
 import pytest
@@ -192,3 +194,46 @@ def test_a_distribution_without_llm_entry_points_has_no_llm_plugins() -> None:
         "it declares: sandboxverify.plugins"
     )
     assert "[project.entry-points.llm]" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("script", "code", "message"),
+    [
+        (
+            "import sys, time; sys.stderr.write('warming the cache\\n'); sys.stderr.flush(); "
+            "time.sleep(120)",
+            "timeout",
+            "did not answer initialize within 3s",
+        ),
+        (
+            "import sys; print('Server ready on stdio'); sys.stdout.flush(); sys.stdin.read()",
+            "probe_crashed",
+            "Server ready on stdio",
+        ),
+    ],
+    ids=["never-answers", "prints-to-stdout"],
+)
+def test_a_server_that_misbehaves_is_reported_in_time(script: str, code: str, message: str) -> None:
+    started = time.monotonic()
+    result = run_cli(
+        [
+            "check",
+            str(fixture("good-hatch")),
+            "--host",
+            "mcp",
+            "--server-command",
+            f"python -c {shlex.quote(script)}",
+            "--timeout",
+            "4",
+            "--json",
+        ]
+    )
+
+    assert time.monotonic() - started < 60  # never a hang (the build and install take seconds)
+    assert result.code == 1, result.stdout + result.stderr
+    [failure] = result.json()["failures"]
+    assert failure["code"] == code
+    assert failure["plugin"] == "python"
+    assert message in failure["message"]
+    if code == "timeout":
+        assert "warming the cache" in result.stdout  # the server's stderr, as details

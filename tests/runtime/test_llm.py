@@ -31,7 +31,7 @@ def llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
     """llm, imported the way the host imports it; plugins registered by the test are removed."""
     monkeypatch.setenv("LLM_LOAD_PLUGINS", "")
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))
-    module = pytest.importorskip("llm")
+    module = importlib.import_module("llm")  # in the test extra: never skipped
     plugins = sys.modules["llm.plugins"]
     monkeypatch.setattr(plugins, "_loaded", getattr(plugins, "_loaded", False))
     before = set(plugins.pm.get_plugins())
@@ -679,3 +679,28 @@ def test_installed_llm_plugins_are_not_loaded(tmp_path: Path) -> None:
     assert found["imported"] is False
     assert found["env"] == ""
     assert "ok" in found["llm_tools"]  # llm's own view: this plugin plus its default tools
+
+
+def test_a_harness_session_hosts_llm_plugins_with_llms_error_semantics(
+    llm: Any, write: Write
+) -> None:
+    from sandboxverify.harness import call, create_test_session, say, when  # noqa: PLC0415
+
+    write("session_tools", TOOLS)
+    with create_test_session(["session_tools"], host="llm") as t:
+        assert {"reverse_text", "add_numbers", "Counter_increment", "shout"} <= set(t.tools)
+        t.run(
+            when(
+                "go",
+                [
+                    call("reverse_text", {"text": "abc"}),
+                    call("add_numbers", {"a": 1}),
+                    call("divide", {"a": 1, "b": 0}, expect_error="^Error: division by zero$"),
+                    call("Counter_increment", {"by": 5}),
+                    call("Counter_total"),
+                    say("done"),
+                ],
+            )
+        )
+        texts = [r.text for r in t.events.tool_results]
+        assert texts == ["cba", "3", "Error: division by zero", "5", "total 5"]

@@ -231,7 +231,7 @@ def load(
         return PluginLoad(record, (), exc.failure)
     error_data = result.get("error")
     if error_data and error_data.get("code") in ("probe_crashed", "timeout"):
-        return _server_failure(sandbox, plugin, error_data)
+        return _server_failure(sandbox, plugin, error_data, settings.timeout)
     error: PluginError | None = None
     if error_data:
         error = PluginError(
@@ -262,10 +262,14 @@ def load(
     return PluginLoad(record, tools, None, tuple(result.get("hooks") or ()))
 
 
-def _server_failure(sandbox: Sandbox, plugin: dict[str, str], error: dict[str, Any]) -> PluginLoad:
+def _server_failure(
+    sandbox: Sandbox, plugin: dict[str, str], error: dict[str, Any], timeout: float
+) -> PluginLoad:
     """A server the runtime started died, spoke no protocol, or never answered."""
     name, code = plugin["name"], str(error["code"])
     message = str(error.get("message", ""))
+    if code == "timeout":  # the runtime stops a little early to collect the server's output
+        message += f" (--timeout {timeout:g}s, less a margin to collect its output)"
     record = PluginRecord(
         name=name,
         group=plugin["group"],

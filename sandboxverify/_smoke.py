@@ -7,6 +7,7 @@ a ``smoke_failed`` failure carrying the harness diagnostic (code, turn, action, 
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import time
 from dataclasses import dataclass
@@ -124,6 +125,19 @@ def run(
         f"smoke playbook {playbook.name}: [{error.get('code')}] {error.get('message')}",
         python=python,
         hint="the harness says which turn and action diverged; iterate quickly with "
-        f"'sandboxverify run {playbook.name}' in an environment where the package is installed",
+        f"'{_run_command(playbook, dist, host, server)}' in an environment where the package "
+        "is installed",
         details=error.get("details"),
     )
+
+
+def _run_command(playbook: Playbook, dist: str, host: str, server: EntryPointRef | None) -> str:
+    """The ``sandboxverify run`` line that replays this smoke run outside a sandbox."""
+    words = ["sandboxverify", "run", playbook.name]
+    if host != "native":
+        words += ["--host", host]
+    if server is not None and playbook.spec is not None:
+        words += ["--plugin", server.value]  # a .py playbook's sessions name their own
+    else:
+        words += ["--dist", dist]
+    return shlex.join(words)

@@ -381,7 +381,7 @@ def _caller(
         try:
             implementation = target()
         except _ToolboxUnavailable as exc:
-            return _error(str(exc), exc.__cause__ or exc)
+            return _error(f"Error: {exc}", exc.__cause__ or exc)
         if implementation is None:
             raise ValueError(f"No implementation available for tool: {tool_name}")
         return _execute(llm, tool_name, implementation, arguments)

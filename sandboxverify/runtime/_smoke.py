@@ -16,9 +16,11 @@ from typing import Any
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
 from sandboxverify.runtime.harness._plugins import DIST_ENV, HOST_ENV
+from sandboxverify.runtime.harness._results import excerpt
 from sandboxverify.runtime.harness._session import SESSION_OBSERVERS
 
-_SHOWN_TEXT = 300
+#: the report keeps this much of each result's text (a cut is marked)
+_SHOWN_TEXT = 2000
 
 
 def smoke(request: dict[str, Any]) -> dict[str, Any]:
@@ -133,7 +135,8 @@ def summarize(sessions: list[TestSession]) -> dict[str, Any]:
                 "is_error": record.is_error,
                 "mocked": record.mocked,
                 "blocked": record.blocked,
-                "text": record.text[:_SHOWN_TEXT],
+                "text": excerpt(record.text, _SHOWN_TEXT),
+                "text_length": len(record.text),
             }
             for e in events
             for record in e.tool_results

@@ -97,6 +97,8 @@ def test_sampling_the_playbook_does_not_answer_fails_the_smoke_run(tmp_path: Pat
     assert failure.code == "smoke_failed"
     assert "[sampling_unscripted] turn 1 ('p'), action 1 (call('summarize'))" in failure.message
     assert "'summarize' asked the model to sample" in failure.message
+    assert failure.hint is not None
+    assert "'sandboxverify run unscripted.toml --host mcp --dist svfix-mcp-server'" in failure.hint
 
 
 def test_a_server_that_crashes_at_start_is_probe_crashed_with_its_stderr() -> None:
@@ -236,4 +238,5 @@ def test_a_server_that_misbehaves_is_reported_in_time(script: str, code: str, me
     assert failure["plugin"] == "python"
     assert message in failure["message"]
     if code == "timeout":
+        assert failure["message"].endswith("(--timeout 4s, less a margin to collect its output)")
         assert "warming the cache" in result.stdout  # the server's stderr, as details

@@ -306,7 +306,7 @@ def test_a_toolbox_that_needs_arguments_fails_its_calls_with_the_reason(
     assert [tool["name"] for tool in loaded.tools] == ["Database_query"]
     result = registry.tools["Database_query"].fn(sql="select 1")
     assert result.is_error
-    assert result.text.startswith("toolbox Database could not be created without arguments")
+    assert result.text.startswith("Error: toolbox Database could not be created without arguments")
     assert "'path'" in result.text
     assert result.text.endswith("llm users pass them (llm -T 'Database(...)'), a smoke call cannot")
     assert result.details["error_type"] == "TypeError"

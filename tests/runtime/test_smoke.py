@@ -91,3 +91,21 @@ def test_a_py_playbook_that_exits_zero_after_calling_is_fine(tmp_path: Path) -> 
         "sys.exit(0)\n",
     )
     assert smoke({"script": str(path)})["ok"] is True
+
+
+def test_long_results_are_cut_visibly_in_the_report_and_in_mismatch_messages() -> None:
+    long_text = "x" * 2500
+    result = smoke(
+        {
+            "spec": spec(
+                f"{{ call = 'echo', params = {{ text = '{long_text}' }}, expect = 'y' }}, "
+                "{ say = 'ok' }"
+            ),
+            "plugins": [ECHO],
+        }
+    )
+    [shown] = result["calls"]
+    assert shown["text"] == "x" * 2000 + "... [cut: 2500 characters in all]"
+    assert shown["text_length"] == 2500
+    assert result["error"]["code"] == "expect_mismatch"
+    assert "x" * 300 + "... [cut: 2500 characters in all]" in result["error"]["message"]

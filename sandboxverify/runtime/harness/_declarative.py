@@ -11,6 +11,7 @@ from typing import Any
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._events import ToolResultRecord
+from sandboxverify.runtime.harness._results import excerpt
 from sandboxverify.runtime.harness._session import TestSession
 
 _REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -91,7 +92,7 @@ def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
             "expect_mismatch",
             f"{_at(record, where)}: the result of {record.tool_name!r} does not match expect "
             f"{pattern!r}: "
-            f"{record.text[:300]!r}",
+            f"{excerpt(record.text, 300)!r}",
             turn=record.turn,
             action=record.action,
         )
@@ -106,7 +107,7 @@ def _capture(
         raise HarnessError(
             "capture_failed",
             f"{_at(record, where + '.capture.' + name)}: {pattern!r} found nothing in the "
-            f"result of {record.tool_name!r}: {record.text[:300]!r}",
+            f"result of {record.tool_name!r}: {excerpt(record.text, 300)!r}",
             turn=record.turn,
             action=record.action,
         )

@@ -107,12 +107,17 @@ class AgentLoop:
         schema = spec.parameters if spec else ENVIRONMENTAL_TOOLS.get(tool)
         if spec is None and schema is None and not mocked:
             self._record_call(site)
-            close = difflib.get_close_matches(tool, self.available(), n=1)
+            callable_now = sorted(set(self.registry.tools) | set(self.mocks.names))
+            close = difflib.get_close_matches(tool, callable_now, n=1) or difflib.get_close_matches(
+                tool, self.available(), n=1
+            )
             hint = f" (did you mean {close[0]!r}?)" if close else ""
+            unmocked = sorted(set(ENVIRONMENTAL_TOOLS) - set(callable_now))
             raise site.at.error(
                 "unknown_tool",
                 f"the model called {tool!r}, which is neither registered nor mocked{hint}; "
-                f"available tools: {', '.join(self.available())}",
+                f"available tools: {', '.join(callable_now) or 'none'}"
+                + (f" (with a mock also: {', '.join(unmocked)})" if unmocked else ""),
             )
         if schema is not None:
             violations = validate(site.params, schema)

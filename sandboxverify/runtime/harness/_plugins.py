@@ -166,7 +166,8 @@ def _default_plugins(dist: str | None, group: str) -> list[EntryPointRef]:
         raise HarnessError(
             "no_plugins",
             "no plugins given and no distribution under test known: pass plugins=[...] or "
-            f"dist='name', set {DIST_ENV}, or run from the project's directory",
+            f"dist='name' (sandboxverify run: --plugin or --dist), set {DIST_ENV}, or run "
+            "from the project's directory",
         )
     distribution = find_distribution(name)
     if distribution is None:

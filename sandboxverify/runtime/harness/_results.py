@@ -36,6 +36,13 @@ class ToolResult:
         return cls(content=({"type": "text", "text": text},), details=details, is_error=is_error)
 
 
+def excerpt(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters; a cut says so and how long the whole was."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... [cut: {len(text)} characters in all]"
+
+
 class ResultShapeError(ValueError):
     """A value that cannot be a tool result; the message says what would be."""
 

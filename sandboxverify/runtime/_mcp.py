@@ -167,7 +167,8 @@ class McpClient:
         raise self._failure(f"listed tools over more than {_MAX_PAGES} pages")
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
-        """``tools/call``; a JSON-RPC error answer is an error result, a dead server raises."""
+        """``tools/call``; a JSON-RPC error answer is an error result; a dead server or a result
+        the protocol does not allow raises :class:`ServerFailure`."""
         try:
             result = self.request(
                 "tools/call", {"name": name, "arguments": arguments}, what=f"tools/call {name!r}"
@@ -175,7 +176,12 @@ class McpClient:
         except RpcError as exc:
             details = {"code": exc.code, "message": exc.message, "data": exc.data}
             return ToolResult.from_text(str(exc), is_error=True, details=details)
-        return tool_result(result)
+        try:
+            return tool_result(result)
+        except ValueError as exc:
+            raise self._failure(
+                f"answered tools/call {name!r} with a malformed result: {exc}"
+            ) from None
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -315,20 +321,15 @@ class McpClient:
 
 
 def tool_result(result: dict[str, Any]) -> ToolResult:
-    """A ``tools/call`` result as a :class:`ToolResult`."""
-    content = result.get("content", [])
+    """A ``tools/call`` result as a :class:`ToolResult`; raises :class:`ValueError` for one the
+    protocol does not allow (it must never pass as a result)."""
+    content = result.get("content")
     if not isinstance(content, list):
-        return ToolResult.from_text(
-            f"malformed tools/call result: 'content' is not a list: {content!r:.200}",
-            is_error=True,
-        )
+        raise ValueError(f"'content' is not a list: {content!r:.200}")
     blocks: list[dict[str, Any]] = []
     for block in content:
         if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-            return ToolResult.from_text(
-                f"malformed tools/call result: a content block without a type: {block!r:.200}",
-                is_error=True,
-            )
+            raise ValueError(f"a content block without a type: {block!r:.200}")
         if block["type"] == "text":
             blocks.append({"type": "text", "text": str(block.get("text", ""))})
         else:

@@ -214,10 +214,14 @@ def test_a_jsonrpc_error_from_tools_call_is_an_error_result(client: McpClient) -
     assert client.call_tool("add", {"a": 1, "b": 1}).text == "2"  # the session goes on
 
 
-def test_malformed_results_are_error_results() -> None:
-    assert tool_result({"content": "text"}).is_error
-    assert tool_result({"content": [{"text": "untyped"}]}).is_error
-    assert tool_result({}) == ToolResult()
+def test_malformed_results_are_never_results() -> None:
+    with pytest.raises(ValueError, match="'content' is not a list: 'text'"):
+        tool_result({"content": "text"})
+    with pytest.raises(ValueError, match="a content block without a type"):
+        tool_result({"content": [{"text": "untyped"}]})
+    with pytest.raises(ValueError, match="'content' is not a list: None"):
+        tool_result({})
+    assert tool_result({"content": []}) == ToolResult()
 
 
 # -- the server asks ------------------------------------------------------------------------

@@ -95,3 +95,10 @@ def test_a_server_that_cannot_start_is_a_load_failure_of_the_session() -> None:
         create_test_session([broken], host="mcp")
     assert info.value.code == "plugin_load_failed"
     assert "exited with code 3" in info.value.message
+
+
+def test_a_server_dying_mid_call_fails_the_run_even_where_an_error_is_expected() -> None:
+    with session() as t:
+        error = fail("server_failed", t, when("go", [call("die", expect_error=True), say("x")]))
+    assert "'die': MCP server" in error.message and "exited with code 7" in error.message
+    assert error.details is not None and "MemoryError: out of memory" in error.details

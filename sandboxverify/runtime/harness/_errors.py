@@ -38,6 +38,7 @@ CODES = (
     "playbook_invalid",  # a declarative playbook that cannot be run as written
     "sampling_unscripted",  # a server asked the model to sample; the call has no answer left
     "sampling_unused",  # a call's sample answers were not all asked for
+    "server_failed",  # a tool's server died, broke the protocol or stopped answering mid-call
 )
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from sandboxverify.runtime._hosts import ServerFailure
 from sandboxverify.runtime._native import HandlerSpec, Registry, ToolSpec
 from sandboxverify.runtime.harness._errors import HarnessError, Step
 from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolResultRecord
@@ -250,6 +251,10 @@ class AgentLoop:
             raise site.at.error(code, f"{site.tool!r} did not return within {limit}") from None
         except HarnessError:
             raise
+        except ServerFailure as exc:  # not the tool's answer: expect_error must not absorb it
+            raise site.at.error(
+                "server_failed", f"{site.tool!r}: {exc}", details=exc.details
+            ) from None
         except ResultShapeError as exc:
             result = _error_result(exc, f"{site.tool} {exc}")
         except Exception as exc:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,7 +40,7 @@ from sandboxverify._smoke import run as run_smoke
 from sandboxverify._subprocess import Observer, Outcome, parallel_map, supervised
 from sandboxverify._toolchain import IndexOptions, Toolchain, choose
 from sandboxverify._workspace import Workspace
-from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 
 
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
@@ -351,17 +350,14 @@ def _server_ref(options: CheckOptions) -> EntryPointRef | None:
             f"--server-command only applies to --host mcp (the host is {options.host})",
             hint="add --host mcp, or drop --server-command",
         )
-    try:
-        words = shlex.split(options.server_command)
-    except ValueError as exc:
-        raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None
-    if not words:
+    if not options.server_command.strip():
         raise UsageError(
             "--server-command is empty", hint="e.g. --server-command 'my-server --stdio'"
         )
-    return EntryPointRef(
-        name=Path(words[0]).name, group="server-command", value=options.server_command
-    )
+    try:
+        return server_ref(options.server_command)
+    except ValueError as exc:
+        raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None
 
 
 def _observer(on_event: EventSink, python: str | None) -> Observer:

@@ -6,6 +6,8 @@ process imports it before any plugin code runs.
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,10 @@ DEFAULT_GROUPS: dict[str, str | None] = {
     # an MCP server is started through the distribution's console script
     "mcp": "console_scripts",
 }
+
+
+#: the group of a plugin that is an MCP server command line rather than an entry point
+SERVER_COMMAND = "server-command"
 
 
 @dataclass(frozen=True)
@@ -61,3 +67,12 @@ def parse_entry_points(text: str) -> list[EntryPointRef]:
             name, value = line.split("=", 1)
             found.append(EntryPointRef(name=name.strip(), group=group, value=value.strip()))
     return found
+
+
+def server_ref(command: str) -> EntryPointRef:
+    """An MCP server command line as a plugin named after its program; raises
+    :class:`ValueError` for an empty or unparsable command."""
+    words = shlex.split(command)
+    if not words:
+        raise ValueError("the server command is empty")
+    return EntryPointRef(name=os.path.basename(words[0]), group=SERVER_COMMAND, value=command)

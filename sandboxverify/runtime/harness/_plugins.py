@@ -12,7 +12,7 @@ from typing import Any, Callable, Union
 
 from sandboxverify.runtime._hosts import HostContext, PluginLoadError, load_plugin
 from sandboxverify.runtime._native import PluginAPI, Registry
-from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef
+from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef, server_ref
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
 
@@ -23,8 +23,6 @@ DIST_ENV = "SANDBOXVERIFY_DIST"
 #: Set by the sandbox: the host a session uses when none is given (``native`` otherwise).
 HOST_ENV = "SANDBOXVERIFY_HOST"
 HOSTS = ("native", "llm", "mcp")
-#: what an explicit ``mcp`` plugin spec is: a command line, not an entry point
-SERVER_COMMAND = "server-command"
 
 
 def session_host(host: str | None) -> str:
@@ -111,8 +109,10 @@ def _resolve_spec(spec: PluginSpec, group: str, host: str) -> PluginSpec | Entry
     if host == "native" and callable(spec):
         return spec
     if host == "mcp" and isinstance(spec, str) and spec.strip():
-        program = spec.split(None, 1)[0]
-        return EntryPointRef(name=os.path.basename(program), group=SERVER_COMMAND, value=spec)
+        try:
+            return server_ref(spec)
+        except ValueError as exc:
+            raise HarnessError("plugin_load_failed", f"server command {spec!r}: {exc}") from None
     if not isinstance(spec, str) or not spec:
         wanted = {
             "native": "a setup callable, 'module:attr' or an entry-point name",

@@ -58,6 +58,8 @@ class Artifact:
     top_level: frozenset[str] = frozenset()
     #: what the wheel's entry_points.txt declares
     entry_points: tuple[EntryPointRef, ...] = ()
+    #: the metadata's Requires-Python, if any
+    requires_python: str | None = None
 
 
 class ArtifactProblem(Exception):

@@ -54,6 +54,8 @@ class BuildSettings:
     index: IndexOptions
     pass_env: tuple[str, ...]
     timeout: float
+    #: ``--expect-files``: path globs every wheel must match
+    expect_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

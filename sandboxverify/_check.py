@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxverify._artifacts import ProjectTarget, Target, classify, select_wheel
+from sandboxverify._artifacts import Artifact, ProjectTarget, Target, classify, select_wheel
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
+from sandboxverify._contents import SCRIPT_GROUPS, check_imports, check_scripts
 from sandboxverify._errors import UsageError
 from sandboxverify._events import (
     CommandFinished,
@@ -19,7 +21,7 @@ from sandboxverify._events import (
     ignore,
 )
 from sandboxverify._expectations import Expectations, evaluate
-from sandboxverify._interpreters import Interpreter, resolve_all
+from sandboxverify._interpreters import SELECTORS, Interpreter, resolve_all, select_interpreters
 from sandboxverify._options import CheckOptions
 from sandboxverify._probing import ProbeSettings, probe
 from sandboxverify._report import (
@@ -33,7 +35,7 @@ from sandboxverify._report import (
     StageStatus,
     ToolRecord,
 )
-from sandboxverify._sandbox import StepSettings, create, install
+from sandboxverify._sandbox import Sandbox, StepSettings, create, install
 from sandboxverify._smoke import Playbook
 from sandboxverify._smoke import load as load_playbook
 from sandboxverify._smoke import run as run_smoke
@@ -63,11 +65,16 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             hint="drop --smoke, or use --host native, llm or mcp",
         )
     playbook = load_playbook(options.smoke) if options.smoke else None
-    interpreters = resolve_all(options.python)
+    explicit = [spec for spec in options.python if spec.lower() not in SELECTORS]
+    selectors = [spec.lower() for spec in options.python if spec.lower() in SELECTORS]
+    # explicit interpreters are resolved before the build, so a typo costs no build time
+    interpreters = resolve_all(explicit) if explicit or not selectors else []
     toolchain = choose(options.installer)
-    labels = _labels(interpreters)
     with Workspace(keep=options.keep) as workspace, supervised():
         build = _build(target, workspace, toolchain, options, on_event)
+        if selectors:
+            interpreters = _selected(interpreters, selectors, build)
+        labels = _labels(interpreters)
         runtime = workspace.install_runtime()
         verify = _Verifier(
             options=options,
@@ -102,6 +109,17 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     )
 
 
+def _selected(
+    explicit: list[Interpreter], selectors: list[str], build: BuildResult
+) -> list[Interpreter]:
+    """``--python min|all``: chosen by the built release's Requires-Python."""
+    releases = [*build.wheels, *([build.sdist] if build.sdist else [])]
+    if not releases:  # nothing built: the build failure is the report
+        return explicit or resolve_all([])
+    chosen = select_interpreters(selectors, releases[0].requires_python)
+    return list({i.path: i for i in [*explicit, *chosen]}.values())
+
+
 def _build(
     target: Target,
     workspace: Workspace,
@@ -114,6 +132,7 @@ def _build(
         index=IndexOptions(options.index_url, options.find_links),
         pass_env=options.pass_env,
         timeout=options.install_timeout,
+        expect_files=options.expect_files,
     )
     on_event(StageStarted("build", None))
     observer = _observer(on_event, None)
@@ -166,11 +185,14 @@ class _Verifier:
         self.runtime = runtime
         self.on_event = on_event
         self.playbook = playbook
-        self.stage_names: tuple[StageName, ...] = ("venv", "install", "probe") + (
-            ("smoke",) if playbook else ()
+        self.stage_names: tuple[StageName, ...] = (
+            ("venv", "install", "probe")
+            + (("imports",) if options.import_all else ())
+            + ("scripts",)
+            + (("smoke",) if playbook else ())
         )
 
-    def run(self, interpreter: Interpreter, label: str) -> _RunResult:
+    def run(self, interpreter: Interpreter, label: str) -> _RunResult:  # noqa: PLR0915 - one pipeline, top to bottom
         python = interpreter.version
         stages: list[Stage] = [
             Stage("build", "passed" if self.build.ok else "failed", self.build.seconds)
@@ -179,6 +201,8 @@ class _Verifier:
         plugins: tuple[PluginRecord, ...] = ()
         tools: tuple[ToolRecord, ...] = ()
         smoke: dict[str, Any] | None = None
+        imports: dict[str, Any] | None = None
+        scripts: tuple[dict[str, Any], ...] | None = None
         paths = self.workspace.sandbox(label)
         observer = _observer(self.on_event, python)
         steps = StepSettings(self.options.pass_env, self.options.install_timeout, observer)
@@ -197,6 +221,8 @@ class _Verifier:
                 tools=tools,
                 smoke=smoke,
                 sandbox=str(paths.root) if self.options.keep else None,
+                imports=imports,
+                scripts=scripts,
             )
             return _RunResult(run, tuple(failures))
 
@@ -278,7 +304,19 @@ class _Verifier:
                 )
             stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
         failures.extend(stage.failures)
-        if stage.failed or self.playbook is None:
+        probe_failed = stage.failed
+        # What the wheel ships beyond the plugins; checked even when a plugin failed, so one
+        # run shows every problem. The smoke run needs plugins that loaded.
+        imports, scripts, shipped = self._contents(
+            sandbox,
+            wheel=wheel,
+            plugins=plugins,
+            loaded=to_load,
+            settings=settings,
+            stages=stages,
+        )
+        failures.extend(shipped)
+        if probe_failed or self.playbook is None:
             return finish()
 
         with self._stage(stages, "smoke", python) as stage:
@@ -296,6 +334,48 @@ class _Verifier:
             stage.summary = f"{self.playbook.name}: {smoke.get('tool_calls', 0)} tool call(s)"
         failures.extend(stage.failures)
         return finish()
+
+    def _contents(
+        self,
+        sandbox: Sandbox,
+        *,
+        wheel: Artifact,
+        plugins: tuple[PluginRecord, ...],
+        loaded: Sequence[EntryPointRef],
+        settings: ProbeSettings,
+        stages: list[Stage],
+    ) -> tuple[dict[str, Any] | None, tuple[dict[str, Any], ...], list[Failure]]:
+        """Stages ``imports`` and ``scripts``: every module imports, every console script runs."""
+        python = sandbox.interpreter.version
+        failures: list[Failure] = []
+        imports: dict[str, Any] | None = None
+        if self.options.import_all:
+            with self._stage(stages, "imports", python) as stage:
+                imported = check_imports(
+                    sandbox,
+                    wheel=wheel,
+                    plugins=plugins,
+                    skip=self.options.import_skip,
+                    allow_fail=self.options.import_allow_fail,
+                    settings=settings,
+                )
+                imports = imported.record
+                stage.fail_with(*imported.failures)
+                stage.summary = imported.summary
+            failures.extend(stage.failures)
+        with self._stage(stages, "scripts", python) as stage:
+            ran = check_scripts(
+                sandbox,
+                [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
+                skip_help=self.options.skip_script_help,
+                # an MCP server's start-up is checked by the host; --help would start it
+                servers=[ref.name for ref in loaded] if self.options.host == "mcp" else [],
+                settings=settings,
+            )
+            stage.fail_with(*ran.failures)
+            stage.summary = ran.summary
+        failures.extend(stage.failures)
+        return imports, ran.records, failures
 
     def _stage(self, stages: list[Stage], name: StageName, python: str) -> _StageTimer:
         return _StageTimer(stages, name, python, self.on_event)

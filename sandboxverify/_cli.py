@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import time
@@ -16,7 +17,7 @@ import click
 from click.core import ParameterSource
 
 from sandboxverify import _config
-from sandboxverify._artifacts import ProjectTarget, classify
+from sandboxverify._artifacts import ProjectTarget, Target, classify
 from sandboxverify._check import check as run_check
 from sandboxverify._errors import (
     EXIT_CHECK_FAILED,
@@ -25,6 +26,8 @@ from sandboxverify._errors import (
     SandboxVerifyError,
     UsageError,
 )
+from sandboxverify._github import GitHubSources, error_annotations, step_summary
+from sandboxverify._junit import junit_xml
 from sandboxverify._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -33,6 +36,7 @@ from sandboxverify._options import (
     CheckOptions,
 )
 from sandboxverify._render import Progress, render_report, render_smoke
+from sandboxverify._report import Report
 from sandboxverify._smoke import load as load_playbook
 from sandboxverify._version import __version__
 from sandboxverify.runtime._smoke import smoke as run_smoke_here
@@ -106,8 +110,9 @@ def cli() -> None:
     "python",
     multiple=True,
     metavar="SPEC",
-    help="Interpreter to verify on: a version (3.12) or a path (repeatable; runs in "
-    "parallel). [default: the one running sandboxverify]",
+    help="Interpreter to verify on: a version (3.12), a path, 'min' (the lowest one here that "
+    "requires-python allows) or 'all' (every one it allows); repeatable, runs in parallel. "
+    "[default: the one running sandboxverify]",
 )
 @click.option(
     "--installer",
@@ -150,7 +155,50 @@ def cli() -> None:
     help="A .toml or .py playbook to run in every sandbox after the probe: a scripted model "
     "calls the plugins' tools for real.",
 )
+@click.option(
+    "--expect-files",
+    multiple=True,
+    metavar="GLOB",
+    help="A path glob inside the wheel that must match at least one file, e.g. "
+    "'mypkg/data/*.json' (repeatable).",
+)
+@click.option(
+    "--import-all/--no-import-all",
+    default=None,
+    help="Import every module the wheel ships, in the sandbox. [default: on]",
+)
+@click.option(
+    "--import-skip",
+    multiple=True,
+    metavar="GLOB",
+    help="Module glob the import-all check never imports, e.g. 'mypkg.windows.*' "
+    "(repeatable; *.__main__ is always skipped).",
+)
+@click.option(
+    "--import-allow-fail",
+    multiple=True,
+    metavar="GLOB",
+    help="Module glob that may fail to import (e.g. it needs an optional extra): reported, "
+    "not a failure (repeatable).",
+)
+@click.option(
+    "--skip-script-help",
+    multiple=True,
+    metavar="NAME",
+    help="Console script (glob) not run with --help; it must still be installed "
+    "(repeatable; '*' for all).",
+)
 @_json_option("the JSON report")
+@click.option(
+    "--junit-xml",
+    metavar="FILE",
+    help="Write a JUnit XML report to FILE: one test case per check.",
+)
+@click.option(
+    "--github/--no-github",
+    default=None,
+    help="Write GitHub Actions annotations and a step summary. [default: when GITHUB_ACTIONS=true]",
+)
 @click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
 @click.option(
     "-v", "--verbose", count=True, help="Show commands and their output (-vv: all output)."
@@ -171,7 +219,9 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     file_values = _config.load(pyproject) if pyproject else {}
     values = _merge(ctx, cli_values, file_values)
     json_out: str | None = values.get("json")
+    junit_out: str | None = values.get("junit-xml")
     _check_json_path(json_out, targets)
+    _check_report_path("--junit-xml", junit_out, targets)
     options = CheckOptions(
         targets=targets or (".",),
         host=values.get("host", "native"),
@@ -189,6 +239,11 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         pass_env=tuple(values.get("pass-env", ())),
         smoke=values.get("smoke"),
         server_command=values.get("server-command"),
+        import_all=bool(values.get("import-all", True)),
+        import_skip=tuple(values.get("import-skip", ())),
+        import_allow_fail=tuple(values.get("import-allow-fail", ())),
+        expect_files=tuple(values.get("expect-files", ())),
+        skip_script_help=tuple(values.get("skip-script-help", ())),
     )
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     human: TextIO = sys.stderr if json_out == "-" else sys.stdout
@@ -201,6 +256,11 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
     _write_json(report.to_json(), json_out)
+    if junit_out:
+        Path(junit_out).write_text(junit_xml(report), encoding="utf-8")
+    github = values.get("github")
+    if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
+        _write_github(report, target, options, human if json_out == "-" else sys.stdout)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -294,6 +354,12 @@ _CLI_NAMES = {
     "install_timeout": "install-timeout",
     "pass_env": "pass-env",
     "server_command": "server-command",
+    "import_all": "import-all",
+    "import_skip": "import-skip",
+    "import_allow_fail": "import-allow-fail",
+    "expect_files": "expect-files",
+    "skip_script_help": "skip-script-help",
+    "junit_xml": "junit-xml",
     "json_out": "json",
 }
 
@@ -323,25 +389,53 @@ def _write_json(document: dict[str, Any], json_out: str | None) -> None:
 
 
 def _check_json_path(json_out: str | None, targets: Sequence[str]) -> None:
+    if json_out != "-":
+        _check_report_path("--json", json_out, targets)
+
+
+def _check_report_path(option: str, out: str | None, targets: Sequence[str]) -> None:
     """Before any work: ``--json dist/x.whl`` would take the wheel as the report path (never
     clobber an input), and a report that cannot be written must not be found out at the end."""
-    if not json_out or json_out == "-":
+    if not out:
         return
-    path = Path(json_out)
+    path = Path(out)
     if (
         path.is_dir()
-        or json_out in targets
+        or out in targets
         or (path.exists() and path.name.endswith(_ARTIFACT_SUFFIXES))
     ):
         raise UsageError(
-            f"--json would overwrite {json_out}",
-            hint="give the report its own file (--json report.json), or use --json=- for stdout",
+            f"{option} would overwrite {out}",
+            hint=f"give the report its own file ({option} report-file), "
+            + ("or use --json=- for stdout" if option == "--json" else "or drop the option"),
         )
     if not path.absolute().parent.is_dir():
         raise UsageError(
-            f"--json {json_out}: the directory {path.absolute().parent} does not exist",
+            f"{option} {out}: the directory {path.absolute().parent} does not exist",
             hint="create it first, or write the report elsewhere",
         )
+
+
+def _write_github(report: Report, target: Target, options: CheckOptions, stream: TextIO) -> None:
+    """Annotations on the stream (the runner reads workflow commands from the step's output),
+    the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one."""
+    pyproject = (
+        target.path / "pyproject.toml"
+        if isinstance(target, ProjectTarget)
+        else _config.find_pyproject(None)
+    )
+    sources = GitHubSources(
+        pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
+        playbook=Path(options.smoke) if options.smoke else None,
+        root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
+    )
+    for line in error_annotations(report, sources):
+        stream.write(line + "\n")
+    stream.flush()
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as handle:
+            handle.write(step_summary(report) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

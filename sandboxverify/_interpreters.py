@@ -26,6 +26,10 @@ _QUERY = (
 )
 
 
+#: ``--python`` values chosen by the release's Requires-Python instead of naming an interpreter
+SELECTORS = ("min", "all")
+
+
 @dataclass(frozen=True)
 class Interpreter:
     """A Python interpreter a sandbox can be created from."""
@@ -165,3 +169,9 @@ def _candidate_paths(wanted: tuple[int, ...]) -> Iterator[Path]:
 
 def _looks_like_path(spec: str) -> bool:
     return os.sep in spec or (os.altsep is not None and os.altsep in spec) or spec.startswith(".")
+
+
+def select_interpreters(selectors: Sequence[str], requires_python: str | None) -> list[Interpreter]:
+    """``min``: the lowest interpreter here that ``requires_python`` allows; ``all``: every
+    one it allows (the newest patch of each minor version). (Stub: being built.)"""
+    raise NotImplementedError

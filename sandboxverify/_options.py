@@ -41,6 +41,16 @@ class CheckOptions:
     #: ``--host mcp``: the command that starts the server (first word from the sandbox's bin/),
     #: instead of the distribution's console scripts
     server_command: str | None = None
+    #: import every module the wheel ships (stage ``imports``)
+    import_all: bool = True
+    #: module globs never imported by ``import_all`` (``pkg.windows_*``)
+    import_skip: tuple[str, ...] = ()
+    #: module globs whose import may fail (optional extras): reported, not a failure
+    import_allow_fail: tuple[str, ...] = ()
+    #: path globs inside the wheel that must match at least one file each
+    expect_files: tuple[str, ...] = ()
+    #: console-script name globs whose ``--help`` is not run (they must still exist)
+    skip_script_help: tuple[str, ...] = ()
 
     @property
     def effective_groups(self) -> tuple[str, ...]:

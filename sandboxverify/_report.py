@@ -24,8 +24,9 @@ FailureCode = Literal[
     "probe_crashed",
     "timeout",
     "smoke_failed",
+    "script_failed",
 ]
-StageName = Literal["build", "venv", "install", "probe", "smoke"]
+StageName = Literal["build", "venv", "install", "probe", "imports", "scripts", "smoke"]
 StageStatus = Literal["passed", "failed", "skipped"]
 
 
@@ -38,6 +39,8 @@ class Failure:
     tool: str | None = None
     hint: str | None = None
     details: str | None = None
+    #: the module a failure is about (``import_failed``), dotted
+    module: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -48,6 +51,7 @@ class Failure:
             "tool": self.tool,
             "hint": self.hint,
             "details": self.details,
+            "module": self.module,
         }
 
 
@@ -141,6 +145,10 @@ class Run:
     tools: tuple[ToolRecord, ...] = ()
     smoke: dict[str, Any] | None = None
     sandbox: str | None = None
+    #: stage ``imports``: every module of the wheel imported in the sandbox
+    imports: dict[str, Any] | None = None
+    #: stage ``scripts``: the distribution's console scripts, each with its ``--help`` outcome
+    scripts: tuple[dict[str, Any], ...] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -152,6 +160,8 @@ class Run:
             "tools": [tool.to_json() for tool in self.tools],
             "smoke": self.smoke,
             "sandbox": self.sandbox,
+            "imports": self.imports,
+            "scripts": list(self.scripts) if self.scripts is not None else None,
         }
 
 

@@ -26,7 +26,7 @@ from sandboxverify._errors import (
     SandboxVerifyError,
     UsageError,
 )
-from sandboxverify._github import GitHubSources, error_annotations, step_summary
+from sandboxverify._github import GitHubSources, error_annotations
 from sandboxverify._junit import junit_xml
 from sandboxverify._options import (
     DEFAULT_INSTALL_TIMEOUT,
@@ -38,6 +38,7 @@ from sandboxverify._options import (
 from sandboxverify._render import Progress, render_report, render_smoke
 from sandboxverify._report import Report
 from sandboxverify._smoke import load as load_playbook
+from sandboxverify._summary import step_summary
 from sandboxverify._version import __version__
 from sandboxverify.runtime._smoke import smoke as run_smoke_here
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
@@ -434,8 +435,15 @@ def _write_github(report: Report, target: Target, options: CheckOptions, stream:
     stream.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
-        with open(summary_path, "a", encoding="utf-8") as handle:
-            handle.write(step_summary(report) + "\n")
+        try:
+            with open(summary_path, "a", encoding="utf-8") as handle:
+                handle.write(step_summary(report) + "\n")
+        except OSError as exc:
+            raise UsageError(
+                f"cannot append the step summary to GITHUB_STEP_SUMMARY={summary_path}: "
+                f"{exc.strerror or exc}",
+                hint="point GITHUB_STEP_SUMMARY at a writable file, or pass --no-github",
+            ) from None
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

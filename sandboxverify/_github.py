@@ -1,12 +1,23 @@
-"""GitHub Actions: error annotations at the file and line a failure comes from, and a Markdown
-step summary. (Stub: being built.)"""
+"""GitHub Actions: error annotations at the file and line a failure comes from (the Markdown
+step summary is ``_summary``).
+
+An annotation names a file and line only when they are certain: an entry point's line is the one
+whose value is the plugin's, a playbook action's line is the one the TOML parser agrees is that
+action. When in doubt the line (or the file) is left out, never guessed.
+"""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify._report import Report
+from sandboxverify._report import Failure, Report, Run
+from sandboxverify._tomllines import Key, Toml
+
+_FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
+_WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")
+_SCRIPT_TABLES = {"console_scripts": "scripts", "gui_scripts": "gui-scripts"}
 
 
 @dataclass(frozen=True)
@@ -18,11 +29,204 @@ class GitHubSources:
     root: Path
 
 
+@dataclass(frozen=True)
+class _Place:
+    file: Path
+    line: int | None = None
+
+
 def error_annotations(report: Report, sources: GitHubSources) -> list[str]:
     """One ``::error ...::message`` workflow command per failure."""
-    return [f"::error title={f.code}::{f.message}" for f in report.failures]
+    locator = _Locator(report, sources)
+    commands = []
+    for failure in report.failures:
+        title = f"sandboxverify: {failure.code}" + (
+            f" [{failure.python}]" if failure.python else ""
+        )
+        properties: list[tuple[str, str]] = []
+        place = locator.place(failure)
+        relative = _relative(place.file, sources.root) if place else None
+        if place is not None and relative is not None:
+            properties.append(("file", relative))
+            if place.line is not None:
+                properties.append(("line", str(place.line)))
+        properties.append(("title", title))
+        message = failure.message + (f"\nhint: {failure.hint}" if failure.hint else "")
+        props = ",".join(f"{name}={_escape_property(value)}" for name, value in properties)
+        commands.append(f"::error {props}::{_escape_data(message)}")
+    return commands
 
 
-def step_summary(report: Report) -> str:
-    """The Markdown summary of the check."""
-    return "## sandboxverify: " + ("passed" if report.ok else "failed")
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _relative(path: Path, root: Path) -> str | None:
+    """``path`` relative to the workspace, or None: a path outside it links to nothing."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (OSError, ValueError):
+        return None
+
+
+class _Locator:
+    """Where in the project's files a failure comes from."""
+
+    def __init__(self, report: Report, sources: GitHubSources) -> None:
+        self.report = report
+        self.sources = sources
+        self._documents: dict[Path, Toml | None] = {}
+
+    def place(self, failure: Failure) -> _Place | None:
+        run = next((r for r in self.report.runs if r.python == failure.python), None)
+        code = failure.code
+        if code == "script_failed" and failure.plugin:
+            return self._entry_point(failure.plugin, run, scripts_only=True)
+        if code in ("plugin_load_failed", "plugin_empty", "timeout", "probe_crashed"):
+            return self._entry_point(failure.plugin, run) if failure.plugin else None
+        if code == "tool_duplicate" and failure.plugin:
+            return self._entry_point(failure.plugin, run)
+        if code == "import_failed" and failure.module:
+            return self._module(failure.module, failure.details)
+        if code == "smoke_failed":
+            return self._smoke(failure, run)
+        if code in ("tool_missing", "tool_unexpected"):
+            return self._expect_tools(failure)
+        return None
+
+    def _toml(self, path: Path | None) -> Toml | None:
+        if path is None:
+            return None
+        if path not in self._documents:
+            self._documents[path] = Toml.read(path)
+        return self._documents[path]
+
+    def _entry_point(
+        self, name: str, run: Run | None, *, scripts_only: bool = False
+    ) -> _Place | None:
+        """The entry point's line in ``[project.entry-points."group"]`` or ``[project.scripts]``,
+        if the value written there is the one that was installed."""
+        doc = self._toml(self.sources.pyproject)
+        if doc is None:
+            return None
+        records = [p for p in (run.plugins if run else ()) if p.name == name]
+        scripts = [s for s in (run.scripts or ()) if isinstance(s, dict)] if run else []
+        records_by_group = {p.group: p.value for p in records}
+        records_by_group.update(
+            {s["group"]: s.get("value") for s in scripts if s.get("name") == name and "group" in s}
+        )
+        keys = [
+            (group, key)
+            for group, key in _entry_point_keys(doc, name)
+            if not scripts_only or group in _SCRIPT_TABLES
+        ]
+        if records_by_group:  # the group it was installed from, not a namesake in another
+            keys = [(g, k) for g, k in keys if g in records_by_group]
+        if len(keys) != 1:
+            return None  # not declared in pyproject.toml (setup.py, dynamic), or ambiguous
+        group, key = keys[0]
+        expected = records_by_group.get(group)
+        if expected is not None and _squeeze(doc.value(key)) != _squeeze(expected):
+            return None
+        return _Place(doc.path, doc.line(key))
+
+    def _module(self, module: str, details: str | None) -> _Place | None:
+        """The module's source in the project and the line of the traceback's last frame in it."""
+        if self.sources.pyproject is None:
+            return None
+        base = self.sources.pyproject.parent
+        parts = module.split(".")
+        for relative in ("/".join(parts) + ".py", "/".join([*parts, "__init__.py"])):
+            for prefix in ("", "src/"):
+                source = base / (prefix + relative)
+                if source.is_file():
+                    return _Place(source, _frame_line(details, source, "/" + relative) or 1)
+        return _Place(self.sources.pyproject)
+
+    def _smoke(self, failure: Failure, run: Run | None) -> _Place | None:
+        playbook = self.sources.playbook
+        if playbook is None or not playbook.is_file():
+            return None
+        smoke = run.smoke if run else None
+        error = smoke.get("error") if isinstance(smoke, dict) else None
+        error = error if isinstance(error, dict) else {}
+        if playbook.suffix == ".py":
+            details = error.get("details") or failure.details
+            return _Place(playbook, _frame_line(details, playbook, "/" + playbook.name) or 1)
+        doc = self._toml(playbook)
+        turn, action = error.get("turn"), error.get("action")
+        if doc is None or not isinstance(turn, int) or turn < 1:
+            return _Place(playbook, 1)
+        line = None
+        if isinstance(action, int) and action >= 1:
+            key: Key = ("turns", turn - 1, "actions", action - 1)
+            # an inner call of a parallel action: the message's place says which one
+            inner = _WHERE.search(str(error.get("message") or failure.message))
+            if inner and (int(inner[1]), int(inner[2])) == (turn - 1, action - 1):
+                line = doc.line((*key, "parallel", int(inner[3])))
+            line = line or doc.line(key)
+        return _Place(playbook, line or doc.line(("turns", turn - 1)) or 1)
+
+    def _expect_tools(self, failure: Failure) -> _Place | None:
+        """The ``expect-tools`` line of ``[tool.sandboxverify]``, if that is what was asked."""
+        doc = self._toml(self.sources.pyproject)
+        if doc is None:
+            return None
+        for spelling in ("expect-tools", "expect_tools"):
+            key: Key = ("tool", "sandboxverify", spelling)
+            value = doc.value(key)
+            if value is None:
+                continue
+            items = value if isinstance(value, list) else [value]
+            configured = [t.strip() for v in items for t in str(v).split(",") if t.strip()]
+            asked = self.report.expect_tools
+            if (asked and tuple(configured) != asked) or (
+                failure.code == "tool_missing" and failure.tool not in configured
+            ):
+                return None  # the command line asked for other tools
+            for index, item in enumerate(items):
+                if failure.tool in [t.strip() for t in str(item).split(",")]:
+                    return _Place(doc.path, doc.line((*key, index)) or doc.line(key))
+            return _Place(doc.path, doc.line(key))
+        return None
+
+
+def _entry_point_keys(doc: Toml, name: str) -> list[tuple[str, Key]]:
+    """Every ``(group, key)`` declaring an entry point called ``name`` in pyproject.toml."""
+    project = doc.data.get("project")
+    if not isinstance(project, dict):
+        return []
+    found: list[tuple[str, Key]] = []
+    for group, table in _SCRIPT_TABLES.items():
+        if isinstance(project.get(table), dict) and name in project[table]:
+            found.append((group, ("project", table, name)))
+    groups = project.get("entry-points")
+    for group, entries in groups.items() if isinstance(groups, dict) else ():
+        if isinstance(entries, dict) and name in entries:
+            found.append((group, ("project", "entry-points", group, name)))
+    return found
+
+
+def _frame_line(details: str | None, source: Path, suffix: str) -> int | None:
+    """The line of the last traceback frame in a file ending with ``suffix``, if ``source`` has
+    that many lines (the traceback comes from the installed copy of the same file)."""
+    lines = [
+        int(match["line"])
+        for match in _FRAME.finditer(details or "")
+        if match["file"].replace("\\", "/").endswith(suffix)
+    ]
+    if not lines:
+        return None
+    try:
+        length = len(source.read_text(encoding="utf-8", errors="replace").splitlines())
+    except OSError:
+        return None
+    return lines[-1] if 1 <= lines[-1] <= length else None
+
+
+def _squeeze(value: object) -> str:
+    return "".join(str(value).split())

@@ -1,10 +1,296 @@
-"""JUnit XML: one test case per check, for the CI test-report viewers. (Stub: being built.)"""
+"""JUnit XML: one test case per check, for the CI test-report viewers (GitLab, Jenkins, Azure,
+GitHub test reporters).
+
+One ``<testsuite>`` for the build (the build itself and each artifact) and one per run: ``venv``,
+``install``, ``probe``, each plugin, each expected tool, ``imports``, ``scripts``, ``smoke``. Each
+failure of the report lands in the test case it concerns; one that fits none becomes a failed case
+of its own, and a case whose check failed without a failure record still fails: never a false
+green. Attributes follow the common JUnit schema (the set pytest's ``--junitxml`` writes).
+"""
 
 from __future__ import annotations
 
-from sandboxverify._report import Report
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Callable
+
+from sandboxverify._report import Failure, PluginRecord, Report, Run, Stage
+
+#: what XML 1.0 allows (anything else makes the document unreadable), and terminal colour codes
+_FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_STAGE_CODES = {
+    "venv": ("venv_failed",),
+    "install": ("install_failed", "dependency_conflict"),
+    "probe": ("no_plugins", "plugin_count_mismatch"),
+    "imports": ("import_failed",),
+    "scripts": ("script_failed",),
+    "smoke": ("smoke_failed",),
+}
+_BUILD_CODES = ("build_failed", "artifact_invalid", "timeout")
+#: codes any stage may report (without a plugin or module to tell which)
+_STAGELESS_CODES = ("timeout", "probe_crashed", "artifact_invalid")
 
 
-def junit_xml(report: Report) -> str:
-    """The report as a JUnit XML document."""
-    return '<?xml version="1.0" encoding="utf-8"?>\n<testsuites/>\n'
+@dataclass
+class _Case:
+    name: str
+    seconds: float = 0.0
+    failures: list[Failure] = field(default_factory=list)
+    #: a failure the case has without a report failure (a check that failed and said nothing)
+    implicit: tuple[str, str] | None = None
+    skipped: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures) or self.implicit is not None
+
+
+@dataclass
+class _Suite:
+    name: str
+    classname: str
+    cases: list[_Case]
+    seconds: float
+    properties: dict[str, str]
+
+
+def junit_xml(report: Report, *, now: datetime | None = None) -> str:
+    """The report as a JUnit XML document (``now``: when the check ended; default: now)."""
+    suites = _suites(report)
+    ended = now or datetime.now(timezone.utc)
+    started = (ended - timedelta(seconds=report.seconds)).replace(microsecond=0)
+    root = ET.Element(
+        "testsuites",
+        name="sandboxverify",
+        tests=str(sum(len(s.cases) for s in suites)),
+        failures=str(sum(c.failed for s in suites for c in s.cases)),
+        errors="0",
+        skipped=str(sum(c.skipped is not None and not c.failed for s in suites for c in s.cases)),
+        time=_seconds(report.seconds),
+    )
+    for suite in suites:
+        root.append(_suite_element(suite, started.isoformat()))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def _suites(report: Report) -> list[_Suite]:
+    pending = list(report.failures)
+    build = _build_suite(report, pending)
+    runs = [_run_suite(report, run, pending, index) for index, run in enumerate(report.runs)]
+    suites = [build, *runs]
+    if pending:  # failures of an interpreter no run stands for
+        build.cases.extend(_leftovers(pending))
+    if not report.ok and not any(c.failed for s in suites for c in s.cases):
+        verdict = _Case("verdict")
+        verdict.implicit = ("failed", "the check failed without saying why (a bug: report it)")
+        build.cases.append(verdict)
+    return suites
+
+
+def _build_suite(report: Report, pending: list[Failure]) -> _Suite:
+    stage = next((s for run in report.runs for s in run.stages if s.name == "build"), None)
+    build = _Case("build", seconds=stage.seconds if stage else 0.0)
+    artifacts = {a.filename: _Case(f"{a.kind} {a.filename}") for a in report.artifacts}
+    for failure in _take(pending, lambda f: f.python is None and f.code in _BUILD_CODES):
+        named = [case for filename, case in artifacts.items() if filename in failure.message]
+        if failure.code == "artifact_invalid" and len(named) == 1:
+            named[0].failures.append(failure)
+        else:
+            build.failures.append(failure)
+    covered = build.failed or any(case.failed for case in artifacts.values())
+    if stage is not None and stage.status == "failed" and not covered:
+        build.implicit = ("build_failed", "the build failed")
+    return _Suite(
+        "build",
+        "sandboxverify.build",
+        [build, *artifacts.values()],
+        build.seconds,
+        {
+            "target": report.target,
+            "host": report.host,
+            "groups": ",".join(report.groups),
+            "installer": report.installer,
+        },
+    )
+
+
+def _run_suite(report: Report, run: Run, pending: list[Failure], index: int) -> _Suite:
+    duplicate = sum(r.python == run.python for r in report.runs[:index])
+    label = run.python + (f"-{duplicate + 1}" if duplicate else "")
+    cases = _RunCases(run, report.expect_tools)
+    # failures name an interpreter by version: the first run of a version takes them
+    for failure in _take(pending, lambda f: f.python == run.python) if not duplicate else []:
+        cases.place(failure)
+    cases.settle()
+    return _Suite(
+        f"python {label}",
+        "sandboxverify.py" + re.sub(r"[^0-9A-Za-z]+", "_", label),
+        cases.ordered(),
+        sum(stage.seconds for stage in run.stages if stage.name != "build"),
+        {"python": run.python, "interpreter": run.interpreter},
+    )
+
+
+class _RunCases:
+    """One run's test cases, and which failure belongs to which."""
+
+    def __init__(self, run: Run, expect_tools: Sequence[str]) -> None:
+        self.run = run
+        self.stages: dict[str, Stage] = {s.name: s for s in run.stages if s.name != "build"}
+        self.cases = {name: _stage_case(stage) for name, stage in self.stages.items()}
+        self.plugins: dict[str, _Case] = {}
+        for plugin in run.plugins:
+            self.plugins.setdefault(plugin.name, _plugin_case(plugin))
+        # the probe checks the expected tools: without a probe stage there is nothing to say
+        self.tools = {t: _Case(f"tool {t}") for t in expect_tools} if "probe" in self.stages else {}
+        self.unplaced: list[Failure] = []
+
+    def place(self, failure: Failure) -> None:
+        """Into the case it concerns: its tool, plugin, module, then its code's stage."""
+        case: _Case | None = None
+        if failure.code == "script_failed":
+            case = self.cases.get("scripts")  # names a script, which may share a plugin's name
+        elif failure.tool is not None and failure.tool in self.tools:
+            case = self.tools[failure.tool]
+        elif failure.plugin is not None and failure.plugin in self.plugins:
+            case = self.plugins[failure.plugin]
+        elif failure.module is not None:
+            case = self.cases.get("imports")
+        else:
+            stage = next((s for s, codes in _STAGE_CODES.items() if failure.code in codes), None)
+            case = self.cases.get(stage) if stage else None
+        if case is None:
+            self.unplaced.append(failure)
+        else:
+            case.failures.append(failure)
+
+    def settle(self) -> None:
+        """A stage that failed with no failure of its own takes the one unplaced failure that
+        fits (a ``timeout`` names no stage), or fails on its own: a failed check never passes."""
+        # the probe's failures may all be its plugins' and tools' own
+        covered = any(c.failed for c in [*self.plugins.values(), *self.tools.values()])
+        silent = [
+            n
+            for n, c in self.cases.items()
+            if self._failed(n) and not c.failed and not (n == "probe" and covered)
+        ]
+        fitting = [f for f in self.unplaced if f.code in _STAGELESS_CODES]
+        if len(silent) == 1 and len(fitting) == 1:
+            self.cases[silent[0]].failures.append(fitting[0])
+            self.unplaced.remove(fitting[0])
+        for name in silent:
+            case = self.cases[name]
+            if not case.failed:
+                case.implicit = ("failed", f"the {name} stage failed (see the run's other cases)")
+        for plugin in self.run.plugins:
+            case = self.plugins[plugin.name]
+            if not plugin.ok and not case.failed:
+                error = plugin.error
+                cause = f"{error.type}: {error.message}" if error else "it failed to load"
+                case.implicit = ("plugin_load_failed", f"plugin {plugin.name!r}: {cause}")
+        registered = {tool.name for tool in self.run.tools}
+        for name, case in self.tools.items():
+            if name in registered or case.failed:
+                continue
+            if self.stages["probe"].status == "skipped":
+                case.skipped = "not checked: an earlier stage failed"
+            else:
+                case.implicit = ("tool_missing", f"expected tool {name!r} is not registered")
+
+    def ordered(self) -> list[_Case]:
+        ordered: list[_Case] = []
+        for name, case in self.cases.items():
+            ordered.append(case)
+            if name == "probe":
+                ordered += [*self.plugins.values(), *self.tools.values()]
+        return ordered + _leftovers(self.unplaced)
+
+    def _failed(self, stage: str) -> bool:
+        return self.stages[stage].status == "failed"
+
+
+def _stage_case(stage: Stage) -> _Case:
+    case = _Case(stage.name, seconds=stage.seconds)
+    if stage.status == "skipped":
+        case.skipped = "not run: an earlier stage failed"
+    return case
+
+
+def _plugin_case(plugin: PluginRecord) -> _Case:
+    return _Case(f"plugin {plugin.name} ({plugin.value})", seconds=plugin.seconds)
+
+
+def _leftovers(failures: Sequence[Failure]) -> list[_Case]:
+    """Failures no case concerns: one failed case per code, so nothing is lost."""
+    cases: dict[str, _Case] = {}
+    for failure in failures:
+        cases.setdefault(failure.code, _Case(failure.code)).failures.append(failure)
+    return list(cases.values())
+
+
+def _take(pending: list[Failure], wanted: Callable[[Failure], bool]) -> list[Failure]:
+    taken = [f for f in pending if wanted(f)]
+    pending[:] = [f for f in pending if not wanted(f)]
+    return taken
+
+
+def _suite_element(suite: _Suite, timestamp: str) -> ET.Element:
+    element = ET.Element(
+        "testsuite",
+        name=_clean(suite.name),
+        tests=str(len(suite.cases)),
+        failures=str(sum(case.failed for case in suite.cases)),
+        errors="0",
+        skipped=str(sum(case.skipped is not None and not case.failed for case in suite.cases)),
+        time=_seconds(suite.seconds),
+        timestamp=timestamp,
+    )
+    properties = ET.SubElement(element, "properties")
+    for name, value in suite.properties.items():
+        ET.SubElement(properties, "property", name=name, value=_clean(value))
+    for case in suite.cases:
+        element.append(_case_element(case, suite.classname))
+    return element
+
+
+def _case_element(case: _Case, classname: str) -> ET.Element:
+    element = ET.Element(
+        "testcase", classname=classname, name=_clean(case.name), time=_seconds(case.seconds)
+    )
+    if case.failures:
+        first = case.failures[0]
+        more = f" (and {len(case.failures) - 1} more)" if len(case.failures) > 1 else ""
+        failure = ET.SubElement(
+            element, "failure", message=_clean(first.message + more), type=first.code
+        )
+        failure.text = _clean("\n\n".join(_failure_text(f) for f in case.failures))
+    elif case.implicit is not None:
+        code, message = case.implicit
+        ET.SubElement(element, "failure", message=_clean(message), type=code).text = _clean(message)
+    elif case.skipped is not None:
+        ET.SubElement(element, "skipped", message=case.skipped)
+    return element
+
+
+def _failure_text(failure: Failure) -> str:
+    where = f" [{failure.python}]" if failure.python else ""
+    lines = [f"{failure.code}{where}: {failure.message}"]
+    if failure.hint:
+        lines.append(f"hint: {failure.hint}")
+    if failure.details:
+        lines += ["", failure.details.rstrip()]
+    return "\n".join(lines)
+
+
+def _clean(text: str) -> str:
+    """Text an XML 1.0 parser accepts: colour codes and forbidden characters removed."""
+    return _FORBIDDEN.sub("", _ANSI.sub("", text))
+
+
+def _seconds(seconds: float) -> str:
+    return f"{max(seconds, 0.0):.3f}"

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from sandboxverify import _cli as cli_module
+from sandboxverify._options import CheckOptions
 from tests.helpers import copy_fixture, fixture, run_cli, tree_digest
 from tests.runtime.test_mcp import SERVER
 
@@ -226,3 +228,76 @@ def test_host_option_mistakes_are_usage_errors(
     extra: list[str], fragments: tuple[str, ...]
 ) -> None:
     assert_usage_error(["check", str(fixture("good-hatch")), *extra], *fragments)
+
+
+def test_junit_xml_never_overwrites_an_input_artifact(tmp_path: Path) -> None:
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    wheel.write_bytes(b"precious")
+    assert_usage_error(["check", str(wheel), "--junit-xml", str(wheel)], "--junit-xml would")
+    assert wheel.read_bytes() == b"precious"
+
+
+class _Captured(Exception):
+    pass
+
+
+def _options_from(
+    args: list[str], monkeypatch: pytest.MonkeyPatch, cwd: Path | None = None
+) -> CheckOptions:
+    """The CheckOptions the command line (and [tool.sandboxverify]) turn into, without a check."""
+    seen: list[CheckOptions] = []
+
+    def capture(options: CheckOptions, on_event: object) -> None:
+        seen.append(options)
+        raise _Captured
+
+    monkeypatch.setattr(cli_module, "run_check", capture)
+    if cwd is not None:
+        monkeypatch.chdir(cwd)
+    with pytest.raises(_Captured):
+        cli_module.cli.main(args=["check", *args], standalone_mode=False)
+    return seen[0]
+
+
+def test_release_gating_options_reach_the_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    options = _options_from(
+        [
+            str(fixture("good-hatch")),
+            "--no-import-all",
+            "--import-skip",
+            "svfix_good_hatch.win*",
+            "--import-allow-fail",
+            "svfix_good_hatch.extra",
+            "--expect-files",
+            "svfix_good_hatch/*.py",
+            "--expect-files",
+            "svfix_good_hatch/data/*",
+            "--skip-script-help",
+            "svfix-*",
+            "--python",
+            "min",
+        ],
+        monkeypatch,
+    )
+    assert options.import_all is False
+    assert options.import_skip == ("svfix_good_hatch.win*",)
+    assert options.import_allow_fail == ("svfix_good_hatch.extra",)
+    assert options.expect_files == ("svfix_good_hatch/*.py", "svfix_good_hatch/data/*")
+    assert options.skip_script_help == ("svfix-*",)
+    assert options.python == ("min",)
+
+
+def test_import_all_is_on_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert _options_from([str(fixture("good-hatch"))], monkeypatch).import_all is True
+
+
+def test_the_command_line_wins_over_the_file_for_import_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = copy_fixture("good-hatch", tmp_path)
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write('\n[tool.sandboxverify]\nimport-all = false\nexpect-files = ["x/*"]\n')
+    from_file = _options_from([str(project)], monkeypatch)
+    assert (from_file.import_all, from_file.expect_files) == (False, ("x/*",))
+    overridden = _options_from([str(project), "--import-all"], monkeypatch)
+    assert overridden.import_all is True

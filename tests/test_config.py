@@ -38,6 +38,13 @@ keep = false
 verbose = 1
 quiet = false
 server_command = "my-server --stdio"
+import_all = false
+import-skip = "mypkg.windows.*"
+import_allow_fail = ["mypkg.contrib.*"]
+expect-files = ["mypkg/data/*.json"]
+skip_script_help = ["mypkg-daemon"]
+junit_xml = "out/junit.xml"
+github = true
 """,
         )
     )
@@ -60,6 +67,13 @@ server_command = "my-server --stdio"
         "verbose": 1,
         "quiet": False,
         "server-command": "my-server --stdio",
+        "import-all": False,
+        "import-skip": ("mypkg.windows.*",),
+        "import-allow-fail": ("mypkg.contrib.*",),
+        "expect-files": ("mypkg/data/*.json",),
+        "skip-script-help": ("mypkg-daemon",),
+        "junit-xml": str(tmp_path / "out/junit.xml"),
+        "github": True,
     }
 
 

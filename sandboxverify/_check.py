@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from sandboxverify._artifacts import Artifact, ProjectTarget, Target, classify, select_wheel
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
 from sandboxverify._contents import SCRIPT_GROUPS, check_imports, check_scripts
@@ -58,6 +60,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     if options.timeout <= 0 or options.install_timeout <= 0:
         raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
+    _check_requirements(options.with_requirements)
     if options.smoke and options.host == "entrypoints":
         raise UsageError(
             "--smoke does not apply to --host entrypoints: its entry points are not tools a "
@@ -106,6 +109,8 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         installer=toolchain.name,
         seconds=time.perf_counter() - started,
         workdir=str(workspace.root) if options.keep else None,
+        expect_tools=options.expect_tools,
+        with_requirements=options.with_requirements,
     )
 
 
@@ -256,6 +261,7 @@ class _Verifier:
                     self.toolchain.installer,
                     IndexOptions(self.options.index_url, self.options.find_links),
                     steps,
+                    extra=self.options.with_requirements,
                 )
             )
             stage.summary = wheel.path.name
@@ -438,6 +444,18 @@ def _server_ref(options: CheckOptions) -> EntryPointRef | None:
         return server_ref(options.server_command)
     except ValueError as exc:
         raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None
+
+
+def _check_requirements(requirements: Sequence[str]) -> None:
+    """``--with`` takes requirement strings only: never an installer option in disguise."""
+    for text in requirements:
+        try:
+            Requirement(text)
+        except InvalidRequirement as exc:
+            raise UsageError(
+                f"--with {text!r} is not a requirement: {str(exc).splitlines()[0]}",
+                hint="e.g. --with pytest or --with 'llm>=0.26'",
+            ) from None
 
 
 def _observer(on_event: EventSink, python: str | None) -> Observer:

@@ -189,6 +189,14 @@ def cli() -> None:
     help="Console script (glob) not run with --help; it must still be installed "
     "(repeatable; '*' for all).",
 )
+@click.option(
+    "--with",
+    "with_requirements",
+    multiple=True,
+    metavar="REQUIREMENT",
+    help="Also install this requirement next to the wheel (repeatable): the application that "
+    "loads the plugins, when the distribution does not depend on it, e.g. --with pytest.",
+)
 @_json_option("the JSON report")
 @click.option(
     "--junit-xml",
@@ -215,6 +223,11 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 
     Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
     """
+    if any(not value.strip() for value in targets):
+        raise UsageError(
+            "an empty TARGET was given (an unset variable?)",
+            hint="pass a project directory or built artifacts; '.' means the current directory",
+        )
     target = classify(targets)
     pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
     file_values = _config.load(pyproject) if pyproject else {}
@@ -245,6 +258,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         import_allow_fail=tuple(values.get("import-allow-fail", ())),
         expect_files=tuple(values.get("expect-files", ())),
         skip_script_help=tuple(values.get("skip-script-help", ())),
+        with_requirements=tuple(values.get("with", ())),
     )
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     human: TextIO = sys.stderr if json_out == "-" else sys.stdout
@@ -360,6 +374,7 @@ _CLI_NAMES = {
     "import_allow_fail": "import-allow-fail",
     "expect_files": "expect-files",
     "skip_script_help": "skip-script-help",
+    "with_requirements": "with",
     "junit_xml": "junit-xml",
     "json_out": "json",
 }

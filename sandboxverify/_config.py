@@ -52,6 +52,7 @@ def _keys() -> dict[str, _Key]:
         "import-allow-fail": _Key("list"),
         "expect-files": _Key("list"),
         "skip-script-help": _Key("list"),
+        "with": _Key("list"),
         "json": _Key("json"),
         "junit-xml": _Key("path"),
         "github": _Key("bool"),

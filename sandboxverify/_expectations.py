@@ -198,7 +198,8 @@ def _load_hint(
             )
         return (
             f"{top!r} is imported but not installed: declare it in [project] dependencies "
-            "(only declared dependencies are installed in the sandbox)"
+            "(only declared dependencies are installed in the sandbox), or, if it is the "
+            f"application that loads the plugin, install it with --with {top}"
         )
     if error.type == "AttributeError" and "has no attribute" in error.message:
         return (

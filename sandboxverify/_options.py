@@ -51,6 +51,9 @@ class CheckOptions:
     expect_files: tuple[str, ...] = ()
     #: console-script name globs whose ``--help`` is not run (they must still exist)
     skip_script_help: tuple[str, ...] = ()
+    #: requirements installed next to the wheel: the application that loads the plugins, when
+    #: the distribution does not depend on it (a pytest plugin, say)
+    with_requirements: tuple[str, ...] = ()
 
     @property
     def effective_groups(self) -> tuple[str, ...]:

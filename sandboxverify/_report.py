@@ -177,6 +177,10 @@ class Report:
     seconds: float
     workdir: str | None = None
     version: int = REPORT_VERSION
+    #: ``--expect-tools``, as asked
+    expect_tools: tuple[str, ...] = ()
+    #: ``--with``: requirements installed next to the wheel
+    with_requirements: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -192,6 +196,8 @@ class Report:
             "installer": self.installer,
             "seconds": round(self.seconds, 3),
             "workdir": self.workdir,
+            "expect_tools": list(self.expect_tools),
+            "with": list(self.with_requirements),
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],

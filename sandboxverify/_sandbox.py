@@ -60,11 +60,14 @@ def install(
     installer: Installer,
     index: IndexOptions,
     settings: StepSettings,
+    *,
+    extra: tuple[str, ...] = (),
 ) -> list[Failure]:
-    """Install the wheel with its declared dependencies, then make the installer check them."""
+    """Install the wheel with its declared dependencies (and ``extra`` requirements: the
+    application that hosts the plugins), then make the installer check them."""
     version = sandbox.interpreter.version
     outcome = _run(
-        installer.install(sandbox.python, wheel.path, index), sandbox, "install", settings
+        installer.install(sandbox.python, wheel.path, index, extra), sandbox, "install", settings
     )
     if not outcome.ok:
         cause = summarize(outcome.tail)

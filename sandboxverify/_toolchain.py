@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
@@ -67,7 +68,9 @@ class Installer(Protocol):
     @property
     def name(self) -> str: ...
 
-    def install(self, python: Path, wheel: Path, index: IndexOptions) -> list[str]: ...
+    def install(
+        self, python: Path, wheel: Path, index: IndexOptions, extra: Sequence[str] = ()
+    ) -> list[str]: ...
 
     def check(self, python: Path) -> list[str]: ...
 
@@ -153,7 +156,9 @@ class UvVenvBackend:
 class PipInstaller:
     name: str = "pip"
 
-    def install(self, python: Path, wheel: Path, index: IndexOptions) -> list[str]:
+    def install(
+        self, python: Path, wheel: Path, index: IndexOptions, extra: Sequence[str] = ()
+    ) -> list[str]:
         return [
             str(python),
             "-m",
@@ -163,6 +168,7 @@ class PipInstaller:
             "--disable-pip-version-check",
             *index.flags(),
             str(wheel),
+            *extra,
         ]
 
     def check(self, python: Path) -> list[str]:
@@ -174,7 +180,9 @@ class UvInstaller:
     uv: Path
     name: str = "uv"
 
-    def install(self, python: Path, wheel: Path, index: IndexOptions) -> list[str]:
+    def install(
+        self, python: Path, wheel: Path, index: IndexOptions, extra: Sequence[str] = ()
+    ) -> list[str]:
         return [
             str(self.uv),
             "pip",
@@ -184,6 +192,7 @@ class UvInstaller:
             str(python),
             *index.flags(),
             str(wheel),
+            *extra,
         ]
 
     def check(self, python: Path) -> list[str]:

@@ -1,7 +1,8 @@
 """Hosts: how a loaded entry point becomes tools.
 
 ``native`` calls the plugin's ``setup(api)`` and collects what it registers. ``entrypoints``
-treats every entry point as one tool named after it: the check is that it loads and is callable.
+treats every entry point as one tool named after it: the check is that it loads and is callable
+(or, for an entry point naming a bare module, that the module imports).
 ``llm`` registers one ``llm`` plugin module with llm's plugin manager and collects the tools its
 ``register_tools`` hook registers (``_llm``); ``mcp`` starts a server command and lists its tools
 over the Model Context Protocol (``_mcp``). Every host puts callable tools into a
@@ -145,9 +146,12 @@ def load_native(ref: EntryPointRef, registry: Registry) -> LoadedPlugin:
 
 
 def load_entrypoint(ref: EntryPointRef) -> LoadedPlugin:
-    """One tool per entry point, named after it; it must load and be callable."""
+    """One tool per entry point, named after it; it must load and be callable. An entry point
+    that names a bare module (``pkg.plugin``, as pytest11 plugins do) must import: the module
+    is what its application loads."""
     target = resolve(ref)
-    _require_callable(ref, target, "a callable")
+    if ref.attribute is not None or not inspect.ismodule(target):
+        _require_callable(ref, target, "a callable")
     doc = inspect.getdoc(target)
     description = doc.strip().split("\n\n", 1)[0].replace("\n", " ") if doc else None
     tool = {"name": ref.name, "description": description, "parameters": None}
@@ -157,7 +161,8 @@ def load_entrypoint(ref: EntryPointRef) -> LoadedPlugin:
 def _require_callable(ref: EntryPointRef, target: Any, wanted: str) -> None:
     if callable(target) and not inspect.ismodule(target):
         return
-    kind = "a module" if inspect.ismodule(target) else f"a {type(target).__name__}"
+    type_name = "module" if inspect.ismodule(target) else type(target).__name__
+    kind = ("an " if type_name[:1].lower() in "aeiou" else "a ") + type_name
     raise PluginLoadError(
         "validate",
         TypeError(f"entry point {ref.name!r} = {ref.value!r} resolved to {kind}, not {wanted}"),

@@ -98,6 +98,22 @@ def test_entrypoints_host_one_tool_per_entry_point(modules: Path) -> None:
     assert loaded.tools == [{"name": "hello", "description": "Say hello.", "parameters": None}]
 
 
+def test_entrypoints_host_accepts_an_entry_point_that_names_a_module(modules: Path) -> None:
+    # pytest11 plugins are modules: naming a module is a complete entry point
+    module(modules, "hostdemo_mod", '"""A pytest plugin."""\nVALUE = 1\n')
+    loaded = load_entrypoint(ref("hostdemo_mod", name="mod"))
+    assert loaded.tools == [{"name": "mod", "description": "A pytest plugin.", "parameters": None}]
+
+
+def test_entrypoints_host_refuses_an_attribute_that_is_not_callable(modules: Path) -> None:
+    module(modules, "hostdemo_attr", "import os as submodule\nVALUE = 1\n")
+    for value, kind in (("hostdemo_attr:VALUE", "an int"), ("hostdemo_attr:submodule", "a module")):
+        with pytest.raises(PluginLoadError) as info:
+            load_entrypoint(ref(value))
+        assert info.value.stage == "validate"
+        assert f"resolved to {kind}, not a callable" in str(info.value.cause)
+
+
 def test_tracebacks_keep_the_plugins_frames_and_drop_the_machinery(modules: Path) -> None:
     module(modules, "hostdemo_tb", "def helper():\n    raise KeyError('x')\nhelper()\n")
     with pytest.raises(PluginLoadError) as info:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -13,8 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
+ACTION = ROOT / "action.yml"
 
 
 def fixture(name: str) -> Path:
@@ -74,3 +78,30 @@ def tree_digest(root: Path) -> dict[str, str]:
         else:
             digest[relative] = hashlib.sha256(path.read_bytes()).hexdigest()
     return digest
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(data, dict), f"{path.name} is not a YAML mapping"
+    return data
+
+
+def action() -> dict[str, Any]:
+    return read_yaml(ACTION)
+
+
+def action_inputs() -> set[str]:
+    return set(action()["inputs"])
+
+
+def use_in_ci_section() -> str:
+    """The README's "Use in CI" section, up to the next top-level heading."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"^## Use in CI\n(.*?)(?=^## )", text, re.MULTILINE | re.DOTALL)
+    assert match, "README.md has no '## Use in CI' section"
+    return match.group(1)
+
+
+def readme_ci_blocks(language: str) -> list[str]:
+    """The fenced ``language`` code blocks of the README's "Use in CI" section, verbatim."""
+    return re.findall(rf"^```{language}\n(.*?)^```$", use_in_ci_section(), re.M | re.S)

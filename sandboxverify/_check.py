@@ -12,7 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._artifacts import Artifact, ProjectTarget, Target, classify, select_wheel
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
-from sandboxverify._contents import SCRIPT_GROUPS, check_imports, check_scripts
+from sandboxverify._contents import check_imports
 from sandboxverify._errors import UsageError
 from sandboxverify._events import (
     CommandFinished,
@@ -38,6 +38,7 @@ from sandboxverify._report import (
     ToolRecord,
 )
 from sandboxverify._sandbox import Sandbox, StepSettings, create, install
+from sandboxverify._scripts import SCRIPT_GROUPS, check_scripts
 from sandboxverify._smoke import Playbook
 from sandboxverify._smoke import load as load_playbook
 from sandboxverify._smoke import run as run_smoke
@@ -351,12 +352,16 @@ class _Verifier:
         settings: ProbeSettings,
         stages: list[Stage],
     ) -> tuple[dict[str, Any] | None, tuple[dict[str, Any], ...], list[Failure]]:
-        """Stages ``imports`` and ``scripts``: every module imports, every console script runs."""
+        """Stages ``imports`` and ``scripts``, at the same time: they share nothing but the
+        sandbox. Each records its stage in its own list, so the report's order is fixed."""
         python = sandbox.interpreter.version
-        failures: list[Failure] = []
-        imports: dict[str, Any] | None = None
-        if self.options.import_all:
-            with self._stage(stages, "imports", python) as stage:
+        imports: list[dict[str, Any]] = []
+        scripts: list[tuple[dict[str, Any], ...]] = []
+        imports_stages: list[Stage] = []
+        scripts_stages: list[Stage] = []
+
+        def import_all() -> list[Failure]:
+            with self._stage(imports_stages, "imports", python) as stage:
                 imported = check_imports(
                     sandbox,
                     wheel=wheel,
@@ -365,23 +370,31 @@ class _Verifier:
                     allow_fail=self.options.import_allow_fail,
                     settings=settings,
                 )
-                imports = imported.record
+                imports.append(imported.record)
                 stage.fail_with(*imported.failures)
                 stage.summary = imported.summary
-            failures.extend(stage.failures)
-        with self._stage(stages, "scripts", python) as stage:
-            ran = check_scripts(
-                sandbox,
-                [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
-                skip_help=self.options.skip_script_help,
-                # an MCP server's start-up is checked by the host; --help would start it
-                servers=[ref.name for ref in loaded] if self.options.host == "mcp" else [],
-                settings=settings,
-            )
-            stage.fail_with(*ran.failures)
-            stage.summary = ran.summary
-        failures.extend(stage.failures)
-        return imports, ran.records, failures
+            return stage.failures
+
+        def run_scripts() -> list[Failure]:
+            with self._stage(scripts_stages, "scripts", python) as stage:
+                ran = check_scripts(
+                    sandbox,
+                    [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
+                    skip_help=self.options.skip_script_help,
+                    # an MCP server's start-up is checked by the host; --help would start it
+                    servers=[ref.name for ref in loaded] if self.options.host == "mcp" else [],
+                    settings=settings,
+                )
+                scripts.append(ran.records)
+                stage.fail_with(*ran.failures)
+                stage.summary = ran.summary
+            return stage.failures
+
+        tasks = [import_all, run_scripts] if self.options.import_all else [run_scripts]
+        found = parallel_map(lambda task: task(), tasks, len(tasks))
+        stages.extend(imports_stages + scripts_stages)
+        failures = [failure for failed in found for failure in failed]
+        return (imports[0] if imports else None), (scripts[0] if scripts else ()), failures
 
     def _stage(self, stages: list[Stage], name: StageName, python: str) -> _StageTimer:
         return _StageTimer(stages, name, python, self.on_event)

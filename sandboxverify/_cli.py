@@ -172,8 +172,8 @@ def cli() -> None:
     "--import-skip",
     multiple=True,
     metavar="GLOB",
-    help="Module glob the import-all check never imports, e.g. 'mypkg.windows.*' "
-    "(repeatable; *.__main__ is always skipped).",
+    help="Module glob the import-all check never imports, e.g. 'mypkg.windows' (a package's "
+    "submodules are skipped with it; repeatable; *.__main__ is always skipped).",
 )
 @click.option(
     "--import-allow-fail",

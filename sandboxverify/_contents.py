@@ -1,20 +1,34 @@
-"""Stages ``imports`` and ``scripts``: what the wheel ships, checked in the sandbox.
-(Stub: being built.)"""
+"""Stage ``imports``: every module the installed wheel ships, imported in the sandbox.
+
+One process (the runtime's ``imports`` action) imports them all: it finds a module left out of
+the wheel, a dependency used but not declared, a module that only imports from the author's
+source tree. Stage ``scripts`` (the console scripts) is ``_scripts``.
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import json
+import re
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from sandboxverify._artifacts import Artifact
-from sandboxverify._probing import ProbeSettings
+from sandboxverify._probing import ProbeError, ProbeSettings, Subject, request_runtime
 from sandboxverify._report import Failure, PluginRecord
 from sandboxverify._sandbox import Sandbox
 from sandboxverify.runtime._protocol import EntryPointRef
 
-#: entry-point groups whose entries become executables in the sandbox's bin/
-SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
+_SHOWN = 5
+_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+_SUBJECT = Subject(
+    "the import of every module",
+    timeout_hint="a module must not block at import; if importing is only slow, raise --timeout",
+    crash_hint="a module must not exit or kill the interpreter at import",
+)
 
 
 @dataclass(frozen=True)
@@ -22,14 +36,6 @@ class ImportsOutcome:
     failures: tuple[Failure, ...]
     #: the ``runs[].imports`` record
     record: dict[str, Any]
-    summary: str
-
-
-@dataclass(frozen=True)
-class ScriptsOutcome:
-    failures: tuple[Failure, ...]
-    #: the ``runs[].scripts`` records, one per console script
-    records: tuple[dict[str, Any], ...]
     summary: str
 
 
@@ -43,16 +49,302 @@ def check_imports(
     settings: ProbeSettings,
 ) -> ImportsOutcome:
     """Import every module ``wheel`` ships, in one process in the sandbox."""
-    return ImportsOutcome((), {}, "not built yet")
+    python = sandbox.interpreter.version
+    progress = sandbox.paths.root / "results" / "imports.progress"
+    progress.parent.mkdir(parents=True, exist_ok=True)
+    progress.unlink(missing_ok=True)
+    request = {
+        "action": "imports",
+        "dist": str(wheel.name),
+        "skip": list(skip),
+        "exclude": _failed_plugin_modules(plugins),
+        "progress": str(progress),
+    }
+    started = time.perf_counter()
+    failures: list[Failure] = []
+    try:
+        result = request_runtime(
+            sandbox, request, label="imports", settings=settings, subject=_SUBJECT
+        )
+    except ProbeError as exc:
+        result = _from_progress(progress)
+        failures.append(_stopped(exc.failure, result, settings.timeout))
+    if not result.get("ok", True):
+        error = result.get("error") or {}
+        failures.append(
+            Failure(
+                "probe_crashed",
+                f"the import check could not run: {error.get('message', 'no reason given')}",
+                python=python,
+                hint="the installed distribution is not what was built; re-run with -v",
+            )
+        )
+    judged = _Judge(python, wheel, plugins, allow_fail).judge(result)
+    record = {**judged.record, "seconds": round(time.perf_counter() - started, 3)}
+    return ImportsOutcome((*failures, *judged.failures), record, judged.summary)
 
 
-def check_scripts(
-    sandbox: Sandbox,
-    scripts: Sequence[EntryPointRef],
-    *,
-    skip_help: Sequence[str],
-    servers: Sequence[str],
-    settings: ProbeSettings,
-) -> ScriptsOutcome:
-    """Each console script is installed in ``bin/`` and its ``--help`` exits 0."""
-    return ScriptsOutcome((), (), "not built yet")
+def _failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
+    """Modules of plugins that failed (or hung, or crashed) at import: importing them again
+    would only repeat that failure, or take the whole import run down with it."""
+    modules: dict[str, str] = {}
+    for plugin in plugins:
+        if plugin.ok or plugin.error is None or plugin.error.stage not in ("import", "probe"):
+            continue
+        module = EntryPointRef(plugin.name, plugin.group, plugin.value).module
+        modules.setdefault(module, f"plugin {plugin.name!r} failed to load from it")
+    return modules
+
+
+def _from_progress(path: Path) -> dict[str, Any]:
+    """What the progress file says about a run that never wrote its result."""
+    modules: list[str] = []
+    results: list[dict[str, Any]] = []
+    current: str | None = None
+    done = False
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        try:
+            note = json.loads(line)
+        except ValueError:
+            continue  # a line cut short by the crash
+        if not isinstance(note, dict):
+            continue
+        if "planned" in note:
+            modules = [str(name) for name in note["planned"]]
+        elif "importing" in note:
+            current = str(note["importing"])
+        elif "module" in note:
+            results.append(note)
+            current = None
+        elif note.get("done"):
+            done = True
+    stopped = None if done else current
+    rest = modules[modules.index(stopped) + 1 :] if stopped in modules else []
+    return {"modules": modules, "results": results, "stopped_at": stopped, "not_checked": rest}
+
+
+def _stopped(failure: Failure, partial: dict[str, Any], timeout: float) -> Failure:
+    """The import run died or hung: name the module it was importing, if any."""
+    module = partial.get("stopped_at")
+    if module is None:
+        return failure
+    rest = len(partial.get("not_checked") or ())
+    remaining = f"; the remaining {rest} module(s) were not checked" if rest else ""
+    if failure.code == "timeout":
+        return Failure(
+            "timeout",
+            f"importing module {module!r} did not finish: the import run was killed after "
+            f"{timeout:g}s (--timeout){remaining}",
+            python=failure.python,
+            hint=f"a module must not block at import (a server, a prompt, a network call); "
+            f"if it is only slow, raise --timeout; if it must not be imported on its own, "
+            f"pass --import-skip {module}",
+            details=failure.details,
+            module=module,
+        )
+    cause = failure.message.split(" crashed: ", 1)[-1]
+    return Failure(
+        "import_failed",
+        f"importing module {module!r} crashed the interpreter: {cause}{remaining}",
+        python=failure.python,
+        hint="a module must not end or kill the interpreter at import (os._exit belongs in a "
+        "main function; a crash in an extension module is a bug there); if it must not be "
+        f"imported on its own, pass --import-skip {module}",
+        details=failure.details,
+        module=module,
+    )
+
+
+@dataclass(frozen=True)
+class _Judged:
+    failures: tuple[Failure, ...]
+    record: dict[str, Any]
+    summary: str
+
+
+class _Judge:
+    """From the runtime's findings to failures and the record."""
+
+    def __init__(
+        self,
+        python: str,
+        wheel: Artifact,
+        plugins: Sequence[PluginRecord],
+        allow_fail: Sequence[str],
+    ) -> None:
+        self.python = python
+        self.wheel = wheel
+        self.allow_fail = allow_fail
+        # a module raising what a plugin already raised is that plugin's failure, reported once
+        self.plugin_errors = {
+            (p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error
+        }
+
+    def judge(self, result: dict[str, Any]) -> _Judged:
+        failures: list[Failure] = []
+        failed: list[dict[str, Any]] = []
+        allowed: list[dict[str, Any]] = []
+        imported: list[str] = []
+        for item in result.get("results") or ():
+            name, error = str(item["module"]), item.get("error")
+            if item.get("ok") or not error:
+                imported.append(name)
+                continue
+            brief = {"module": name, "type": error["type"], "message": error["message"]}
+            glob = next((g for g in self.allow_fail if _matches(name, g)), None)
+            duplicate = self.plugin_errors.get((error["type"], error["message"]))
+            if glob is not None:
+                allowed.append({**brief, "allowed_by": glob})
+            elif duplicate is not None:
+                failed.append({**brief, "reported_by": f"plugin {duplicate!r}"})
+            else:
+                failed.append(brief)
+                failures.append(self._module_failure(name, error))
+        outside = list(result.get("outside") or ())
+        failures += self._outside_failures(outside)
+        missing = [str(path) for path in result.get("missing_files") or ()]
+        if missing:
+            failures.append(self._missing_failure(missing))
+        modules = list(result.get("modules") or ())
+        skipped = list(result.get("skipped") or ())
+        record: dict[str, Any] = {
+            "modules": len(modules),
+            "imported": imported,
+            "failed": failed,
+            "allowed_failures": allowed,
+            "skipped": skipped,
+            "outside": outside,
+            "missing_files": missing,
+        }
+        if "stopped_at" in result:
+            record["stopped_at"] = result["stopped_at"]
+            record["not_checked"] = result["not_checked"]
+        return _Judged(tuple(failures), record, _imports_summary(record))
+
+    def _module_failure(self, name: str, error: dict[str, Any]) -> Failure:
+        kind, message = str(error["type"]), str(error["message"])
+        first = message.splitlines()[0] if message else ""
+        return Failure(
+            "import_failed",
+            f"module {name!r} failed to import: {kind}" + (f": {first}" if first else ""),
+            python=self.python,
+            hint=self._hint(name, kind, message),
+            details=str(error.get("traceback") or "") or None,
+            module=name,
+        )
+
+    def _hint(self, name: str, kind: str, message: str) -> str:
+        missing = _MISSING_MODULE.search(message)
+        if kind == "ModuleNotFoundError" and missing:
+            module = missing.group(1)
+            top = module.split(".", 1)[0]
+            if top in self.wheel.top_level:
+                return (
+                    f"{module} belongs to this project but is not in the installed wheel: add it "
+                    "to the wheel (check the build's include/exclude settings, MANIFEST.in, "
+                    "packages=...), or stop importing it"
+                )
+            return (
+                f"{top!r} is imported by {name} but not installed: declare it in [project] "
+                f"dependencies; if {name} is an optional part (an extra), pass "
+                f"--import-allow-fail {name}"
+            )
+        if kind in ("FileNotFoundError", "IsADirectoryError", "NotADirectoryError"):
+            return (
+                "a file read at import is not in the installed package: declare it as package "
+                "data so the wheel ships it"
+            )
+        if kind == "SyntaxError":
+            return (
+                f"the module does not compile on Python {self.python}: use syntax this Python "
+                "understands, or raise requires-python"
+            )
+        return (
+            f"{name} raises at import (traceback in details): fix its module-level code; if it "
+            f"is not meant to be imported on its own, pass --import-skip {name} (or "
+            f"--import-allow-fail {name} if failing here is expected)"
+        )
+
+    def _outside_failures(self, outside: list[dict[str, Any]]) -> list[Failure]:
+        """One failure per top-level name loaded from outside the sandbox."""
+        by_top: dict[str, list[dict[str, Any]]] = {}
+        for entry in outside:
+            by_top.setdefault(str(entry["module"]).split(".", 1)[0], []).append(entry)
+        failures = []
+        for entries in by_top.values():
+            first = entries[0]
+            more = f" (and {len(entries) - 1} more of its modules)" if len(entries) > 1 else ""
+            pth = first.get("pth")
+            via = f"; {pth} puts that directory on sys.path" if pth else ""
+            if pth and first.get("shipped"):
+                via = f"; the wheel's own {pth} puts that directory on sys.path"
+                hint = (
+                    f"remove {pth} from the wheel: a wheel must not point outside its install "
+                    "location; ship the module in the wheel or declare the distribution that "
+                    "provides it"
+                )
+            else:
+                hint = (
+                    "only what the wheel and its declared dependencies install may be imported: "
+                    "ship the module in the wheel or declare its distribution, and do not add "
+                    "directories to sys.path (or .pth files) pointing at a source tree"
+                )
+            failures.append(
+                Failure(
+                    "import_failed",
+                    f"module {first['module']!r} was imported from {first['file']}, outside "
+                    f"the sandbox's site-packages{more}{via}",
+                    python=self.python,
+                    hint=hint,
+                    details="\n".join(f"{e['module']}: {e['file']}" for e in entries),
+                    module=str(first["module"]),
+                )
+            )
+        return failures
+
+    def _missing_failure(self, missing: list[str]) -> Failure:
+        shown = ", ".join(missing[:_SHOWN]) + (
+            f" (and {len(missing) - _SHOWN} more)" if len(missing) > _SHOWN else ""
+        )
+        return Failure(
+            "artifact_invalid",
+            f"{len(missing)} file(s) the installed RECORD of {self.wheel.name} lists do not "
+            f"exist: {shown}",
+            python=self.python,
+            hint="the wheel's RECORD does not match what got installed: rebuild the wheel with "
+            "a standard build backend and do not edit it afterwards",
+            details="\n".join(missing),
+        )
+
+
+def _imports_summary(record: dict[str, Any]) -> str:
+    total, skipped = record["modules"], record["skipped"]
+    died = "stopped_at" in record
+    if died and not total:
+        return "the import run did not finish"
+    if not total and not skipped:
+        return "the wheel ships no importable modules"
+    repeated = [f for f in record["failed"] if "reported_by" in f]
+    bad = len(record["failed"]) - len(repeated) + (1 if record.get("stopped_at") else 0)
+    text = (
+        f"{bad} of {total} module(s) failed"
+        if bad
+        else f"{len(record['imported'])} module(s) imported"
+    )
+    counts = [
+        (len(repeated), "failed as a plugin did"),
+        (len(record.get("not_checked") or ()), "not checked"),
+        (len(record["allowed_failures"]), "allowed to fail"),
+        (len(skipped), "skipped"),
+    ]
+    return ", ".join([text] + [f"{count} {what}" for count, what in counts if count])
+
+
+def _matches(module: str, glob: str) -> bool:
+    """A glob naming a package covers its submodules too: they import the package."""
+    parts = module.split(".")
+    return any(fnmatch.fnmatchcase(".".join(parts[:end]), glob) for end in range(1, len(parts) + 1))

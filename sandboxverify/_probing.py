@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
@@ -65,6 +66,9 @@ class Discovery:
     prefix: str = ""
     base_prefix: str = ""
     isolated: bool = False
+    #: directories ``.pth`` files in the sandbox's site-packages add to ``sys.path``:
+    #: ``{directory: {"pth": file name, "shipped": by the distribution under test}}``
+    path_sources: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -104,6 +108,7 @@ def discover(
         prefix=str(result.get("prefix", "")),
         base_prefix=str(result.get("base_prefix", "")),
         isolated=bool((result.get("flags") or {}).get("isolated")),
+        path_sources=dict(result.get("path_sources") or {}),
     )
 
 
@@ -152,14 +157,7 @@ def probe(
     assert isinstance(found, Discovery)
     leaks = isolation_leaks(found, settings.runtime)
     if leaks:
-        leak = Failure(
-            "venv_failed",
-            "the sandbox is not isolated: plugin code could import from " + ", ".join(leaks),
-            python=sandbox.interpreter.version,
-            hint="a .pth file or sitecustomize of the base interpreter adds paths to every "
-            "environment made from it; use a clean interpreter for --python",
-        )
-        return ProbeOutcome(found, loads, (leak,))
+        return ProbeOutcome(found, loads, (_leak_failure(found, leaks, sandbox),))
     installed = [EntryPointRef.from_json(plugin) for plugin in found.plugins]
     if sorted(installed, key=repr) != sorted(planned, key=repr):
         mismatch = Failure(
@@ -193,6 +191,39 @@ def isolation_leaks(found: Discovery, runtime: Path) -> list[str]:
     return leaks
 
 
+def _leak_failure(found: Discovery, leaks: list[str], sandbox: Sandbox) -> Failure:
+    """Who opened the hole: a ``.pth`` file the distribution ships is the project's own bug."""
+    sources = {entry: _pth_source(found, entry) for entry in leaks}
+    shipped = [entry for entry in leaks if sources[entry].get("shipped")]
+    if shipped:
+        return Failure(
+            "venv_failed",
+            "the installed distribution puts directories outside the sandbox on sys.path: "
+            + "; ".join(f"{entry} (from its {sources[entry]['pth']})" for entry in shipped)
+            + "; plugin code could import what its users will not have",
+            python=sandbox.interpreter.version,
+            hint="a wheel must not ship a .pth file that points outside its own install "
+            "location (e.g. at a source tree): remove it from the wheel",
+        )
+    described = [
+        entry + (f" (from {sources[entry]['pth']})" if sources[entry] else "") for entry in leaks
+    ]
+    return Failure(
+        "venv_failed",
+        "the sandbox is not isolated: plugin code could import from " + ", ".join(described),
+        python=sandbox.interpreter.version,
+        hint="a .pth file or sitecustomize of the base interpreter adds paths to every "
+        "environment made from it; use a clean interpreter for --python",
+    )
+
+
+def _pth_source(found: Discovery, entry: str) -> dict[str, Any]:
+    if not entry or not os.path.isabs(entry):
+        return {}
+    source = found.path_sources.get(os.path.realpath(entry))
+    return source if isinstance(source, dict) else {}
+
+
 def _within(path: Path, root: Path) -> bool:
     return bool(root.parts) and (path == root or root in path.parents)
 
@@ -217,7 +248,7 @@ def load(
         result = request_runtime(
             sandbox,
             request,
-            label=f"load-{index}-{_safe(name)}",
+            label=f"load-{index}-{safe_label(name)}",
             settings=settings,
             subject=Subject(f"plugin {name!r}", name),
         )
@@ -386,5 +417,6 @@ def _read_result(
     return data
 
 
-def _safe(name: str) -> str:
+def safe_label(name: str) -> str:
+    """``name`` as part of a file name (logs, results)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]

@@ -9,7 +9,8 @@ Actions:
   declares and the interpreter's ``sys.path`` (so the host can check isolation);
 - ``load``: import one entry point and collect its tools with the requested host. It never
   imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports;
-- ``smoke``: run a playbook against the installed plugins (see ``_smoke``).
+- ``smoke``: run a playbook against the installed plugins (see ``_smoke``);
+- ``imports``: import every module the distribution ships, one by one (see ``_imports``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def main() -> None:
         from sandboxverify.runtime._smoke import smoke  # noqa: PLC0415 - only smoke runs pay
 
         result.update(smoke(request))
+    elif request["action"] == "imports":
+        from sandboxverify.runtime._imports import import_all  # noqa: PLC0415
+
+        result.update(import_all(request))
     else:
         result.update(
             ok=False, error=_error_record(ValueError(f"unknown action {request['action']!r}"))
@@ -92,7 +97,10 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
                 "traceback": "",
             },
         }
+    from sandboxverify.runtime._imports import path_sources, site_packages  # noqa: PLC0415
+
     plugins = entry_points_of(dist, groups)
+    own = [str(dist.locate_file(f)) for f in dist.files or () if f.suffix == ".pth"]
     return {
         **base,
         "ok": True,
@@ -101,6 +109,8 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
         "plugins": [ref.to_json() for ref in plugins],
         "declared_groups": declared_groups(dist),
         "others": others_in_groups(request["dist"], groups),
+        # which .pth file put a directory on sys.path, to explain an isolation leak
+        "path_sources": path_sources(site_packages(), own),
     }
 
 

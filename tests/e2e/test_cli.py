@@ -51,8 +51,15 @@ def test_json_report_v1_on_stdout_with_text_on_stderr() -> None:
     assert report["target"] == str(fixture("broken-undeclared-dep"))
     assert {a["kind"] for a in report["artifacts"]} == {"sdist", "wheel"}
     [run] = report["runs"]
-    assert set(run) >= {"python", "ok", "stages", "plugins", "tools", "smoke"}
-    assert [s["name"] for s in run["stages"]] == ["build", "venv", "install", "probe"]
+    assert set(run) >= {"python", "ok", "stages", "plugins", "tools", "smoke", "imports", "scripts"}
+    assert [s["name"] for s in run["stages"]] == [
+        "build",
+        "venv",
+        "install",
+        "probe",
+        "imports",
+        "scripts",
+    ]
     assert {s["status"] for s in run["stages"]} <= {"passed", "failed", "skipped"}
     [plugin] = run["plugins"]
     assert plugin["name"] == "styled"

@@ -55,7 +55,10 @@ def test_good_packages_pass_with_exactly_their_tools(name: str, tools: list[str]
         ("venv", "passed"),
         ("install", "passed"),
         ("probe", "passed"),
+        ("imports", "passed"),
+        ("scripts", "passed"),
     ]
+    assert run.imports is not None and run.imports["failed"] == []
     assert all(plugin.ok for plugin in run.plugins)
     assert {artifact.kind for artifact in report.artifacts} == {"sdist", "wheel"}
     assert all(len(artifact.sha256) == 64 for artifact in report.artifacts)
@@ -197,6 +200,8 @@ def test_a_build_that_fails_is_build_failed_with_the_backend_error() -> None:
         ("venv", "skipped"),
         ("install", "skipped"),
         ("probe", "skipped"),
+        ("imports", "skipped"),
+        ("scripts", "skipped"),
     ]
     assert report.artifacts == ()
 

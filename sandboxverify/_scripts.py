@@ -1,0 +1,193 @@
+"""Stage ``scripts``: every console script is installed, and its ``--help`` exits 0.
+
+A script pointing at a function that does not exist fails here, not on a user's machine.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import fnmatch
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandboxverify._diagnostics import summarize
+from sandboxverify._environment import plugin_env
+from sandboxverify._probing import ProbeSettings, safe_label
+from sandboxverify._report import Failure
+from sandboxverify._sandbox import Sandbox
+from sandboxverify._subprocess import Command, parallel_map, run
+from sandboxverify.runtime._protocol import EntryPointRef
+
+#: entry-point groups whose entries become executables in the sandbox's bin/
+SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
+
+_MAX_PARALLEL_SCRIPTS = 4
+#: what a console script wrapper raises when the function it imports does not exist
+_CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'(?: \((.+\.py)\))?")
+
+
+@dataclass(frozen=True)
+class ScriptsOutcome:
+    failures: tuple[Failure, ...]
+    #: the ``runs[].scripts`` records, one per console script
+    records: tuple[dict[str, Any], ...]
+    summary: str
+
+
+def check_scripts(
+    sandbox: Sandbox,
+    scripts: Sequence[EntryPointRef],
+    *,
+    skip_help: Sequence[str],
+    servers: Sequence[str],
+    settings: ProbeSettings,
+) -> ScriptsOutcome:
+    """Each console script is installed in ``bin/`` and its ``--help`` exits 0."""
+    python = sandbox.interpreter.version
+
+    def check_one(ref: EntryPointRef) -> tuple[dict[str, Any], Failure | None]:
+        record: dict[str, Any] = {
+            "name": ref.name,
+            "value": ref.value,
+            "group": ref.group,
+            "exists": False,
+            "help": "skipped",
+            "exit_code": None,
+            "seconds": 0.0,
+        }
+        executable = _executable(sandbox.bin, ref.name)
+        if executable is None:
+            return record, Failure(
+                "script_failed",
+                f"{_kind(ref)} {ref.name!r} ({ref.value}) is not installed in {sandbox.bin}",
+                python=python,
+                plugin=ref.name,
+                hint="the installer creates it from the wheel's entry_points.txt; check the "
+                "script's name in [project.scripts] (or [project.gui-scripts])",
+            )
+        record["exists"] = True
+        if ref.group != "console_scripts":
+            return record, None  # a GUI program would open a window
+        if ref.name in servers:
+            record["help"] = "server"
+            return record, None
+        if any(fnmatch.fnmatchcase(ref.name, glob) for glob in skip_help):
+            return record, None
+        return _run_help(sandbox, ref, executable, record, settings)
+
+    checked = parallel_map(check_one, list(scripts), _MAX_PARALLEL_SCRIPTS)
+    records = tuple(record for record, _ in checked)
+    failures = tuple(failure for _, failure in checked if failure is not None)
+    return ScriptsOutcome(failures, records, _scripts_summary(records))
+
+
+def _run_help(
+    sandbox: Sandbox,
+    ref: EntryPointRef,
+    executable: Path,
+    record: dict[str, Any],
+    settings: ProbeSettings,
+) -> tuple[dict[str, Any], Failure | None]:
+    command = Command(
+        argv=[str(executable), "--help"],
+        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env),
+        cwd=sandbox.paths.work,
+        timeout=settings.timeout,
+        log_path=sandbox.paths.logs / f"script-{safe_label(ref.name)}.log",
+        label=f"script-{ref.name}",
+        stdin=b"",
+    )
+    outcome = run(command, settings.observer)
+    record.update(
+        help="passed" if outcome.ok else "failed",
+        exit_code=outcome.returncode,
+        seconds=round(outcome.seconds, 3),
+    )
+    if outcome.ok:
+        return record, None
+    python = sandbox.interpreter.version
+    if outcome.timed_out:
+        return record, Failure(
+            "timeout",
+            f"console script {ref.name!r} ({ref.value}): '{ref.name} --help' did not finish "
+            f"within {settings.timeout:g}s and was killed",
+            python=python,
+            plugin=ref.name,
+            hint="--help must print and exit without reading input or starting a server; if "
+            f"this script cannot, pass --skip-script-help {ref.name}",
+            details=outcome.tail or None,
+        )
+    cause = summarize(outcome.tail)
+    missing_name = _CANNOT_IMPORT.search(cause)
+    if missing_name is not None:
+        cause = cause[: missing_name.end(2) + 1]  # the installed file's path adds nothing
+        source = missing_name.group(3)
+        close = _close_names(missing_name.group(1), Path(source)) if source else None
+        hint = (
+            f"[project.scripts] points {ref.name} at {ref.value}, but the module has no "
+            f"{missing_name.group(1)!r}"
+            + (f" (did you mean {close!r}?)" if close else "")
+            + ": fix the entry point in pyproject.toml"
+        )
+    elif re.search(r"\b(ImportError|ModuleNotFoundError|AttributeError)\b", cause):
+        hint = (
+            f"the console script points at {ref.value}, which does not import from the "
+            "installed wheel: check [project.scripts] in pyproject.toml (the module and the "
+            "function must exist, spelled as declared)"
+        )
+    else:
+        hint = (
+            f"'{ref.name} --help' must exit 0 (it runs {ref.value}): fix the script, or pass "
+            f"--skip-script-help {ref.name} if it has no --help"
+        )
+    return record, Failure(
+        "script_failed",
+        f"console script {ref.name!r} ({ref.value}): '{ref.name} --help' {outcome.describe()}: "
+        f"{cause}",
+        python=python,
+        plugin=ref.name,
+        hint=hint,
+        details=outcome.tail or None,
+    )
+
+
+def _close_names(name: str, source: Path) -> str | None:
+    """The module's top-level name closest to ``name``, read from its source (never run)."""
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except (OSError, ValueError, SyntaxError):
+        return None
+    defined = [
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    ]
+    close = difflib.get_close_matches(name, defined, n=1)
+    return close[0] if close else None
+
+
+def _executable(bin_dir: Path, name: str) -> Path | None:
+    names = [f"{name}.exe", f"{name}-script.py", name] if sys.platform == "win32" else [name]
+    return next((bin_dir / n for n in names if (bin_dir / n).is_file()), None)
+
+
+def _kind(ref: EntryPointRef) -> str:
+    return "GUI script" if ref.group == "gui_scripts" else "console script"
+
+
+def _scripts_summary(records: Sequence[dict[str, Any]]) -> str:
+    console = [r for r in records if r["group"] == "console_scripts"]
+    gui = len(records) - len(console)
+    if not records:
+        return "no console scripts"
+    parts = [f"{len(console)} console script(s)"] if console else []
+    parts += [f"{gui} GUI script(s)"] if gui else []
+    not_run = sum(1 for r in console if r["help"] in ("skipped", "server") and r["exists"])
+    if not_run:
+        parts.append(f"--help not run for {not_run}")
+    return ", ".join(parts)

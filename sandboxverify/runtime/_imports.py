@@ -1,0 +1,271 @@
+"""The ``imports`` action: import every module the installed distribution ships, one by one.
+
+The modules come from the distribution's RECORD (what the installer actually put in
+site-packages), not from the source tree. They are imported in one process, packages before
+their submodules. Before each import the module's name goes to a progress file, flushed, so
+that if the interpreter dies or hangs the host can still name the module it died in. Afterwards
+every loaded module must come from the sandbox's site-packages, the standard library or the
+runtime: anything else (a ``.pth`` file or a ``sys.path`` hack reaching into a source tree)
+would not exist on a stranger's machine.
+"""
+
+from __future__ import annotations
+
+import csv
+import fnmatch
+import importlib
+import json
+import os
+import sys
+import sysconfig
+from collections.abc import Iterable, Sequence
+from importlib import machinery, metadata
+from pathlib import Path
+from typing import IO, Any
+
+from sandboxverify.runtime._tracebacks import format_traceback
+
+#: the directory the runtime copy lives in (appended last to ``sys.path`` by the bootstrap)
+RUNTIME_ROOT = str(Path(__file__).resolve().parents[2])
+_BYTECODE = (".pyc", ".pyo")
+
+
+def import_all(request: dict[str, Any]) -> dict[str, Any]:
+    """Run the action: ``dist``, ``skip`` (globs), ``exclude`` ({module: reason}), ``progress``."""
+    from sandboxverify.runtime._discovery import find_distribution  # noqa: PLC0415
+
+    dist = find_distribution(request["dist"])
+    if dist is None:
+        return _error("PackageNotFoundError", f"{request['dist']!r} is not installed")
+    files = record_entries(dist)
+    if files is None:
+        return _error("FileNotFoundError", f"{request['dist']!r} has no RECORD file")
+    site_dirs = site_packages()
+    located = [Path(str(dist.locate_file(entry))) for entry in files]
+    missing = missing_files(files, located)
+    modules, skipped = plan(
+        # a missing file is reported as missing, not once more as a module that fails
+        module_names([path for path in located if path.exists()], site_dirs),
+        skip=request.get("skip") or (),
+        exclude=dict(request.get("exclude") or {}),
+    )
+    with open(request["progress"], "w", encoding="utf-8") as progress:
+        _note(progress, {"planned": modules})
+        results, failed_parents = import_modules(modules, progress)
+        _note(progress, {"done": True})
+    skipped += failed_parents
+    own = {str(path.resolve()) for path in located if path.suffix == ".pth"}
+    return {
+        "ok": True,
+        "error": None,
+        "modules": modules,
+        "results": results,
+        "skipped": skipped,
+        "missing_files": missing,
+        "outside": outside_modules(allowed_roots(site_dirs), path_sources(site_dirs, own)),
+    }
+
+
+def site_packages() -> list[str]:
+    """The sandbox's own site-packages directories (purelib and platlib may differ)."""
+    paths = sysconfig.get_paths()
+    return _unique(os.path.realpath(paths[key]) for key in ("purelib", "platlib"))
+
+
+def record_entries(dist: metadata.Distribution) -> list[str] | None:
+    """The paths RECORD lists, read directly: ``Distribution.files`` leaves out missing files
+    on Python 3.12+, and missing files are what we look for."""
+    text = dist.read_text("RECORD")
+    if text is None:
+        return None
+    return [row[0] for row in csv.reader(text.splitlines()) if row and row[0]]
+
+
+def missing_files(entries: Sequence[str], located: Sequence[Path]) -> list[str]:
+    """RECORD entries that do not exist; bytecode is the installer's business, not the wheel's."""
+    return [
+        entry
+        for entry, path in zip(entries, located)
+        if "__pycache__" not in Path(entry).parts
+        and not entry.endswith(_BYTECODE)
+        and not path.exists()
+    ]
+
+
+def module_names(files: Iterable[Path], site_dirs: Sequence[str]) -> list[str]:
+    """Dotted names of the ``.py`` files and extension modules installed in ``site_dirs``."""
+    suffixes = sorted(machinery.EXTENSION_SUFFIXES, key=len, reverse=True)
+    names: set[str] = set()
+    for path in files:
+        parts = _relative_parts(os.path.realpath(path), site_dirs)
+        if not parts or parts[0].endswith((".dist-info", ".data")):
+            continue
+        last = parts[-1]
+        if last.endswith(".py"):
+            stem = last[: -len(".py")]
+        else:
+            stem = next((last[: -len(s)] for s in suffixes if last.endswith(s)), "")
+        dotted = [*parts[:-1], stem]
+        if dotted[-1] == "__init__":
+            dotted.pop()
+        if dotted and all(part.isidentifier() for part in dotted):
+            names.add(".".join(dotted))
+    return sorted(names, key=lambda name: name.split("."))
+
+
+def plan(
+    names: Sequence[str], *, skip: Sequence[str], exclude: dict[str, str]
+) -> tuple[list[str], list[dict[str, str]]]:
+    """What to import, packages first, and what not to (with why).
+
+    Skipping a package skips its submodules too: importing them would import the package.
+    """
+    modules: list[str] = []
+    skipped: list[dict[str, str]] = []
+    for name in sorted(names, key=lambda n: n.split(".")):
+        lineage = _lineage(name)
+        reason = next((exclude[m] for m in lineage if m in exclude), None)
+        if reason is None and name.split(".")[-1] == "__main__":
+            reason = "a __main__ module runs its program when imported"
+        if reason is None:
+            glob = next((g for g in skip for m in lineage if fnmatch.fnmatchcase(m, g)), None)
+            reason = f"--import-skip {glob}" if glob is not None else None
+        if reason is None:
+            modules.append(name)
+        else:
+            skipped.append({"module": name, "reason": reason})
+    return modules, skipped
+
+
+def import_modules(
+    modules: Sequence[str], progress: IO[str]
+) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Import each module in turn; a module whose package failed is not tried (same cause)."""
+    results: list[dict[str, Any]] = []
+    skipped: list[dict[str, str]] = []
+    failed: set[str] = set()
+    for name in modules:
+        broken = next((m for m in _lineage(name)[:-1] if m in failed), None)
+        if broken is not None:
+            failed.add(name)
+            skipped.append({"module": name, "reason": f"its package {broken} failed to import"})
+            continue
+        _note(progress, {"importing": name})
+        try:
+            importlib.import_module(name)
+        except (Exception, SystemExit) as exc:
+            failed.add(name)
+            error = {"type": type(exc).__name__, "message": str(exc)}
+            result: dict[str, Any] = {
+                "module": name,
+                "ok": False,
+                "error": {**error, "traceback": format_traceback(exc)},
+            }
+        else:
+            result = {"module": name, "ok": True, "error": None}
+        results.append(result)
+        _note(progress, result)
+    return results, skipped
+
+
+def allowed_roots(site_dirs: Sequence[str]) -> list[str]:
+    """Where loaded modules may come from: site-packages, the standard library, the runtime."""
+    paths = sysconfig.get_paths()
+    roots = [*site_dirs, paths["stdlib"], paths["platstdlib"], RUNTIME_ROOT]
+    bases = [os.path.realpath(p) for p in (sys.base_prefix, sys.base_exec_prefix)]
+    # a zipped standard library (python3XY.zip) sits next to the lib directory
+    roots += [
+        entry
+        for entry in sys.path
+        if entry.endswith(".zip") and any(_within(os.path.realpath(entry), b) for b in bases)
+    ]
+    return _unique(os.path.realpath(root) for root in roots)
+
+
+def outside_modules(
+    roots: Sequence[str], sources: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Loaded modules whose file lies outside ``roots``, with the ``.pth`` file that let them in."""
+    found: list[dict[str, Any]] = []
+    for name, module in sorted(sys.modules.items(), key=lambda item: str(item[0])):
+        try:
+            file = vars(module).get("__file__")
+        except TypeError:  # not a module object
+            continue
+        if not isinstance(file, str) or not file:
+            continue
+        real = os.path.realpath(file)
+        if any(_within(real, root) for root in roots):
+            continue
+        entry: dict[str, Any] = {"module": name, "file": file}
+        via = next((s for d, s in sources.items() if _within(real, d)), None)
+        if via is not None:
+            entry.update(via)
+        found.append(entry)
+    return found
+
+
+def path_sources(site_dirs: Sequence[str], own: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+    """Directories ``.pth`` files in site-packages put on ``sys.path``, each with the file
+    (``pth``) and whether the distribution under test ships it (``shipped``)."""
+    shipped = {os.path.realpath(path) for path in own}
+    sources: dict[str, dict[str, Any]] = {}
+    for site_dir in site_dirs:
+        try:
+            pth_files = sorted(name for name in os.listdir(site_dir) if name.endswith(".pth"))
+        except OSError:
+            continue
+        for name in pth_files:
+            path = os.path.join(site_dir, name)
+            source = {"pth": name, "shipped": os.path.realpath(path) in shipped}
+            for directory in _pth_directories(site_dir, path):
+                sources.setdefault(directory, source)
+    return sources
+
+
+def _pth_directories(site_dir: str, path: str) -> list[str]:
+    """What ``site`` adds to ``sys.path`` for one ``.pth`` file (import lines run code instead)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    found = []
+    for line in lines:
+        text = line.rstrip()
+        if not text or text.startswith(("#", "import ", "import\t")):
+            continue
+        directory = os.path.realpath(os.path.join(site_dir, text))
+        if os.path.isdir(directory):
+            found.append(directory)
+    return found
+
+
+def _relative_parts(path: str, site_dirs: Sequence[str]) -> tuple[str, ...]:
+    for site_dir in site_dirs:
+        if _within(path, site_dir) and path != site_dir:
+            return Path(os.path.relpath(path, site_dir)).parts
+    return ()
+
+
+def _within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _lineage(name: str) -> list[str]:
+    """``a.b.c`` -> ``["a", "a.b", "a.b.c"]``."""
+    parts = name.split(".")
+    return [".".join(parts[: index + 1]) for index in range(len(parts))]
+
+
+def _unique(items: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(items))
+
+
+def _note(progress: IO[str], data: dict[str, Any]) -> None:
+    progress.write(json.dumps(data) + "\n")
+    progress.flush()
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"ok": False, "error": {"type": kind, "message": message, "traceback": ""}}

@@ -1,0 +1,261 @@
+"""The ``imports`` action's parts, in-process: module names from RECORD, the plan, the imports,
+the progress file, and where loaded modules came from."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from importlib import machinery, metadata
+from pathlib import Path
+
+import pytest
+
+from sandboxverify._workspace import Workspace
+from sandboxverify.runtime._imports import (
+    RUNTIME_ROOT,
+    allowed_roots,
+    import_modules,
+    missing_files,
+    module_names,
+    outside_modules,
+    path_sources,
+    plan,
+    record_entries,
+    site_packages,
+)
+from tests.runtime.test_stdlib_only import interpreters
+
+
+def test_module_names_come_from_site_packages_files_only(tmp_path: Path) -> None:
+    site = tmp_path / "site-packages"
+    extension = machinery.EXTENSION_SUFFIXES[0]
+    files = [
+        site / "pkg" / "__init__.py",
+        site / "pkg" / "core.py",
+        site / "pkg" / "core.pyi",
+        site / "pkg" / "__main__.py",
+        site / "pkg" / f"_speedups{extension}",
+        site / "pkg" / "sub" / "__init__.py",
+        site / "pkg" / "sub" / "deep.py",
+        site / "pkg" / "data" / "tool.json",
+        site / "pkg" / "not-a-package" / "helper.py",
+        site / "pkg-1.0.dist-info" / "RECORD",
+        site / "pkg-1.0.data" / "scripts" / "run.py",
+        site / "single.py",
+        tmp_path / "bin" / "script.py",  # outside site-packages
+    ]
+    names = module_names(files, [str(site.resolve())])
+
+    assert names == [
+        "pkg",
+        "pkg.__main__",
+        "pkg._speedups",
+        "pkg.core",
+        "pkg.sub",
+        "pkg.sub.deep",
+        "single",
+    ]
+
+
+def test_the_plan_puts_packages_first_and_says_why_it_skips() -> None:
+    modules, skipped = plan(
+        ["pkg.windows_only", "pkg", "pkg.__main__", "pkg.plugin.helpers", "pkg.plugin", "pkg.a"],
+        skip=["pkg.windows_*"],
+        exclude={"pkg.plugin": "plugin 'p' failed to load from it"},
+    )
+
+    assert modules == ["pkg", "pkg.a"]
+    assert skipped == [
+        {"module": "pkg.__main__", "reason": "a __main__ module runs its program when imported"},
+        {"module": "pkg.plugin", "reason": "plugin 'p' failed to load from it"},
+        {"module": "pkg.plugin.helpers", "reason": "plugin 'p' failed to load from it"},
+        {"module": "pkg.windows_only", "reason": "--import-skip pkg.windows_*"},
+    ]
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Iterator[Path]:
+    """A throwaway package on ``sys.path``, forgotten again afterwards."""
+    root = tmp_path / "src"
+    (root / "svtest_pkg" / "broken").mkdir(parents=True)
+    sys.path.insert(0, str(root))
+    try:
+        yield root / "svtest_pkg"
+    finally:
+        sys.path.remove(str(root))
+        for name in [n for n in sys.modules if n.split(".")[0] == "svtest_pkg"]:
+            del sys.modules[name]
+
+
+def test_each_module_is_imported_and_announced_before_it_is(package: Path) -> None:
+    (package / "__init__.py").write_text("")
+    (package / "good.py").write_text("VALUE = 1\n")
+    (package / "exits.py").write_text("import sys\nsys.exit('no')\n")
+    (package / "raises.py").write_text("def f():\n    raise ValueError('bad value')\nf()\n")
+    (package / "broken" / "__init__.py").write_text("import svtest_missing_dependency\n")
+    (package / "broken" / "inner.py").write_text("")
+    progress = io.StringIO()
+    names = [
+        "svtest_pkg",
+        "svtest_pkg.broken",
+        "svtest_pkg.broken.inner",
+        "svtest_pkg.exits",
+        "svtest_pkg.good",
+        "svtest_pkg.raises",
+    ]
+
+    results, skipped = import_modules(names, progress)
+
+    by_name = {result["module"]: result for result in results}
+    assert [r["module"] for r in results if r["ok"]] == ["svtest_pkg", "svtest_pkg.good"]
+    assert by_name["svtest_pkg.broken"]["error"]["type"] == "ModuleNotFoundError"
+    assert by_name["svtest_pkg.exits"]["error"] == {
+        "type": "SystemExit",
+        "message": "no",
+        "traceback": by_name["svtest_pkg.exits"]["error"]["traceback"],
+    }
+    traceback = by_name["svtest_pkg.raises"]["error"]["traceback"]
+    assert "raises.py" in traceback and "ValueError: bad value" in traceback
+    assert "importlib" not in traceback  # only the module's own frames
+    # a package that failed takes its submodules with it: one failure, not one per submodule
+    assert skipped == [
+        {
+            "module": "svtest_pkg.broken.inner",
+            "reason": "its package svtest_pkg.broken failed to import",
+        }
+    ]
+    notes = [json.loads(line) for line in progress.getvalue().splitlines()]
+    assert notes[0] == {"importing": "svtest_pkg"}
+    assert notes[1]["module"] == "svtest_pkg" and notes[1]["ok"] is True
+    assert [n["importing"] for n in notes if "importing" in n] == [
+        n for n in names if n != "svtest_pkg.broken.inner"
+    ]
+
+
+def test_modules_from_outside_the_allowed_roots_are_named_with_the_pth_behind_them(
+    package: Path, tmp_path: Path
+) -> None:
+    (package / "__init__.py").write_text("")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "shadow.pth").write_text(f"# a comment\nimport os\n{package.parent}\n")
+    (site / "other.pth").write_text("/does/not/exist\n")
+    __import__("svtest_pkg")
+
+    sources = path_sources([str(site)], own=[str(site / "shadow.pth")])
+    outside = outside_modules(allowed_roots(site_packages()), sources)
+
+    assert sources == {str(package.parent.resolve()): {"pth": "shadow.pth", "shipped": True}}
+    assert [entry for entry in outside if entry["module"].startswith("svtest_")] == [
+        {
+            "module": "svtest_pkg",
+            "file": str(package / "__init__.py"),
+            "pth": "shadow.pth",
+            "shipped": True,
+        }
+    ]
+
+
+def test_the_standard_library_and_the_runtime_are_allowed_roots() -> None:
+    roots = allowed_roots(site_packages())
+
+    assert RUNTIME_ROOT in roots
+    outside = {entry["module"] for entry in outside_modules(roots, {})}
+    loaded = {"json", "sysconfig", "_json", "pytest", "sandboxverify.runtime._imports"}
+    assert loaded <= set(sys.modules)
+    assert outside & loaded == set()
+
+
+def test_record_entries_that_were_not_installed_are_missing(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    info = site / "pkg-1.0.dist-info"
+    info.mkdir(parents=True)
+    (site / "pkg").mkdir()
+    (site / "pkg" / "__init__.py").write_text("")
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    (info / "RECORD").write_text(
+        "pkg/__init__.py,,\npkg/gone.py,,\npkg/__pycache__/gone.cpython-312.pyc,,\n"
+        "pkg-1.0.dist-info/METADATA,,\npkg-1.0.dist-info/RECORD,,\n"
+    )
+    dist = metadata.PathDistribution(info)
+    files = record_entries(dist)
+    assert files is not None
+
+    missing = missing_files(files, [Path(str(dist.locate_file(f))) for f in files])
+
+    assert missing == ["pkg/gone.py"]
+
+
+@pytest.mark.parametrize("python", interpreters(), ids=lambda p: p.parent.parent.name)
+def test_the_action_runs_in_a_venv_and_reports_through_the_progress_file(
+    python: Path, tmp_path: Path
+) -> None:
+    """The whole action, on every Python, in a real environment with an installed distribution."""
+    venv = tmp_path / "venv"
+    subprocess.run([str(python), "-m", "venv", "--without-pip", str(venv)], check=True)
+    sandbox_python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [
+                str(sandbox_python),
+                "-c",
+                "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    (site / "svtest_dist").mkdir()
+    (site / "svtest_dist" / "__init__.py").write_text("")
+    (site / "svtest_dist" / "ok.py").write_text("")
+    (site / "svtest_dist" / "bad.py").write_text("raise RuntimeError('at import')\n")
+    info = site / "svtest_dist-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: svtest-dist\nVersion: 1.0\n")
+    (info / "RECORD").write_text(
+        "svtest_dist/__init__.py,,\nsvtest_dist/ok.py,,\nsvtest_dist/bad.py,,\n"
+        "svtest_dist/lost.py,,\nsvtest_dist-1.0.dist-info/RECORD,,\n"
+    )
+    progress = tmp_path / "progress"
+    result_path = tmp_path / "result.json"
+    request = {
+        "action": "imports",
+        "protocol": 1,
+        "nonce": "n",
+        "result": str(result_path),
+        "dist": "svtest-dist",
+        "skip": [],
+        "exclude": {},
+        "progress": str(progress),
+    }
+    with Workspace() as workspace:
+        completed = subprocess.run(
+            [
+                str(sandbox_python),
+                "-I",
+                "-c",
+                "import sys; sys.path.append(sys.argv[1]); "
+                "from sandboxverify.runtime._probe import main; main()",
+                str(workspace.install_runtime()),
+            ],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            check=False,
+            cwd=tmp_path,
+        )
+    assert completed.returncode == 0, completed.stderr
+
+    result = json.loads(result_path.read_text())
+    assert result["ok"] is True
+    assert result["modules"] == ["svtest_dist", "svtest_dist.bad", "svtest_dist.ok"]
+    assert [r["module"] for r in result["results"] if not r["ok"]] == ["svtest_dist.bad"]
+    assert result["missing_files"] == ["svtest_dist/lost.py"]
+    assert result["outside"] == []
+    notes = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert notes[0] == {"planned": result["modules"]}
+    assert notes[-1] == {"done": True}

@@ -5,7 +5,9 @@ from __future__ import annotations
 import hashlib
 import tarfile
 import zipfile
-from collections.abc import Sequence
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Union
@@ -15,13 +17,21 @@ from packaging.utils import (
     InvalidSdistFilename,
     InvalidWheelFilename,
     NormalizedName,
-    canonicalize_name,
     parse_sdist_filename,
     parse_wheel_filename,
 )
 from packaging.version import Version
 
+from sandboxverify._artifact_rules import (
+    REBUILD_HINT,
+    Problem,
+    content_problems,
+    few,
+    record_problems,
+    top_level_names,
+)
 from sandboxverify._errors import UsageError
+from sandboxverify._metadata import check_metadata
 from sandboxverify.runtime._protocol import EntryPointRef, parse_entry_points
 
 ArtifactKind = Literal["sdist", "wheel"]
@@ -60,10 +70,31 @@ class Artifact:
     entry_points: tuple[EntryPointRef, ...] = ()
     #: the metadata's Requires-Python, if any
     requires_python: str | None = None
+    #: the wheel's file paths (directories left out)
+    files: tuple[str, ...] = ()
+
+
+#: what reading a broken archive raises (zipfile reports bad members in several ways)
+_UNREADABLE = (
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    zlib.error,
+    OSError,
+    EOFError,
+    NotImplementedError,
+    RuntimeError,
+)
 
 
 class ArtifactProblem(Exception):
-    """An artifact that would be published is broken (``artifact_invalid``)."""
+    """An artifact that would be published is broken (``artifact_invalid``): every problem
+    found in it, not only the first."""
+
+    def __init__(self, *problems: Problem, files: tuple[str, ...] = ()) -> None:
+        super().__init__("\n".join(problem.message for problem in problems))
+        self.problems = problems
+        #: the archive's files, when it could be read (``--expect-files`` still applies)
+        self.files = files
 
 
 def classify(targets: Sequence[str]) -> Target:
@@ -112,34 +143,22 @@ def _project_dir(path: Path) -> Path:
 
 
 def inspect_wheel(path: Path) -> Artifact:
-    """Parse the filename and check the archive's metadata agrees with it."""
+    """Static facts about a wheel; every problem found is raised at once (``ArtifactProblem``)."""
     try:
         name, version, _build, tags = parse_wheel_filename(path.name)
     except InvalidWheelFilename as exc:
-        raise ArtifactProblem(f"{path.name}: not a valid wheel filename: {exc}") from None
+        raise ArtifactProblem(
+            Problem(f"{path.name}: not a valid wheel filename: {exc}", REBUILD_HINT)
+        ) from None
     try:
         with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-            dist_info = sorted(
-                {n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
-            )
-            if len(dist_info) != 1:
-                raise ArtifactProblem(
-                    f"{path.name}: expected one .dist-info directory, found {len(dist_info)}"
-                )
-            for required in ("METADATA", "WHEEL", "RECORD"):
-                if f"{dist_info[0]}/{required}" not in names:
-                    raise ArtifactProblem(f"{path.name}: {dist_info[0]}/{required} is missing")
-            metadata = archive.read(f"{dist_info[0]}/METADATA").decode("utf-8", errors="replace")
-            entry_points_file = f"{dist_info[0]}/entry_points.txt"
-            entry_points = (
-                parse_entry_points(archive.read(entry_points_file).decode("utf-8", "replace"))
-                if entry_points_file in names
-                else []
-            )
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ArtifactProblem(f"{path.name}: not a readable zip archive: {exc}") from None
-    _check_metadata(path, metadata, name, version)
+            problems, facts = _read_wheel(path.name, archive, name, version)
+    except _UNREADABLE as exc:
+        raise ArtifactProblem(
+            Problem(f"{path.name}: not a readable zip archive: {exc}", REBUILD_HINT)
+        ) from None
+    if problems:
+        raise ArtifactProblem(*problems, files=facts.files)
     return Artifact(
         "wheel",
         path,
@@ -147,16 +166,75 @@ def inspect_wheel(path: Path) -> Artifact:
         version,
         sha256_of(path),
         frozenset(tags),
-        _top_level_names(names),
-        tuple(entry_points),
+        top_level_names(facts.files),
+        facts.entry_points,
+        facts.requires_python,
+        facts.files,
     )
+
+
+@dataclass(frozen=True)
+class _WheelFacts:
+    files: tuple[str, ...] = ()
+    entry_points: tuple[EntryPointRef, ...] = ()
+    requires_python: str | None = None
+
+
+def _read_wheel(
+    filename: str, archive: zipfile.ZipFile, name: NormalizedName, version: Version
+) -> tuple[list[Problem], _WheelFacts]:
+    names = archive.namelist()
+    files = tuple(n for n in names if not n.endswith("/"))
+    dist_info = sorted(
+        {n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")}
+    )
+    if len(dist_info) != 1:
+        found = f" ({', '.join(dist_info)})" if dist_info else ""
+        problem = Problem(
+            f"{filename}: expected one .dist-info directory, found {len(dist_info)}{found}",
+            REBUILD_HINT,
+        )
+        return [problem], _WheelFacts(files)
+    info = dist_info[0]
+    problems = [
+        Problem(f"{filename}: {info}/{required} is missing", REBUILD_HINT)
+        for required in ("METADATA", "WHEEL", "RECORD")
+        if f"{info}/{required}" not in names
+    ]
+    duplicates = sorted(n for n, count in Counter(files).items() if count > 1)
+    if duplicates:
+        problems.append(
+            Problem(
+                f"{filename}: {few(duplicates)} appear(s) more than once in the archive "
+                "(installers keep only one of the copies)",
+                REBUILD_HINT,
+            )
+        )
+    requires_python = None
+    if f"{info}/METADATA" in names:
+        found_problems, requires_python = check_metadata(
+            filename, f"{info}/METADATA", archive.read(f"{info}/METADATA"), name, version
+        )
+        problems.extend(found_problems)
+    if f"{info}/RECORD" in names:
+        problems.extend(record_problems(filename, archive, info, files))
+    problems.extend(content_problems(filename, info, files))
+    entry_points_file = f"{info}/entry_points.txt"
+    entry_points = (
+        parse_entry_points(archive.read(entry_points_file).decode("utf-8", "replace"))
+        if entry_points_file in names
+        else []
+    )
+    return problems, _WheelFacts(files, tuple(entry_points), requires_python)
 
 
 def inspect_sdist(path: Path) -> Artifact:
     try:
         name, version = parse_sdist_filename(path.name)
     except InvalidSdistFilename as exc:
-        raise ArtifactProblem(f"{path.name}: not a valid sdist filename: {exc}") from None
+        raise ArtifactProblem(
+            Problem(f"{path.name}: not a valid sdist filename: {exc}", REBUILD_HINT)
+        ) from None
     stem = (
         path.name[: -len(".tar.gz")] if path.name.endswith(".tar.gz") else path.name[: -len(".zip")]
     )
@@ -176,57 +254,30 @@ def inspect_sdist(path: Path) -> Artifact:
                     else None
                 )
                 pkg_info = member.read() if member is not None else None
-    except (tarfile.TarError, zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise ArtifactProblem(f"{path.name}: not a readable archive: {exc}") from None
+    except (tarfile.TarError, *_UNREADABLE) as exc:
+        raise ArtifactProblem(
+            Problem(f"{path.name}: not a readable archive: {exc}", REBUILD_HINT)
+        ) from None
+    problems: list[Problem] = []
+    requires_python = None
     if pkg_info is None:
-        raise ArtifactProblem(f"{path.name}: {stem}/PKG-INFO is missing (not a valid sdist)")
+        problems.append(
+            Problem(f"{path.name}: {stem}/PKG-INFO is missing (not a valid sdist)", REBUILD_HINT)
+        )
+    else:
+        found, requires_python = check_metadata(path.name, "PKG-INFO", pkg_info, name, version)
+        problems.extend(found)
     if f"{stem}/pyproject.toml" not in members and f"{stem}/setup.py" not in members:
-        raise ArtifactProblem(
-            f"{path.name}: has neither pyproject.toml nor setup.py; it cannot be built"
+        problems.append(
+            Problem(
+                f"{path.name}: has neither pyproject.toml nor setup.py; it cannot be built",
+                "build the sdist with a PEP 517 backend (python -m build --sdist / uv build "
+                "--sdist): it includes pyproject.toml",
+            )
         )
-    _check_metadata(path, pkg_info.decode("utf-8", errors="replace"), name, version)
-    return Artifact("sdist", path, name, version, sha256_of(path))
-
-
-def _check_metadata(path: Path, text: str, name: NormalizedName, version: Version) -> None:
-    headers = _headers(text)
-    meta_name, meta_version = headers.get("name"), headers.get("version")
-    if not meta_name or not meta_version:
-        raise ArtifactProblem(f"{path.name}: metadata has no Name or Version")
-    if canonicalize_name(meta_name) != name or Version(meta_version) != version:
-        raise ArtifactProblem(
-            f"{path.name}: the filename says {name} {version} "
-            f"but the metadata says {meta_name} {meta_version}"
-        )
-
-
-def _headers(text: str) -> dict[str, str]:
-    """The first value of each header of a METADATA/PKG-INFO file (RFC 822 style; the body
-    after the first blank line is the description). Cheaper than the email package at start-up."""
-    headers: dict[str, str] = {}
-    for line in text.splitlines():
-        if not line.strip():
-            break
-        if line[:1] in (" ", "\t") or ":" not in line:
-            continue  # a continuation line of a folded header
-        key, value = line.split(":", 1)
-        headers.setdefault(key.strip().lower(), value.strip())
-    return headers
-
-
-def _top_level_names(names: Sequence[str]) -> frozenset[str]:
-    found: set[str] = set()
-    for entry in names:
-        head, _, rest = entry.partition("/")
-        if head.endswith((".dist-info", ".data")):
-            continue
-        if rest:
-            found.add(head)
-        elif head.endswith(".py"):
-            found.add(head[: -len(".py")])
-        elif "." in head and head.split(".", 1)[1].startswith(("cpython", "abi3", "pyd", "so")):
-            found.add(head.split(".", 1)[0])
-    return frozenset(found)
+    if problems:
+        raise ArtifactProblem(*problems)
+    return Artifact("sdist", path, name, version, sha256_of(path), requires_python=requires_python)
 
 
 def sha256_of(path: Path) -> str:
@@ -239,14 +290,35 @@ def sha256_of(path: Path) -> str:
 
 def same_project(artifacts: Sequence[Artifact]) -> tuple[NormalizedName, Version]:
     """All artifacts must be one project at one version: one release is verified per run."""
-    releases = sorted({(a.name, str(a.version)) for a in artifacts})
+    _one_release((a.name, a.version) for a in artifacts)
+    return artifacts[0].name, artifacts[0].version
+
+
+def same_release_named(paths: Sequence[Path]) -> None:
+    """``same_project`` by filenames alone, before (and whatever) inspection finds: passing
+    artifacts of two releases is a usage error even when they are broken too."""
+    releases: list[tuple[NormalizedName, Version]] = []
+    for path in paths:
+        try:
+            if path.name.endswith(".whl"):
+                name, version, _, _ = parse_wheel_filename(path.name)
+            else:
+                name, version = parse_sdist_filename(path.name)
+        except (InvalidWheelFilename, InvalidSdistFilename):
+            continue  # an artifact_invalid of its own
+        releases.append((name, version))
+    if releases:
+        _one_release(releases)
+
+
+def _one_release(found: Iterable[tuple[NormalizedName, Version]]) -> None:
+    releases = sorted({(name, str(version)) for name, version in found})
     if len(releases) != 1:
         listed = ", ".join(f"{name} {version}" for name, version in releases)
         raise UsageError(
             f"the artifacts belong to different releases ({listed})",
             hint="verify one project at one version per run",
         )
-    return artifacts[0].name, artifacts[0].version
 
 
 def select_wheel(wheels: Sequence[Artifact], version_info: tuple[int, int, int]) -> Artifact | None:

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify._artifact_rules import missing_expected_files
 from sandboxverify._artifacts import (
     Artifact,
     ArtifactProblem,
@@ -23,6 +24,7 @@ from sandboxverify._artifacts import (
     inspect_sdist,
     inspect_wheel,
     same_project,
+    same_release_named,
 )
 from sandboxverify._diagnostics import summarize
 from sandboxverify._environment import build_env
@@ -106,7 +108,7 @@ def build_project(
         )
         failure = _build_failure(step, outcome, hint)
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    return _inspected(sdists + wheels, built=True, started=started)
+    return _inspected(sdists + wheels, settings, built=True, started=started)
 
 
 def prepare_artifacts(
@@ -117,9 +119,12 @@ def prepare_artifacts(
 ) -> BuildResult:
     """Verify given artifacts; only when no wheel is given is one built, from the sdist."""
     started = time.perf_counter()
+    same_release_named([*target.sdists, *target.wheels])
     if target.wheels:
-        return _inspected(list(target.sdists) + list(target.wheels), built=False, started=started)
-    inspected = _inspected(list(target.sdists), built=False, started=started)
+        return _inspected(
+            list(target.sdists) + list(target.wheels), settings, built=False, started=started
+        )
+    inspected = _inspected(list(target.sdists), settings, built=False, started=started)
     if inspected.failures or inspected.sdist is None:
         return inspected
     sdist = inspected.sdist
@@ -134,7 +139,7 @@ def prepare_artifacts(
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
-    wheel_result = _inspected(wheels, built=True, started=started)
+    wheel_result = _inspected(wheels, settings, built=True, started=started)
     return BuildResult(
         sdist,
         wheel_result.wheels,
@@ -211,21 +216,26 @@ def _build_failure(step: str, outcome: Outcome, hint: str) -> Failure:
     return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=outcome.tail)
 
 
-def _inspected(paths: Sequence[Path], *, built: bool, started: float) -> BuildResult:
+def _inspected(
+    paths: Sequence[Path], settings: BuildSettings, *, built: bool, started: float
+) -> BuildResult:
+    """Static checks of every artifact; every problem of every artifact becomes a failure."""
     sdist: Artifact | None = None
     wheels: list[Artifact] = []
     failures: list[Failure] = []
     for path in paths:
+        is_wheel = path.name.endswith(".whl")
+        artifact: Artifact | None = None
         try:
-            artifact = inspect_wheel(path) if path.name.endswith(".whl") else inspect_sdist(path)
+            artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
         except ArtifactProblem as exc:
-            failures.append(
-                Failure(
-                    "artifact_invalid",
-                    str(exc),
-                    hint="rebuild the artifact with a standards-compliant backend",
-                )
-            )
+            problems, files = list(exc.problems), exc.files
+        else:
+            problems, files = [], artifact.files
+        if is_wheel and (artifact is not None or files):
+            problems.extend(missing_expected_files(path.name, files, settings.expect_files))
+        failures.extend(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)
+        if artifact is None or problems:
             continue
         if artifact.kind == "wheel":
             wheels.append(artifact)
@@ -239,6 +249,9 @@ def _inspected(paths: Sequence[Path], *, built: bool, started: float) -> BuildRe
                 "artifact_invalid",
                 "the build produced artifacts of different releases: "
                 + ", ".join(f"{a.path.name} ({a.name} {a.version})" for a in valid),
+                hint="the sdist and the wheel must come from one [project] name and version: "
+                "a dynamic version that changes between the two builds does this (e.g. a "
+                "version computed from the time or from a VCS checkout the sdist lacks)",
             )
         )
     elif valid:

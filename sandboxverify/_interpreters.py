@@ -7,10 +7,14 @@ import os
 import re
 import shutil
 import sys
+import threading
 from collections.abc import Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from functools import cache
 from pathlib import Path
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify._errors import UsageError
 from sandboxverify._subprocess import query
@@ -51,7 +55,7 @@ class Interpreter:
 
 def resolve_all(specs: Sequence[str]) -> list[Interpreter]:
     """Resolve every spec (default: the interpreter sandboxverify runs on); duplicates collapse."""
-    wanted = list(specs) or [sys.executable]
+    wanted = list(dict.fromkeys(specs)) or [sys.executable]
     with ThreadPoolExecutor(max_workers=min(8, len(wanted))) as pool:
         found = list(pool.map(resolve, wanted))
     unique: dict[Path, Interpreter] = {}
@@ -116,7 +120,39 @@ def _supported(interpreter: Interpreter) -> Interpreter:
 
 
 def _inspect(spec: str, path: Path) -> Interpreter | None:
-    output = query([str(path), "-I", "-c", _QUERY], timeout=30)
+    found = _query(os.path.abspath(path))
+    return None if found is None else replace(found, spec=spec)
+
+
+_queried: dict[str, Future[Interpreter | None]] = {}
+_queried_lock = threading.Lock()
+
+
+def _query(path: str) -> Interpreter | None:
+    """Ask an interpreter what it is, once per path and process: ``resolve``, ``resolve_all``
+    and ``available`` meet the same interpreters (a pyenv shim costs a shell script each time).
+    Threads asking for the same path wait for the first one's answer."""
+    with _queried_lock:
+        pending = _queried.get(path)
+        if pending is None:
+            pending = _queried[path] = Future()
+            asking = True
+        else:
+            asking = False
+    if asking:
+        try:
+            pending.set_result(_ask(path))
+        except BaseException as exc:
+            with _queried_lock:
+                del _queried[path]  # not an answer: the next caller asks again
+            pending.set_exception(exc)
+            raise
+    return pending.result()
+
+
+def _ask(path: str) -> Interpreter | None:
+    # -S: no site import; this only asks what the interpreter is, twice as fast
+    output = query([path, "-I", "-S", "-c", _QUERY], timeout=30)
     if output is None:
         return None
     try:
@@ -124,17 +160,26 @@ def _inspect(spec: str, path: Path) -> Interpreter | None:
         info = tuple(int(part) for part in data["info"])
     except (ValueError, KeyError, IndexError, TypeError):
         return None
-    # What the interpreter calls itself: a pyenv shim reports the real executable, a venv's python
-    # reports the venv path (a symlink we must not resolve away).
+    # What the interpreter calls itself: a pyenv shim reports the real executable. Outside a venv
+    # symlinks are resolved, so python, python3 and python3.12 of one install are one
+    # interpreter; a venv's python is kept as it is (resolving it would leave the venv).
     reported = Path(str(data.get("executable") or ""))
+    if not (reported.is_absolute() and reported.exists()):
+        reported = Path(path)
     return Interpreter(
-        spec=spec,
-        path=reported
-        if reported.is_absolute() and reported.exists()
-        else Path(os.path.abspath(path)),
+        spec=path,
+        path=reported if _in_venv(reported) else reported.resolve(),
         version=str(data["version"]),
         version_info=(info[0], info[1], info[2]),
         implementation=str(data["implementation"]),
+    )
+
+
+def _in_venv(executable: Path) -> bool:
+    """How Python itself tells (site.py, which -S skips): a pyvenv.cfg next to or above it."""
+    return any(
+        (directory / "pyvenv.cfg").is_file()
+        for directory in (executable.parent, executable.parent.parent)
     )
 
 
@@ -159,12 +204,18 @@ def _candidate_paths(wanted: tuple[int, ...]) -> Iterator[Path]:
         located = shutil.which(name)
         if located:
             yield Path(located)
-    pyenv_root = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
-    for home in sorted((pyenv_root / "versions").glob(f"{version}*"), reverse=True):
+    for home in sorted((_pyenv_root() / "versions").glob(f"{version}*"), reverse=True):
         yield home / "bin" / "python"
-    uv_root = Path(os.environ.get("UV_PYTHON_INSTALL_DIR", Path.home() / ".local/share/uv/python"))
-    for home in sorted(uv_root.glob(f"cpython-{version}*"), reverse=True):
+    for home in sorted(_uv_root().glob(f"cpython-{version}*"), reverse=True):
         yield home / "bin" / "python3"
+
+
+def _pyenv_root() -> Path:
+    return Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
+
+
+def _uv_root() -> Path:
+    return Path(os.environ.get("UV_PYTHON_INSTALL_DIR", Path.home() / ".local/share/uv/python"))
 
 
 def _looks_like_path(spec: str) -> bool:
@@ -172,6 +223,101 @@ def _looks_like_path(spec: str) -> bool:
 
 
 def select_interpreters(selectors: Sequence[str], requires_python: str | None) -> list[Interpreter]:
-    """``min``: the lowest interpreter here that ``requires_python`` allows; ``all``: every
-    one it allows (the newest patch of each minor version). (Stub: being built.)"""
-    raise NotImplementedError
+    """``min``: the lowest Python here that ``requires_python`` allows (the newest patch of that
+    minor version); ``all``: every minor version it allows, the newest patch of each. Only
+    interpreters a sandbox can use (``MIN_SANDBOX_PYTHON``) count."""
+    try:
+        allowed = SpecifierSet(requires_python or "")
+    except InvalidSpecifier:
+        raise UsageError(
+            f"--python {'/'.join(selectors)}: the release's Requires-Python {requires_python!r} "
+            "is not a valid version specifier",
+            hint="fix requires-python in pyproject.toml, or name interpreters: --python 3.12",
+        ) from None
+    found = available()
+    usable = _newest_per_minor(
+        [
+            interpreter
+            for interpreter in found
+            if interpreter.version_info[:2] >= MIN_SANDBOX_PYTHON
+            # as installers decide: the full X.Y.Z, pre-releases of Python included
+            and allowed.contains(".".join(map(str, interpreter.version_info)), prereleases=True)
+        ]
+    )
+    if not usable:
+        floor = ".".join(map(str, MIN_SANDBOX_PYTHON))
+        newest = _newest_per_minor(found)
+        fit = [i.version for i in newest if i.version_info[:2] >= MIN_SANDBOX_PYTHON]
+        old = [i.version for i in newest if i.version_info[:2] < MIN_SANDBOX_PYTHON]
+        listed = ", ".join(fit) or "none"
+        if old:
+            listed += f"; older than {floor}, which sandboxes need: {', '.join(old)}"
+        raise UsageError(
+            f"--python {'/'.join(selectors)}: no Python interpreter here satisfies the release's "
+            f"Requires-Python {requires_python or '(any)'!r} (found: {listed})",
+            hint="install a Python it allows (e.g. uv python install, pyenv install) so it is "
+            "on PATH, in pyenv or among uv's Pythons; or pass an interpreter path with "
+            "--python; or correct requires-python in pyproject.toml if it is wrong",
+        )
+    return usable if "all" in selectors else usable[:1]
+
+
+def _newest_per_minor(interpreters: Sequence[Interpreter]) -> list[Interpreter]:
+    """One interpreter per minor version (the newest patch, CPython first), oldest first."""
+    best: dict[tuple[int, int], Interpreter] = {}
+    for interpreter in interpreters:
+        minor = (interpreter.version_info[0], interpreter.version_info[1])
+        current = best.get(minor)
+        if current is None or _rank(interpreter) > _rank(current):
+            best[minor] = interpreter
+    return [best[minor] for minor in sorted(best)]
+
+
+def _rank(interpreter: Interpreter) -> tuple[tuple[int, int, int], bool, bool]:
+    # on a tie, the interpreter sandboxverify runs on, as when no --python is given
+    running = interpreter.path == Path(sys.executable)
+    return interpreter.version_info, interpreter.implementation == "cpython", running
+
+
+@cache
+def available() -> tuple[Interpreter, ...]:
+    """Every working Python 3 interpreter here (PATH ``python3.X``, pyenv, uv-managed), each
+    asked once and all at the same time; computed once per process."""
+    paths = list(dict.fromkeys(str(path) for path in _all_candidates()))
+    with ThreadPoolExecutor(max_workers=max(1, min(16, len(paths)))) as pool:
+        answers = list(pool.map(_query, paths))
+    unique: dict[Path, Interpreter] = {}
+    for interpreter in answers:
+        if interpreter is not None:
+            unique.setdefault(interpreter.path, interpreter)
+    return tuple(sorted(unique.values(), key=lambda i: (i.version_info, str(i.path))))
+
+
+def _all_candidates() -> Iterator[Path]:
+    """``_candidates`` for every minor version of Python 3 that has an interpreter here. pyenv's
+    shims are left out: each runs one of pyenv's versions, which are candidates themselves, and
+    costs a shell script per call."""
+    shims = _pyenv_root() / "shims"
+    for wanted in [(3,), *((3, minor) for minor in sorted(_minor_versions_here()))]:
+        yield from (path for path in _candidates(wanted) if path.parent != shims)
+
+
+_MINOR_NAME = re.compile(r"^(?:python|cpython-)?3\.(\d+)(?:$|[.\-+a-z])")
+
+
+def _minor_versions_here() -> set[int]:
+    """Python 3 minor versions named by PATH's ``python3.X``, pyenv and uv's install dirs."""
+    names: list[str] = []
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            names.extend(entry.name for entry in os.scandir(directory or "."))
+        except OSError:
+            continue
+    for root in (_pyenv_root() / "versions", _uv_root()):
+        try:
+            names.extend(entry.name for entry in os.scandir(root))
+        except OSError:
+            continue
+    minors = {int(match.group(1)) for match in map(_MINOR_NAME.match, names) if match}
+    minors.add(sys.version_info[1])
+    return minors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -9,7 +10,8 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import zipfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,3 +107,52 @@ def use_in_ci_section() -> str:
 def readme_ci_blocks(language: str) -> list[str]:
     """The fenced ``language`` code blocks of the README's "Use in CI" section, verbatim."""
     return re.findall(rf"^```{language}\n(.*?)^```$", use_in_ci_section(), re.M | re.S)
+
+
+def make_wheel(
+    directory: Path,
+    filename: str = "demo-1.0-py3-none-any.whl",
+    *,
+    name: str = "demo",
+    version: str = "1.0",
+    files: Mapping[str, str] | Sequence[str] = ("demo/__init__.py",),
+    metadata: str | None = None,
+    skip: str = "",
+    unrecorded: Sequence[str] = (),
+    tampered: Sequence[str] = (),
+    record_rows: Sequence[str] = (),
+) -> Path:
+    """A wheel written by hand, as a backend would write it (RECORD with sha256 and size)
+    unless told otherwise: ``unrecorded`` files are left out of RECORD, ``tampered`` ones are
+    changed after RECORD was written, ``record_rows`` are appended to RECORD as they are."""
+    path = directory / filename
+    info = f"{name}-{version}.dist-info"
+    contents = dict(files) if isinstance(files, Mapping) else dict.fromkeys(files, "")
+    contents.setdefault(
+        f"{info}/METADATA",
+        metadata
+        if metadata is not None
+        else f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+    )
+    contents.setdefault(
+        f"{info}/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    )
+    contents = {member: text for member, text in contents.items() if member != f"{info}/{skip}"}
+    rows = [
+        f"{member},sha256={b64_sha256(text.encode())},{len(text.encode())}"
+        for member, text in contents.items()
+        if member not in unrecorded
+    ]
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, text in contents.items():
+            archive.writestr(
+                member, text + ("# changed after the build" if member in tampered else "")
+            )
+        if skip != "RECORD":
+            record = [*rows, *record_rows, f"{info}/RECORD,,"]
+            archive.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
+    return path
+
+
+def b64_sha256(data: bytes) -> str:
+    return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()

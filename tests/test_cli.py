@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import shlex
 import sys
-import zipfile
 from pathlib import Path
 
 import pytest
 
 from sandboxverify import _cli as cli_module
 from sandboxverify._options import CheckOptions
-from tests.helpers import copy_fixture, fixture, run_cli, tree_digest
+from tests.helpers import copy_fixture, fixture, make_wheel, run_cli, tree_digest
 from tests.runtime.test_mcp import SERVER
 
 
@@ -172,14 +171,7 @@ def test_help_and_version_exit_0() -> None:
 
 def _minimal_wheel(path: Path) -> None:
     name, version = path.name.split("-")[:2]
-    with zipfile.ZipFile(path, "w") as archive:
-        info = f"{name}-{version}.dist-info"
-        archive.writestr(
-            f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
-        )
-        archive.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\n")
-        archive.writestr(f"{info}/RECORD", "")
-        archive.writestr(f"{name}.py", "")
+    make_wheel(path.parent, path.name, name=name, version=version, files=(f"{name}.py",))
 
 
 def test_run_hosts_an_mcp_server_given_as_the_plugin(tmp_path: Path) -> None:

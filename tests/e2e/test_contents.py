@@ -3,10 +3,7 @@ imports in the sandbox, every console script is installed and answers ``--help``
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -14,7 +11,7 @@ import pytest
 from sandboxverify import Report
 from sandboxverify._report import Failure, Run
 from tests.e2e.test_fixtures import codes, verify
-from tests.helpers import fixture, run_cli
+from tests.helpers import fixture, make_wheel, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -25,26 +22,14 @@ ENTRY_POINTS = "[sandboxverify.plugins]\npinger = svtest_contents.plugin:setup\n
 def build_wheel(directory: Path, files: dict[str, str], entry_points: str = ENTRY_POINTS) -> Path:
     """A wheel of ``svtest-contents`` 1.0 holding ``files``, built by hand, as some real wheels
     are: what it ships is exactly what the test says, whatever a build backend would do."""
-    info = "svtest_contents-1.0.dist-info"
-    contents = {
-        **files,
-        f"{info}/METADATA": "Metadata-Version: 2.1\nName: svtest-contents\nVersion: 1.0\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: hand\nRoot-Is-Purelib: true\n"
-        "Tag: py3-none-any\n",
-        f"{info}/entry_points.txt": entry_points,
-    }
-    record = []
-    for name, text in contents.items():
-        data = text.encode()
-        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(data)}")
-    record.append(f"{info}/RECORD,,")
-    path = directory / "svtest_contents-1.0-py3-none-any.whl"
-    with zipfile.ZipFile(path, "w") as archive:
-        for name, text in contents.items():
-            archive.writestr(name, text)
-        archive.writestr(f"{info}/RECORD", "\n".join(record) + "\n")
-    return path
+    return make_wheel(
+        directory,
+        "svtest_contents-1.0-py3-none-any.whl",
+        name="svtest_contents",
+        version="1.0",
+        files={**files, "svtest_contents-1.0.dist-info/entry_points.txt": entry_points},
+        metadata="Metadata-Version: 2.1\nName: svtest-contents\nVersion: 1.0\n",
+    )
 
 
 def only(report: Report) -> tuple[Run, Failure]:

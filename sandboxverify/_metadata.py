@@ -1,0 +1,169 @@
+"""Core metadata (a wheel's METADATA, an sdist's PKG-INFO) validated as packaging and PyPI
+validate it, minus what installers have always accepted in real releases."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from packaging.metadata import ExceptionGroup, Metadata, RawMetadata, parse_email
+from packaging.utils import NormalizedName, canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from sandboxverify._artifact_rules import REBUILD_HINT, Problem
+
+_METADATA_HINT = (
+    "fix {setting} in pyproject.toml's [project] table (or the same setting in setup.cfg / "
+    "setup.py) and rebuild; PyPI rejects such metadata too"
+)
+#: the pyproject.toml [project] key that produces each core metadata field
+_PYPROJECT_KEYS = {
+    "name": "name",
+    "version": "version",
+    "summary": "description",
+    "description-content-type": "readme",
+    "requires-dist": "dependencies / optional-dependencies",
+    "provides-extra": "optional-dependencies",
+    "requires-python": "requires-python",
+    "license-expression": "license",
+    "license-file": "license-files",
+    "project-url": "urls",
+    "keywords": "keywords",
+    "classifier": "classifiers",
+    "author-email": "authors",
+    "maintainer-email": "maintainers",
+    "dynamic": "dynamic",
+}
+#: fields of metadata versions older packaging releases (>= 24.0) do not know yet
+_LATER_FIELDS = {
+    "2.4": frozenset({"license-expression", "license-file"}),
+    "2.5": frozenset({"import-name", "import-namespace"}),
+}
+
+
+def check_metadata(
+    filename: str, source: str, data: bytes, name: NormalizedName, version: Version
+) -> tuple[list[Problem], str | None]:
+    """Validate METADATA / PKG-INFO as packaging (and PyPI) does, minus what installers accept
+    in real releases; returns the problems and Requires-Python."""
+    where = f"{filename}: {source}"
+    raw, _ = parse_email(data)
+    declared = raw.get("metadata_version")
+    problems: list[Problem] = []
+    if declared is None:
+        problems.append(Problem(f"{where} has no Metadata-Version", REBUILD_HINT))
+    as_version = _validated_as(declared)
+    newer = as_version is not None and declared not in (None, "2.0")
+    try:
+        Metadata.from_email(_lenient(data, as_version), validate=True)
+    except ExceptionGroup as group:
+        for error in group.exceptions:
+            text = str(error)
+            field = str(getattr(error, "field", ""))
+            if "introduced in metadata version" in text:
+                continue  # e.g. License-File under 2.1 (setuptools < 77): installers accept it
+            if text.startswith("unrecognized field") and (newer or field in _unknown_fields()):
+                continue  # a field of a metadata version newer than this packaging knows
+            if declared is None and field == "metadata-version":
+                continue  # reported above, readably
+            problems.append(
+                Problem(f"{where} is invalid: {_explained(error)}", _hint_for(field, text))
+            )
+    meta_name, meta_version = raw.get("name"), raw.get("version")
+    if meta_name and meta_version:
+        try:
+            same = canonicalize_name(meta_name) == name and Version(meta_version) == version
+        except InvalidVersion:
+            same = True  # the invalid version is reported above
+        if not same:
+            problems.append(
+                Problem(
+                    f"{filename}: the filename says {name} {version} "
+                    f"but the metadata says {meta_name} {meta_version}",
+                    "rename nothing by hand: rebuild the artifact so its filename and its "
+                    "metadata come from the same [project] name and version",
+                )
+            )
+    return problems, raw.get("requires_python")
+
+
+def _explained(error: Exception) -> str:
+    cause = error.__cause__
+    detail = str(cause).strip().splitlines()[0] if cause is not None and str(cause) else ""
+    return f"{error} ({detail})" if detail and detail not in str(error) else str(error)
+
+
+def _hint_for(field: str, text: str) -> str:
+    if text.startswith("unrecognized field"):
+        return (
+            f"the build backend (or a plugin of it) wrote {field!r}, which the core metadata "
+            "specification does not define: upgrade or fix the backend"
+        )
+    if field.startswith("metadata"):
+        return REBUILD_HINT
+    setting = _PYPROJECT_KEYS.get(field, f"what produces {field!r}")
+    return _METADATA_HINT.format(setting=setting)
+
+
+_METADATA_VERSION_LINE = re.compile(rb"^metadata-version:", re.IGNORECASE)
+_UNKNOWN_CONTENT_TYPE = re.compile(rb"^description-content-type:\s*UNKNOWN\s*$", re.IGNORECASE)
+
+
+def _lenient(data: bytes, as_version: str | None) -> bytes:
+    """The headers as validated: 'UNKNOWN' content types (written by old setuptools for a
+    missing value) dropped, and the Metadata-Version replaced when validated as another one."""
+    kept: list[bytes] = []
+    in_headers = True
+    for line in data.split(b"\n"):
+        bare = line.rstrip(b"\r")
+        in_headers = in_headers and bool(bare)  # the body starts after the first blank line
+        if in_headers and _UNKNOWN_CONTENT_TYPE.match(bare):
+            continue
+        if in_headers and as_version is not None and _METADATA_VERSION_LINE.match(bare):
+            kept.append(b"Metadata-Version: " + as_version.encode("ascii") + line[len(bare) :])
+        else:
+            kept.append(line)
+    return b"\n".join(kept)
+
+
+def _validated_as(declared: str | None) -> str | None:
+    """The Metadata-Version to validate as, when not the declared one: 2.0 (written by
+    bdist_wheel for years, never standardised) as 2.1; a 2.x newer than this packaging knows as
+    the newest it knows (the spec asks consumers to accept newer minor versions)."""
+    known = _known_metadata_versions()
+    if declared == "2.0" and "2.1" in known:
+        return "2.1"
+    if declared is None or declared in known:
+        return None
+    try:
+        wanted = Version(declared)
+    except InvalidVersion:
+        return None
+    newest = max((Version(v) for v in known), default=None)
+    if newest is not None and wanted.major == newest.major and wanted > newest:
+        return str(newest)
+    return None
+
+
+@cache
+def _known_metadata_versions() -> frozenset[str]:
+    """What the installed packaging validates (it grows with packaging releases)."""
+    known: set[str] = set()
+    for major, minors in ((1, range(3)), (2, range(1, 20))):
+        for minor in minors:
+            candidate = f"{major}.{minor}"
+            raw: RawMetadata = {"metadata_version": candidate, "name": "x", "version": "1"}
+            try:
+                Metadata.from_raw(raw, validate=True)
+            except ExceptionGroup:
+                continue
+            known.add(candidate)
+    return frozenset(known)
+
+
+@cache
+def _unknown_fields() -> frozenset[str]:
+    known = _known_metadata_versions()
+    return frozenset().union(
+        *(fields for version, fields in _LATER_FIELDS.items() if version not in known)
+    )

@@ -48,12 +48,11 @@ def test_a_file_that_is_not_an_artifact(tmp_path: Path) -> None:
 
 
 def test_unknown_option_names_the_option() -> None:
-    assert_usage_error(
-        ["check", "--expect-tool", "x"],
-        "No such option '--expect-tool'",
-        "'--expect-tools'",
-        "--help",
-    )
+    stderr = assert_usage_error(["check", "--expect-tool", "x"], "No such option", "--help")
+    # click words the suggestion differently across versions (8.1 on Python 3.9, 8.2+ later)
+    first = stderr.splitlines()[0]
+    assert "--expect-tool" in first.replace("--expect-tools", "")
+    assert "--expect-tools" in first
 
 
 def test_bad_choice_lists_the_valid_ones() -> None:

@@ -156,3 +156,28 @@ def make_wheel(
 
 def b64_sha256(data: bytes) -> str:
     return base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+
+
+def uv_wheel(source: Path, out: Path) -> Path:
+    """A wheel built straight from ``source`` with uv (no sdist step), as many projects do."""
+    from sandboxverify._toolchain import find_uv  # noqa: PLC0415 - only these tests need uv
+
+    uv = find_uv()
+    assert uv is not None, "uv is not installed; install the test extra"
+    subprocess.run(
+        [
+            str(uv),
+            "build",
+            "--wheel",
+            "--no-python-downloads",
+            "--python",
+            sys.executable,
+            "--out-dir",
+            str(out),
+            str(source),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    [wheel] = out.glob("*.whl")
+    return wheel

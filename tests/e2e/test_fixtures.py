@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,8 +10,7 @@ from typing import Any
 import pytest
 
 from sandboxverify import CheckOptions, Report, check
-from sandboxverify._toolchain import find_uv
-from tests.helpers import copy_fixture, fixture, run_cli
+from tests.helpers import copy_fixture, fixture, run_cli, uv_wheel
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -150,25 +147,8 @@ def test_hints_tell_an_undeclared_dependency_from_a_module_missing_from_the_sdis
 
 def test_a_wheel_built_straight_from_the_tree_hides_what_the_sdist_lost(tmp_path: Path) -> None:
     """The reason we build the wheel from the sdist: the direct wheel passes, ours must not."""
-    uv = find_uv()
-    assert uv is not None
     source = copy_fixture("broken-sdist-excludes-module", tmp_path)
-    subprocess.run(
-        [
-            str(uv),
-            "build",
-            "--wheel",
-            "--no-python-downloads",
-            "--python",
-            sys.executable,
-            "--out-dir",
-            str(tmp_path / "direct"),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    [direct_wheel] = (tmp_path / "direct").glob("*.whl")
+    direct_wheel = uv_wheel(source, tmp_path / "direct")
 
     assert verify(direct_wheel).ok
     assert codes(verify(source)) == ["plugin_load_failed"]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -13,8 +12,7 @@ from typing import Any
 import pytest
 
 from sandboxverify._cli import run
-from sandboxverify._toolchain import find_uv
-from tests.helpers import copy_fixture, fixture, make_wheel
+from tests.helpers import copy_fixture, fixture, make_wheel, uv_wheel
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -122,25 +120,7 @@ def test_a_broken_wheel_given_as_the_target_reports_every_problem(
 def test_a_real_wheel_passes_as_built_and_fails_once_changed_after_the_build(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    uv = find_uv()
-    assert uv is not None
-    source = copy_fixture("good-hatch", tmp_path)
-    subprocess.run(
-        [
-            str(uv),
-            "build",
-            "--wheel",
-            "--no-python-downloads",
-            "--python",
-            sys.executable,
-            "--out-dir",
-            str(tmp_path / "dist"),
-            str(source),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    [wheel] = (tmp_path / "dist").glob("*.whl")
+    wheel = uv_wheel(copy_fixture("good-hatch", tmp_path), tmp_path / "dist")
     code, report, _ = check_json(capsys, str(wheel), "--expect-files", "svfix_good_hatch/*.py")
     assert code == 0, report["failures"]
 

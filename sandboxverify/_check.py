@@ -12,7 +12,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._artifacts import Artifact, ProjectTarget, Target, classify, select_wheel
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
-from sandboxverify._contents import check_imports
+from sandboxverify._contents import (
+    ImportRun,
+    failed_plugin_modules,
+    judge_imports,
+    run_imports,
+)
 from sandboxverify._errors import UsageError
 from sandboxverify._events import (
     CommandFinished,
@@ -38,7 +43,7 @@ from sandboxverify._report import (
     ToolRecord,
 )
 from sandboxverify._sandbox import Sandbox, StepSettings, create, install
-from sandboxverify._scripts import SCRIPT_GROUPS, check_scripts
+from sandboxverify._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
 from sandboxverify._smoke import Playbook
 from sandboxverify._smoke import load as load_playbook
 from sandboxverify._smoke import run as run_smoke
@@ -198,7 +203,7 @@ class _Verifier:
             + (("smoke",) if playbook else ())
         )
 
-    def run(self, interpreter: Interpreter, label: str) -> _RunResult:  # noqa: PLR0915 - one pipeline, top to bottom
+    def run(self, interpreter: Interpreter, label: str) -> _RunResult:
         python = interpreter.version
         stages: list[Stage] = [
             Stage("build", "passed" if self.build.ok else "failed", self.build.seconds)
@@ -278,6 +283,125 @@ class _Verifier:
         )
         planned = [ref for ref in wheel.entry_points if ref.group in self.groups]
         to_load = [self.server] if self.server is not None else planned
+        # What the wheel ships beyond the plugins is checked even when a plugin failed, so one
+        # run shows every problem; the smoke run needs plugins that loaded.
+        found = self._inspect(
+            sandbox,
+            wheel=wheel,
+            planned=planned,
+            to_load=to_load,
+            settings=settings,
+            stages=stages,
+        )
+        plugins, tools, imports, scripts = found.plugins, found.tools, found.imports, found.scripts
+        failures.extend(found.failures)
+        if found.probe_failed or self.playbook is None:
+            return finish()
+
+        with self._stage(stages, "smoke", python) as stage:
+            smoke, failure = run_smoke(
+                sandbox,
+                self.playbook,
+                dist=str(wheel.name),
+                host=self.options.host,
+                server=self.server,
+                group=self.groups[0],
+                settings=settings,
+                keep_trace=self.options.keep,
+            )
+            stage.fail_with(failure)
+            stage.summary = f"{self.playbook.name}: {smoke.get('tool_calls', 0)} tool call(s)"
+        failures.extend(stage.failures)
+        return finish()
+
+    def _inspect(
+        self,
+        sandbox: Sandbox,
+        *,
+        wheel: Artifact,
+        planned: Sequence[EntryPointRef],
+        to_load: Sequence[EntryPointRef],
+        settings: ProbeSettings,
+        stages: list[Stage],
+    ) -> _Inspection:
+        """Stages ``probe``, ``imports`` and ``scripts``, all at once: they share nothing but
+        the sandbox. The import run cannot wait to learn which plugins failed; their modules
+        are judged as skipped afterwards, and if one of them stopped the run (it hung or
+        killed the interpreter) the run is repeated without them."""
+        python = sandbox.interpreter.version
+        probe_stages: list[Stage] = []
+        scripts_stages: list[Stage] = []
+        probed: list[tuple[tuple[PluginRecord, ...], tuple[ToolRecord, ...], list[Failure]]] = []
+        import_runs: list[ImportRun] = []
+        ran_scripts: list[ScriptsOutcome] = []
+
+        def probe_all() -> None:
+            probed.append(
+                self._probe(
+                    sandbox,
+                    wheel,
+                    planned=planned,
+                    to_load=to_load,
+                    settings=settings,
+                    stages=probe_stages,
+                )
+            )
+
+        def import_all() -> None:
+            self.on_event(StageStarted("imports", python))
+            import_runs.append(
+                run_imports(
+                    sandbox,
+                    wheel=wheel,
+                    skip=self.options.import_skip,
+                    exclude={},
+                    settings=settings,
+                )
+            )
+
+        def run_scripts() -> None:
+            with self._stage(scripts_stages, "scripts", python) as stage:
+                ran = check_scripts(
+                    sandbox,
+                    [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
+                    skip_help=self.options.skip_script_help,
+                    # an MCP server's start-up is checked by the host; --help would start it
+                    servers=[ref.name for ref in to_load] if self.options.host == "mcp" else [],
+                    settings=settings,
+                )
+                stage.fail_with(*ran.failures)
+                stage.summary = ran.summary
+            ran_scripts.append(ran)
+
+        tasks = [probe_all, run_scripts] + ([import_all] if self.options.import_all else [])
+        parallel_map(lambda task: task(), tasks, len(tasks))
+        [(plugins, tools, probe_failures)] = probed
+        failures = [*probe_failures]
+        imports: dict[str, Any] | None = None
+        imports_stages: list[Stage] = []
+        if import_runs:
+            imported = self._judge_imports(sandbox, wheel, import_runs[0], plugins, settings)
+            imports = imported.record
+            imports_stages.append(imported.stage)
+            failures.extend(imported.failures)
+        failures.extend(ran_scripts[0].failures)
+        stages.extend(probe_stages + imports_stages + scripts_stages)
+        return _Inspection(
+            plugins, tools, imports, ran_scripts[0].records, failures, bool(probe_failures)
+        )
+
+    def _probe(
+        self,
+        sandbox: Sandbox,
+        wheel: Artifact,
+        *,
+        planned: Sequence[EntryPointRef],
+        to_load: Sequence[EntryPointRef],
+        settings: ProbeSettings,
+        stages: list[Stage],
+    ) -> tuple[tuple[PluginRecord, ...], tuple[ToolRecord, ...], list[Failure]]:
+        """Stage ``probe``: discovery, every plugin load, the expectations."""
+        python = sandbox.interpreter.version
         with self._stage(stages, "probe", python) as stage:
             outcome = probe(
                 sandbox,
@@ -310,91 +434,48 @@ class _Verifier:
                     )
                 )
             stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
-        failures.extend(stage.failures)
-        probe_failed = stage.failed
-        # What the wheel ships beyond the plugins; checked even when a plugin failed, so one
-        # run shows every problem. The smoke run needs plugins that loaded.
-        imports, scripts, shipped = self._contents(
-            sandbox,
-            wheel=wheel,
-            plugins=plugins,
-            loaded=to_load,
-            settings=settings,
-            stages=stages,
-        )
-        failures.extend(shipped)
-        if probe_failed or self.playbook is None:
-            return finish()
+        return plugins, tools, stage.failures
 
-        with self._stage(stages, "smoke", python) as stage:
-            smoke, failure = run_smoke(
-                sandbox,
-                self.playbook,
-                dist=str(wheel.name),
-                host=self.options.host,
-                server=self.server,
-                group=self.groups[0],
-                settings=settings,
-                keep_trace=self.options.keep,
-            )
-            stage.fail_with(failure)
-            stage.summary = f"{self.playbook.name}: {smoke.get('tool_calls', 0)} tool call(s)"
-        failures.extend(stage.failures)
-        return finish()
-
-    def _contents(
+    def _judge_imports(
         self,
         sandbox: Sandbox,
-        *,
         wheel: Artifact,
+        run: ImportRun,
         plugins: tuple[PluginRecord, ...],
-        loaded: Sequence[EntryPointRef],
         settings: ProbeSettings,
-        stages: list[Stage],
-    ) -> tuple[dict[str, Any] | None, tuple[dict[str, Any], ...], list[Failure]]:
-        """Stages ``imports`` and ``scripts``, at the same time: they share nothing but the
-        sandbox. Each records its stage in its own list, so the report's order is fixed."""
+    ) -> _JudgedImports:
+        excluded = failed_plugin_modules(plugins)
+        stopped_at = str(run.result.get("stopped_at") or "")
+        if run.stopped and any(_within_module(stopped_at, module) for module in excluded):
+            again = run_imports(
+                sandbox,
+                wheel=wheel,
+                skip=self.options.import_skip,
+                exclude=excluded,
+                settings=settings,
+            )
+            run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
+        outcome = judge_imports(
+            run,
+            sandbox=sandbox,
+            wheel=wheel,
+            plugins=plugins,
+            allow_fail=self.options.import_allow_fail,
+        )
+        status: StageStatus = "failed" if outcome.failures else "passed"
         python = sandbox.interpreter.version
-        imports: list[dict[str, Any]] = []
-        scripts: list[tuple[dict[str, Any], ...]] = []
-        imports_stages: list[Stage] = []
-        scripts_stages: list[Stage] = []
-
-        def import_all() -> list[Failure]:
-            with self._stage(imports_stages, "imports", python) as stage:
-                imported = check_imports(
-                    sandbox,
-                    wheel=wheel,
-                    plugins=plugins,
-                    skip=self.options.import_skip,
-                    allow_fail=self.options.import_allow_fail,
-                    settings=settings,
-                )
-                imports.append(imported.record)
-                stage.fail_with(*imported.failures)
-                stage.summary = imported.summary
-            return stage.failures
-
-        def run_scripts() -> list[Failure]:
-            with self._stage(scripts_stages, "scripts", python) as stage:
-                ran = check_scripts(
-                    sandbox,
-                    [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
-                    skip_help=self.options.skip_script_help,
-                    # an MCP server's start-up is checked by the host; --help would start it
-                    servers=[ref.name for ref in loaded] if self.options.host == "mcp" else [],
-                    settings=settings,
-                )
-                scripts.append(ran.records)
-                stage.fail_with(*ran.failures)
-                stage.summary = ran.summary
-            return stage.failures
-
-        tasks = [import_all, run_scripts] if self.options.import_all else [run_scripts]
-        found = parallel_map(lambda task: task(), tasks, len(tasks))
-        stages.extend(imports_stages + scripts_stages)
-        failures = [failure for failed in found for failure in failed]
-        return (imports[0] if imports else None), (scripts[0] if scripts else ()), failures
+        self.on_event(
+            StageFinished(
+                "imports",
+                python,
+                status,
+                run.seconds,
+                _stage_summary(status, outcome.failures, outcome.summary),
+            )
+        )
+        return _JudgedImports(
+            outcome.record, outcome.failures, Stage("imports", status, run.seconds)
+        )
 
     def _stage(self, stages: list[Stage], name: StageName, python: str) -> _StageTimer:
         return _StageTimer(stages, name, python, self.on_event)
@@ -430,14 +511,35 @@ class _StageTimer:
         seconds = time.perf_counter() - self.started
         status: StageStatus = "failed" if self.failures or exc_info[0] is not None else "passed"
         self.stages.append(Stage(self.name, status, seconds))
-        summary = (
-            self.summary
-            if status == "passed"
-            else (
-                f"{len(self.failures)} failure(s)" + (f"; {self.summary}" if self.summary else "")
-            )
-        )
+        summary = _stage_summary(status, self.failures, self.summary)
         self.on_event(StageFinished(self.name, self.python, status, seconds, summary))
+
+
+def _stage_summary(status: StageStatus, failures: Sequence[Failure], summary: str) -> str:
+    if status == "passed":
+        return summary
+    return f"{len(failures)} failure(s)" + (f"; {summary}" if summary else "")
+
+
+def _within_module(name: str, module: str) -> bool:
+    return name == module or name.startswith(module + ".")
+
+
+@dataclass(frozen=True)
+class _Inspection:
+    plugins: tuple[PluginRecord, ...]
+    tools: tuple[ToolRecord, ...]
+    imports: dict[str, Any] | None
+    scripts: tuple[dict[str, Any], ...]
+    failures: list[Failure]
+    probe_failed: bool
+
+
+@dataclass(frozen=True)
+class _JudgedImports:
+    record: dict[str, Any]
+    failures: tuple[Failure, ...]
+    stage: Stage
 
 
 def _server_ref(options: CheckOptions) -> EntryPointRef | None:

@@ -26,8 +26,6 @@ from sandboxverify._errors import (
     SandboxVerifyError,
     UsageError,
 )
-from sandboxverify._github import GitHubSources, error_annotations
-from sandboxverify._junit import junit_xml
 from sandboxverify._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -38,9 +36,7 @@ from sandboxverify._options import (
 from sandboxverify._render import Progress, render_report, render_smoke
 from sandboxverify._report import Report
 from sandboxverify._smoke import load as load_playbook
-from sandboxverify._summary import step_summary
 from sandboxverify._version import __version__
-from sandboxverify.runtime._smoke import smoke as run_smoke_here
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
 
 EXIT_INTERNAL = 3
@@ -272,6 +268,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     human.flush()
     _write_json(report.to_json(), json_out)
     if junit_out:
+        from sandboxverify._junit import junit_xml  # noqa: PLC0415 - only when asked
+
         Path(junit_out).write_text(junit_xml(report), encoding="utf-8")
     github = values.get("github")
     if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
@@ -348,6 +346,9 @@ def run_playbook(
         )
     else:
         request["script"] = str(loaded.path)
+    # the in-process harness: only this command pays for importing it
+    from sandboxverify.runtime._smoke import smoke as run_smoke_here  # noqa: PLC0415
+
     started = time.perf_counter()
     result = {
         "playbook": loaded.name,
@@ -435,6 +436,9 @@ def _check_report_path(option: str, out: str | None, targets: Sequence[str]) -> 
 def _write_github(report: Report, target: Target, options: CheckOptions, stream: TextIO) -> None:
     """Annotations on the stream (the runner reads workflow commands from the step's output),
     the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one."""
+    from sandboxverify._github import GitHubSources, error_annotations  # noqa: PLC0415
+    from sandboxverify._summary import step_summary  # noqa: PLC0415
+
     pyproject = (
         target.path / "pyproject.toml"
         if isinstance(target, ProjectTarget)

@@ -39,6 +39,20 @@ class ImportsOutcome:
     summary: str
 
 
+@dataclass(frozen=True)
+class ImportRun:
+    """What one import run in the sandbox found, before it is judged."""
+
+    result: dict[str, Any]
+    failures: tuple[Failure, ...]
+    seconds: float
+
+    @property
+    def stopped(self) -> bool:
+        """The interpreter died or hung before every module was tried."""
+        return self.result.get("stopped_at") is not None
+
+
 def check_imports(
     sandbox: Sandbox,
     *,
@@ -48,7 +62,23 @@ def check_imports(
     allow_fail: Sequence[str],
     settings: ProbeSettings,
 ) -> ImportsOutcome:
-    """Import every module ``wheel`` ships, in one process in the sandbox."""
+    """Import every module ``wheel`` ships, in one process in the sandbox, except those of
+    plugins that already failed to import."""
+    run = run_imports(
+        sandbox, wheel=wheel, skip=skip, exclude=failed_plugin_modules(plugins), settings=settings
+    )
+    return judge_imports(run, sandbox=sandbox, wheel=wheel, plugins=plugins, allow_fail=allow_fail)
+
+
+def run_imports(
+    sandbox: Sandbox,
+    *,
+    wheel: Artifact,
+    skip: Sequence[str],
+    exclude: dict[str, str],
+    settings: ProbeSettings,
+) -> ImportRun:
+    """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why."""
     python = sandbox.interpreter.version
     progress = sandbox.paths.root / "results" / "imports.progress"
     progress.parent.mkdir(parents=True, exist_ok=True)
@@ -57,7 +87,7 @@ def check_imports(
         "action": "imports",
         "dist": str(wheel.name),
         "skip": list(skip),
-        "exclude": _failed_plugin_modules(plugins),
+        "exclude": exclude,
         "progress": str(progress),
     }
     started = time.perf_counter()
@@ -79,12 +109,47 @@ def check_imports(
                 hint="the installed distribution is not what was built; re-run with -v",
             )
         )
+    return ImportRun(result, tuple(failures), time.perf_counter() - started)
+
+
+def judge_imports(
+    run: ImportRun,
+    *,
+    sandbox: Sandbox,
+    wheel: Artifact,
+    plugins: Sequence[PluginRecord],
+    allow_fail: Sequence[str],
+) -> ImportsOutcome:
+    """Failures and the record of an import run, knowing which plugins failed: their modules
+    count as skipped (the plugin failure is the report), even if the run imported them."""
+    python = sandbox.interpreter.version
+    result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
     judged = _Judge(python, wheel, plugins, allow_fail).judge(result)
-    record = {**judged.record, "seconds": round(time.perf_counter() - started, 3)}
-    return ImportsOutcome((*failures, *judged.failures), record, judged.summary)
+    record = {**judged.record, "seconds": round(run.seconds, 3)}
+    return ImportsOutcome((*run.failures, *judged.failures), record, judged.summary)
 
 
-def _failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
+def _without_failed_plugins(result: dict[str, Any], excluded: dict[str, str]) -> dict[str, Any]:
+    """Results for modules of failed plugins (and their submodules) moved to ``skipped``, as
+    if they had been excluded from the run."""
+    if not excluded:
+        return result
+
+    def reason(module: str) -> str | None:
+        return next((why for name, why in excluded.items() if _matches(module, name)), None)
+
+    kept, skipped = [], list(result.get("skipped") or ())
+    seen = {str(entry.get("module")) for entry in skipped}
+    for item in result.get("results") or ():
+        why = reason(str(item["module"]))
+        if why is None:
+            kept.append(item)
+        elif item["module"] not in seen:
+            skipped.append({"module": item["module"], "reason": why})
+    return {**result, "results": kept, "skipped": skipped}
+
+
+def failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
     """Modules of plugins that failed (or hung, or crashed) at import: importing them again
     would only repeat that failure, or take the whole import run down with it."""
     modules: dict[str, str] = {}

@@ -15,11 +15,11 @@ from packaging.version import Version
 
 from sandboxverify._artifacts import Artifact
 from sandboxverify._contents import (
-    _failed_plugin_modules,
     _from_progress,
     _Judge,
     _Judged,
     _stopped,
+    failed_plugin_modules,
 )
 from sandboxverify._interpreters import Interpreter
 from sandboxverify._probing import ProbeSettings
@@ -68,7 +68,7 @@ def test_only_plugins_that_failed_or_died_at_import_keep_their_modules_out() -> 
         plugin("raises", "setup", "RuntimeError"),
     ]
 
-    assert _failed_plugin_modules(plugins) == {
+    assert failed_plugin_modules(plugins) == {
         "svtest_pkg.missing": "plugin 'missing' failed to load from it",
         "svtest_pkg.hangs": "plugin 'hangs' failed to load from it",
     }

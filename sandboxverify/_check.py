@@ -1,54 +1,32 @@
-"""``check``: build -> sandbox per Python -> install -> probe -> smoke -> verdict -> clean up."""
+"""``check``: build -> sandbox per Python (``_verifier``) -> verdict -> clean up."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from sandboxverify._artifacts import Artifact, ProjectTarget, Target, classify, select_wheel
+from sandboxverify._artifacts import ProjectTarget, Target, classify
 from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
-from sandboxverify._contents import (
-    ImportRun,
-    failed_plugin_modules,
-    judge_imports,
-    run_imports,
-)
 from sandboxverify._errors import UsageError
 from sandboxverify._events import (
-    CommandFinished,
     EventSink,
-    PluginLoaded,
     StageFinished,
     StageStarted,
     ignore,
 )
-from sandboxverify._expectations import Expectations, evaluate
 from sandboxverify._interpreters import SELECTORS, Interpreter, resolve_all, select_interpreters
 from sandboxverify._options import CheckOptions
-from sandboxverify._probing import ProbeSettings, probe
 from sandboxverify._report import (
     ArtifactRecord,
-    Failure,
-    PluginRecord,
     Report,
-    Run,
-    Stage,
-    StageName,
-    StageStatus,
-    ToolRecord,
 )
-from sandboxverify._sandbox import Sandbox, StepSettings, create, install
-from sandboxverify._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
-from sandboxverify._smoke import Playbook
 from sandboxverify._smoke import load as load_playbook
-from sandboxverify._smoke import run as run_smoke
-from sandboxverify._subprocess import Observer, Outcome, parallel_map, supervised
+from sandboxverify._stages import command_observer
+from sandboxverify._subprocess import parallel_map, supervised
 from sandboxverify._toolchain import IndexOptions, Toolchain, choose
+from sandboxverify._verifier import Verifier
 from sandboxverify._workspace import Workspace
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 
@@ -85,7 +63,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
         runtime = workspace.install_runtime()
-        verify = _Verifier(
+        verify = Verifier(
             options=options,
             groups=groups,
             toolchain=toolchain,
@@ -146,7 +124,7 @@ def _build(
         expect_files=options.expect_files,
     )
     on_event(StageStarted("build", None))
-    observer = _observer(on_event, None)
+    observer = command_observer(on_event, None)
     if isinstance(target, ProjectTarget):
         result = build_project(target, workspace, settings, observer)
     else:
@@ -163,383 +141,6 @@ def _build(
         )
     )
     return result
-
-
-@dataclass(frozen=True)
-class _RunResult:
-    run: Run
-    failures: tuple[Failure, ...]
-
-
-class _Verifier:
-    """One interpreter's share of the check: sandbox, install, probe, expectations."""
-
-    def __init__(
-        self,
-        *,
-        options: CheckOptions,
-        groups: tuple[str, ...],
-        toolchain: Toolchain,
-        workspace: Workspace,
-        build: BuildResult,
-        runtime: Path,
-        on_event: EventSink,
-        playbook: Playbook | None,
-        server: EntryPointRef | None = None,
-    ) -> None:
-        self.options = options
-        self.server = server
-        self.groups = groups
-        self.toolchain = toolchain
-        self.workspace = workspace
-        self.build = build
-        self.runtime = runtime
-        self.on_event = on_event
-        self.playbook = playbook
-        self.stage_names: tuple[StageName, ...] = (
-            ("venv", "install", "probe")
-            + (("imports",) if options.import_all else ())
-            + ("scripts",)
-            + (("smoke",) if playbook else ())
-        )
-
-    def run(self, interpreter: Interpreter, label: str) -> _RunResult:
-        python = interpreter.version
-        stages: list[Stage] = [
-            Stage("build", "passed" if self.build.ok else "failed", self.build.seconds)
-        ]
-        failures: list[Failure] = []
-        plugins: tuple[PluginRecord, ...] = ()
-        tools: tuple[ToolRecord, ...] = ()
-        smoke: dict[str, Any] | None = None
-        imports: dict[str, Any] | None = None
-        scripts: tuple[dict[str, Any], ...] | None = None
-        paths = self.workspace.sandbox(label)
-        observer = _observer(self.on_event, python)
-        steps = StepSettings(self.options.pass_env, self.options.install_timeout, observer)
-
-        def finish() -> _RunResult:
-            done = {stage.name for stage in stages}
-            stages.extend(
-                Stage(name, "skipped", 0.0) for name in self.stage_names if name not in done
-            )
-            run = Run(
-                python=python,
-                interpreter=str(interpreter.path),
-                ok=self.build.ok and not failures,
-                stages=tuple(stages),
-                plugins=plugins,
-                tools=tools,
-                smoke=smoke,
-                sandbox=str(paths.root) if self.options.keep else None,
-                imports=imports,
-                scripts=scripts,
-            )
-            return _RunResult(run, tuple(failures))
-
-        if not self.build.ok:
-            return finish()
-        wheel = select_wheel(self.build.wheels, interpreter.version_info)
-        if wheel is None:
-            failures.append(
-                Failure(
-                    "install_failed",
-                    f"none of the wheels fits Python {python}: "
-                    + ", ".join(w.path.name for w in self.build.wheels),
-                    python=python,
-                    hint="build a wheel for this interpreter, or drop it from --python",
-                )
-            )
-            return finish()
-
-        with self._stage(stages, "venv", python) as stage:
-            sandbox, failure = create(interpreter, paths, self.toolchain.sandbox, steps)
-            stage.fail_with(failure)
-        failures.extend(stage.failures)
-        if stage.failed:
-            return finish()
-
-        with self._stage(stages, "install", python) as stage:
-            stage.fail_with(
-                *install(
-                    sandbox,
-                    wheel,
-                    self.toolchain.installer,
-                    IndexOptions(self.options.index_url, self.options.find_links),
-                    steps,
-                    extra=self.options.with_requirements,
-                )
-            )
-            stage.summary = wheel.path.name
-        failures.extend(stage.failures)
-        if stage.failed:
-            return finish()
-
-        settings = ProbeSettings(
-            runtime=self.runtime,
-            pass_env=self.options.pass_env,
-            timeout=self.options.timeout,
-            observer=observer,
-        )
-        planned = [ref for ref in wheel.entry_points if ref.group in self.groups]
-        to_load = [self.server] if self.server is not None else planned
-        # What the wheel ships beyond the plugins is checked even when a plugin failed, so one
-        # run shows every problem; the smoke run needs plugins that loaded.
-        found = self._inspect(
-            sandbox,
-            wheel=wheel,
-            planned=planned,
-            to_load=to_load,
-            settings=settings,
-            stages=stages,
-        )
-        plugins, tools, imports, scripts = found.plugins, found.tools, found.imports, found.scripts
-        failures.extend(found.failures)
-        if found.probe_failed or self.playbook is None:
-            return finish()
-
-        with self._stage(stages, "smoke", python) as stage:
-            smoke, failure = run_smoke(
-                sandbox,
-                self.playbook,
-                dist=str(wheel.name),
-                host=self.options.host,
-                server=self.server,
-                group=self.groups[0],
-                settings=settings,
-                keep_trace=self.options.keep,
-            )
-            stage.fail_with(failure)
-            stage.summary = f"{self.playbook.name}: {smoke.get('tool_calls', 0)} tool call(s)"
-        failures.extend(stage.failures)
-        return finish()
-
-    def _inspect(
-        self,
-        sandbox: Sandbox,
-        *,
-        wheel: Artifact,
-        planned: Sequence[EntryPointRef],
-        to_load: Sequence[EntryPointRef],
-        settings: ProbeSettings,
-        stages: list[Stage],
-    ) -> _Inspection:
-        """Stages ``probe``, ``imports`` and ``scripts``, all at once: they share nothing but
-        the sandbox. The import run cannot wait to learn which plugins failed; their modules
-        are judged as skipped afterwards, and if one of them stopped the run (it hung or
-        killed the interpreter) the run is repeated without them."""
-        python = sandbox.interpreter.version
-        probe_stages: list[Stage] = []
-        scripts_stages: list[Stage] = []
-        probed: list[tuple[tuple[PluginRecord, ...], tuple[ToolRecord, ...], list[Failure]]] = []
-        import_runs: list[ImportRun] = []
-        ran_scripts: list[ScriptsOutcome] = []
-
-        def probe_all() -> None:
-            probed.append(
-                self._probe(
-                    sandbox,
-                    wheel,
-                    planned=planned,
-                    to_load=to_load,
-                    settings=settings,
-                    stages=probe_stages,
-                )
-            )
-
-        def import_all() -> None:
-            self.on_event(StageStarted("imports", python))
-            import_runs.append(
-                run_imports(
-                    sandbox,
-                    wheel=wheel,
-                    skip=self.options.import_skip,
-                    exclude={},
-                    settings=settings,
-                )
-            )
-
-        def run_scripts() -> None:
-            with self._stage(scripts_stages, "scripts", python) as stage:
-                ran = check_scripts(
-                    sandbox,
-                    [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
-                    skip_help=self.options.skip_script_help,
-                    # an MCP server's start-up is checked by the host; --help would start it
-                    servers=[ref.name for ref in to_load] if self.options.host == "mcp" else [],
-                    settings=settings,
-                )
-                stage.fail_with(*ran.failures)
-                stage.summary = ran.summary
-            ran_scripts.append(ran)
-
-        tasks = [probe_all, run_scripts] + ([import_all] if self.options.import_all else [])
-        parallel_map(lambda task: task(), tasks, len(tasks))
-        [(plugins, tools, probe_failures)] = probed
-        failures = [*probe_failures]
-        imports: dict[str, Any] | None = None
-        imports_stages: list[Stage] = []
-        if import_runs:
-            imported = self._judge_imports(sandbox, wheel, import_runs[0], plugins, settings)
-            imports = imported.record
-            imports_stages.append(imported.stage)
-            failures.extend(imported.failures)
-        failures.extend(ran_scripts[0].failures)
-        stages.extend(probe_stages + imports_stages + scripts_stages)
-        return _Inspection(
-            plugins, tools, imports, ran_scripts[0].records, failures, bool(probe_failures)
-        )
-
-    def _probe(
-        self,
-        sandbox: Sandbox,
-        wheel: Artifact,
-        *,
-        planned: Sequence[EntryPointRef],
-        to_load: Sequence[EntryPointRef],
-        settings: ProbeSettings,
-        stages: list[Stage],
-    ) -> tuple[tuple[PluginRecord, ...], tuple[ToolRecord, ...], list[Failure]]:
-        """Stage ``probe``: discovery, every plugin load, the expectations."""
-        python = sandbox.interpreter.version
-        with self._stage(stages, "probe", python) as stage:
-            outcome = probe(
-                sandbox,
-                host=self.options.host,
-                dist=str(wheel.name),
-                groups=self.groups,
-                planned=planned,
-                settings=settings,
-                to_load=to_load,
-            )
-            plugins = tuple(load.record for load in outcome.loads)
-            tools = tuple(tool for load in outcome.loads for tool in load.tools)
-            for load in outcome.loads:
-                self.on_event(PluginLoaded(python, load.record, tuple(t.name for t in load.tools)))
-            stage.fail_with(*outcome.failures)
-            if outcome.discovery is not None and not outcome.failures:
-                stage.fail_with(
-                    *evaluate(
-                        python=python,
-                        host=self.options.host,
-                        groups=self.groups,
-                        discovery=outcome.discovery,
-                        loads=outcome.loads,
-                        expected=Expectations(
-                            self.options.expect_tools,
-                            self.options.exact,
-                            self.options.expect_plugins,
-                        ),
-                        own_modules=wheel.top_level,
-                    )
-                )
-            stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
-        return plugins, tools, stage.failures
-
-    def _judge_imports(
-        self,
-        sandbox: Sandbox,
-        wheel: Artifact,
-        run: ImportRun,
-        plugins: tuple[PluginRecord, ...],
-        settings: ProbeSettings,
-    ) -> _JudgedImports:
-        excluded = failed_plugin_modules(plugins)
-        stopped_at = str(run.result.get("stopped_at") or "")
-        if run.stopped and any(_within_module(stopped_at, module) for module in excluded):
-            again = run_imports(
-                sandbox,
-                wheel=wheel,
-                skip=self.options.import_skip,
-                exclude=excluded,
-                settings=settings,
-            )
-            run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
-        outcome = judge_imports(
-            run,
-            sandbox=sandbox,
-            wheel=wheel,
-            plugins=plugins,
-            allow_fail=self.options.import_allow_fail,
-        )
-        status: StageStatus = "failed" if outcome.failures else "passed"
-        python = sandbox.interpreter.version
-        self.on_event(
-            StageFinished(
-                "imports",
-                python,
-                status,
-                run.seconds,
-                _stage_summary(status, outcome.failures, outcome.summary),
-            )
-        )
-        return _JudgedImports(
-            outcome.record, outcome.failures, Stage("imports", status, run.seconds)
-        )
-
-    def _stage(self, stages: list[Stage], name: StageName, python: str) -> _StageTimer:
-        return _StageTimer(stages, name, python, self.on_event)
-
-
-class _StageTimer:
-    """Times a stage, records it and tells the event sink when it starts and ends."""
-
-    def __init__(
-        self, stages: list[Stage], name: StageName, python: str | None, on_event: EventSink
-    ) -> None:
-        self.stages = stages
-        self.name = name
-        self.python = python
-        self.on_event = on_event
-        self.failures: list[Failure] = []
-        self.summary = ""
-        self.started = 0.0
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.failures)
-
-    def fail_with(self, *failures: Failure | None) -> None:
-        self.failures.extend(f for f in failures if f is not None)
-
-    def __enter__(self) -> _StageTimer:
-        self.started = time.perf_counter()
-        self.on_event(StageStarted(self.name, self.python))
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        seconds = time.perf_counter() - self.started
-        status: StageStatus = "failed" if self.failures or exc_info[0] is not None else "passed"
-        self.stages.append(Stage(self.name, status, seconds))
-        summary = _stage_summary(status, self.failures, self.summary)
-        self.on_event(StageFinished(self.name, self.python, status, seconds, summary))
-
-
-def _stage_summary(status: StageStatus, failures: Sequence[Failure], summary: str) -> str:
-    if status == "passed":
-        return summary
-    return f"{len(failures)} failure(s)" + (f"; {summary}" if summary else "")
-
-
-def _within_module(name: str, module: str) -> bool:
-    return name == module or name.startswith(module + ".")
-
-
-@dataclass(frozen=True)
-class _Inspection:
-    plugins: tuple[PluginRecord, ...]
-    tools: tuple[ToolRecord, ...]
-    imports: dict[str, Any] | None
-    scripts: tuple[dict[str, Any], ...]
-    failures: list[Failure]
-    probe_failed: bool
-
-
-@dataclass(frozen=True)
-class _JudgedImports:
-    record: dict[str, Any]
-    failures: tuple[Failure, ...]
-    stage: Stage
 
 
 def _server_ref(options: CheckOptions) -> EntryPointRef | None:
@@ -571,13 +172,6 @@ def _check_requirements(requirements: Sequence[str]) -> None:
                 f"--with {text!r} is not a requirement: {str(exc).splitlines()[0]}",
                 hint="e.g. --with pytest or --with 'llm>=0.26'",
             ) from None
-
-
-def _observer(on_event: EventSink, python: str | None) -> Observer:
-    def observe(outcome: Outcome) -> None:
-        on_event(CommandFinished(python, outcome))
-
-    return observe
 
 
 def _labels(interpreters: list[Interpreter]) -> list[str]:

@@ -1,0 +1,57 @@
+"""Stages as they happen: timed, recorded in the report, announced to the event sink."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from sandboxverify._events import CommandFinished, EventSink, StageFinished, StageStarted
+from sandboxverify._report import Failure, Stage, StageName, StageStatus
+from sandboxverify._subprocess import Observer, Outcome
+
+
+class StageTimer:
+    """Times a stage, records it and tells the event sink when it starts and ends."""
+
+    def __init__(
+        self, stages: list[Stage], name: StageName, python: str | None, on_event: EventSink
+    ) -> None:
+        self.stages = stages
+        self.name = name
+        self.python = python
+        self.on_event = on_event
+        self.failures: list[Failure] = []
+        self.summary = ""
+        self.started = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+    def fail_with(self, *failures: Failure | None) -> None:
+        self.failures.extend(f for f in failures if f is not None)
+
+    def __enter__(self) -> StageTimer:
+        self.started = time.perf_counter()
+        self.on_event(StageStarted(self.name, self.python))
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        seconds = time.perf_counter() - self.started
+        status: StageStatus = "failed" if self.failures or exc_info[0] is not None else "passed"
+        self.stages.append(Stage(self.name, status, seconds))
+        summary = stage_summary(status, self.failures, self.summary)
+        self.on_event(StageFinished(self.name, self.python, status, seconds, summary))
+
+
+def stage_summary(status: StageStatus, failures: Sequence[Failure], summary: str) -> str:
+    if status == "passed":
+        return summary
+    return f"{len(failures)} failure(s)" + (f"; {summary}" if summary else "")
+
+
+def command_observer(on_event: EventSink, python: str | None) -> Observer:
+    def observe(outcome: Outcome) -> None:
+        on_event(CommandFinished(python, outcome))
+
+    return observe

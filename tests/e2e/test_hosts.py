@@ -27,6 +27,7 @@ def test_an_mcp_server_on_the_official_sdk_is_listed_and_smoked() -> None:
             targets=(str(fixture("mcp-server")),),
             host="mcp",
             installer="uv",
+            python=("min",),  # the SDK needs 3.10+, whatever runs the tests
             expect_tools=MCP_TOOLS,
             exact=True,
             expect_plugins=1,
@@ -68,6 +69,8 @@ def test_a_server_command_replaces_the_console_scripts() -> None:
             "python -m svfix_mcp_server.server",
             "--expect-tools",
             "add,echo",
+            "--python",
+            "min",  # the SDK needs 3.10+, whatever runs the tests
             "--json",
         ]
     )
@@ -89,6 +92,7 @@ def test_sampling_the_playbook_does_not_answer_fails_the_smoke_run(tmp_path: Pat
             targets=(str(fixture("mcp-server")),),
             host="mcp",
             installer="uv",
+            python=("min",),  # the SDK needs 3.10+, whatever runs the tests
             smoke=str(playbook),
         )
     )

@@ -135,7 +135,14 @@ class Runner:
 
         def evaluate(text: str) -> str:
             def one(match: re.Match[str]) -> str:
-                expression = match.group(1)
+                expression, _, fallback = match.group(1).partition(" || ")
+                value = single(expression)
+                if value or not fallback:
+                    return value
+                assert fallback[:1] == fallback[-1:] == "'", f"not a string literal: {fallback}"
+                return fallback[1:-1]
+
+            def single(expression: str) -> str:
                 parts = expression.split(".")
                 if parts[0] == "inputs" and len(parts) == 2:
                     spec = definition["inputs"][parts[1]]
@@ -398,7 +405,8 @@ def test_a_version_that_is_not_a_specifier_fails_before_installing(tmp_path: Pat
     assert install.stdout.startswith("::error title=sandboxverify action::version: 'latest'")
     assert "hint: use a specifier such as ==0.4.1" in install.stdout
     assert not (job.temp / "sandboxverify-action").exists()
-    assert result.outputs == {"ok": "", "report": ""}
+    # the check never ran: ok is still a definite answer
+    assert result.outputs == {"ok": "false", "report": ""}
 
 
 def test_the_readme_examples_use_only_the_actions_inputs() -> None:

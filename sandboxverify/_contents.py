@@ -47,28 +47,6 @@ class ImportRun:
     failures: tuple[Failure, ...]
     seconds: float
 
-    @property
-    def stopped(self) -> bool:
-        """The interpreter died or hung before every module was tried."""
-        return self.result.get("stopped_at") is not None
-
-
-def check_imports(
-    sandbox: Sandbox,
-    *,
-    wheel: Artifact,
-    plugins: Sequence[PluginRecord],
-    skip: Sequence[str],
-    allow_fail: Sequence[str],
-    settings: ProbeSettings,
-) -> ImportsOutcome:
-    """Import every module ``wheel`` ships, in one process in the sandbox, except those of
-    plugins that already failed to import."""
-    run = run_imports(
-        sandbox, wheel=wheel, skip=skip, exclude=failed_plugin_modules(plugins), settings=settings
-    )
-    return judge_imports(run, sandbox=sandbox, wheel=wheel, plugins=plugins, allow_fail=allow_fail)
-
 
 def run_imports(
     sandbox: Sandbox,
@@ -99,16 +77,17 @@ def run_imports(
     except ProbeError as exc:
         result = _from_progress(progress)
         failures.append(_stopped(exc.failure, result, settings.timeout))
-    if not result.get("ok", True):
-        error = result.get("error") or {}
-        failures.append(
-            Failure(
-                "probe_crashed",
-                f"the import check could not run: {error.get('message', 'no reason given')}",
-                python=python,
-                hint="the installed distribution is not what was built; re-run with -v",
+    else:
+        if result.get("ok") is not True:
+            error = result.get("error") or {}
+            failures.append(
+                Failure(
+                    "probe_crashed",
+                    f"the import check could not run: {error.get('message', 'no reason given')}",
+                    python=python,
+                    hint="the installed distribution is not what was built; re-run with -v",
+                )
             )
-        )
     return ImportRun(result, tuple(failures), time.perf_counter() - started)
 
 
@@ -126,26 +105,34 @@ def judge_imports(
     result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
     judged = _Judge(python, wheel, plugins, allow_fail).judge(result)
     record = {**judged.record, "seconds": round(run.seconds, 3)}
-    return ImportsOutcome((*run.failures, *judged.failures), record, judged.summary)
+    failures = [*run.failures, *judged.failures]
+    shipped = sorted(name for name in wheel.top_level if name.isidentifier())
+    if shipped and not failures and not record["modules"] and not record["skipped"]:
+        # the wheel has modules, yet the run found none installed: nothing was checked
+        failures.append(
+            Failure(
+                "probe_crashed",
+                "the import check found none of the wheel's modules installed in the sandbox's "
+                f"site-packages (the wheel ships {', '.join(shipped)})",
+                python=python,
+                hint="the interpreter's site-packages is not where the installer put the "
+                "files; re-run with --keep and -v to inspect the sandbox",
+            )
+        )
+    return ImportsOutcome(tuple(failures), record, judged.summary)
 
 
 def _without_failed_plugins(result: dict[str, Any], excluded: dict[str, str]) -> dict[str, Any]:
-    """Results for modules of failed plugins (and their submodules) moved to ``skipped``, as
-    if they had been excluded from the run."""
-    if not excluded:
-        return result
-
-    def reason(module: str) -> str | None:
-        return next((why for name, why in excluded.items() if _matches(module, name)), None)
-
+    """A failed plugin's own module, where it failed in this run too, moved to ``skipped`` as
+    if it had been excluded: the plugin failure is the report. (Its submodules need nothing:
+    the runtime skips the submodules of a package that failed.)"""
     kept, skipped = [], list(result.get("skipped") or ())
-    seen = {str(entry.get("module")) for entry in skipped}
     for item in result.get("results") or ():
-        why = reason(str(item["module"]))
-        if why is None:
+        module = str(item["module"])
+        if module in excluded and item.get("ok") is not True:
+            skipped.append({"module": module, "reason": excluded[module]})
+        else:
             kept.append(item)
-        elif item["module"] not in seen:
-            skipped.append({"module": item["module"], "reason": why})
     return {**result, "results": kept, "skipped": skipped}
 
 
@@ -256,9 +243,10 @@ class _Judge:
         imported: list[str] = []
         for item in result.get("results") or ():
             name, error = str(item["module"]), item.get("error")
-            if item.get("ok") or not error:
+            if item.get("ok") is True:
                 imported.append(name)
                 continue
+            error = error or {"type": "Error", "message": "failed without saying why"}
             brief = {"module": name, "type": error["type"], "message": error["message"]}
             glob = next((g for g in self.allow_fail if _matches(name, g)), None)
             duplicate = self.plugin_errors.get((error["type"], error["message"]))

@@ -181,3 +181,9 @@ def uv_wheel(source: Path, out: Path) -> Path:
     )
     [wheel] = out.glob("*.whl")
     return wheel
+
+
+def readme_commands() -> list[str]:
+    """The README's first two commands: run the sample check, run the tests."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    return re.findall(r"```bash\n(.+?)\n```", text)[:2]

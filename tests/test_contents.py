@@ -3,6 +3,7 @@ dead run left in its progress file) to failures, and console scripts run for rea
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import stat
 import sys
@@ -15,11 +16,13 @@ from packaging.version import Version
 
 from sandboxverify._artifacts import Artifact
 from sandboxverify._contents import (
+    ImportRun,
     _from_progress,
     _Judge,
     _Judged,
     _stopped,
     failed_plugin_modules,
+    judge_imports,
 )
 from sandboxverify._interpreters import Interpreter
 from sandboxverify._probing import ProbeSettings
@@ -168,11 +171,57 @@ def test_record_files_missing_after_install_are_artifact_invalid() -> None:
     assert failure.details == "\n".join(missing)
 
 
-def test_a_wheel_without_modules_says_so_without_failing() -> None:
-    judged = judge({"modules": [], "results": [], "skipped": []})
+def test_a_wheel_without_modules_says_so_without_failing(sandbox: Sandbox) -> None:
+    stubs = dataclasses.replace(WHEEL, top_level=frozenset({"svtest_pkg-stubs"}))
+    empty = ImportRun({"ok": True, "modules": [], "results": [], "skipped": []}, (), 0.1)
 
-    assert judged.failures == ()
-    assert judged.summary == "the wheel ships no importable modules"
+    outcome = judge_imports(empty, sandbox=sandbox, wheel=stubs, plugins=(), allow_fail=())
+
+    assert outcome.failures == ()
+    assert outcome.summary == "the wheel ships no importable modules"
+
+
+def test_a_run_that_finds_none_of_the_wheels_modules_fails(sandbox: Sandbox) -> None:
+    """Finding nothing to import must never pass for a wheel that ships modules."""
+    empty = ImportRun({"ok": True, "modules": [], "results": [], "skipped": []}, (), 0.1)
+
+    outcome = judge_imports(empty, sandbox=sandbox, wheel=WHEEL, plugins=(), allow_fail=())
+
+    [failure] = outcome.failures
+    assert failure.code == "probe_crashed"
+    assert "found none of the wheel's modules" in failure.message
+    assert "svtest_pkg" in failure.message
+
+
+def test_a_failed_plugins_module_counts_as_skipped_its_siblings_stay(sandbox: Sandbox) -> None:
+    run = ImportRun(
+        {
+            "ok": True,
+            "modules": ["svtest_pkg", "svtest_pkg.missing", "svtest_pkg.cli"],
+            "results": [
+                {"module": "svtest_pkg", "ok": True},
+                failed("svtest_pkg.missing", "ModuleNotFoundError", "No module named 'x'"),
+                failed("svtest_pkg.cli", "ModuleNotFoundError", "No module named 'rich'"),
+            ],
+            "skipped": [],
+        },
+        (),
+        0.1,
+    )
+
+    outcome = judge_imports(
+        run,
+        sandbox=sandbox,
+        wheel=WHEEL,
+        plugins=(plugin("missing", "import", message="No module named 'x'"),),
+        allow_fail=(),
+    )
+
+    assert outcome.record["skipped"] == [
+        {"module": "svtest_pkg.missing", "reason": "plugin 'missing' failed to load from it"}
+    ]
+    assert outcome.record["imported"] == ["svtest_pkg"]
+    assert [f.module for f in outcome.failures] == ["svtest_pkg.cli"]
 
 
 def notes(path: Path, *lines: object) -> Path:

@@ -5,12 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 
-from tests.helpers import ROOT
-
-
-def readme_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text()
-    return re.findall(r"```bash\n(.+?)\n```", text)[:2]
+from tests.helpers import ROOT, readme_commands
 
 
 def test_readme_starts_with_the_two_commands() -> None:

@@ -20,6 +20,7 @@ from tests.helpers import (
     action_inputs,
     read_yaml,
     readme_ci_blocks,
+    readme_commands,
 )
 
 if sys.version_info >= (3, 11):
@@ -67,8 +68,12 @@ def publishes(job: dict[str, Any]) -> bool:
 
 
 def permissions(workflow: dict[str, Any], job: dict[str, Any]) -> dict[str, str]:
-    """What the job's token may do: its own ``permissions``, else the workflow's."""
-    granted = job.get("permissions", workflow.get("permissions", {}))
+    """What the job's token may do: its own ``permissions``, else the workflow's. Declaring
+    none is not "none": the repository's default token may then write."""
+    assert "permissions" in job or "permissions" in workflow, (
+        "no permissions declared: the default token may write"
+    )
+    granted = job.get("permissions", workflow.get("permissions"))
     assert isinstance(granted, dict), f"permissions must be a mapping, not {granted!r}"
     return granted
 
@@ -205,9 +210,8 @@ def test_ci_tests_every_supported_python_with_the_interpreters_the_suite_needs()
     assert {"3.8", "3.9", "3.10", "3.11", "3.12", "3.13"} <= set(listed)
 
 
-def test_ci_runs_the_readme_test_command_verbatim() -> None:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    run_tests = re.findall(r"```bash\n(.+?)\n```", text)[1]
+def test_github_ci_runs_the_readme_test_command_verbatim() -> None:
+    _, run_tests = readme_commands()
     scripts = [str(step.get("run", "")).strip() for step in steps_of(jobs_of(ci())["tests"])]
     assert run_tests in scripts
 

@@ -2,7 +2,7 @@
 
 ``native`` calls the plugin's ``setup(api)`` and collects what it registers. ``entrypoints``
 treats every entry point as one tool named after it: the check is that it loads and is callable
-(or, for an entry point naming a bare module, that the module imports).
+(in pytest11, where the application loads modules, that an entry point's module imports).
 ``llm`` registers one ``llm`` plugin module with llm's plugin manager and collects the tools its
 ``register_tools`` hook registers (``_llm``); ``mcp`` starts a server command and lists its tools
 over the Model Context Protocol (``_mcp``). Every host puts callable tools into a
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
 from sandboxverify.runtime._native import PluginAPI, Registry
-from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._protocol import MODULE_GROUPS, EntryPointRef
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
 #: the plugin's own registration code, or (``mcp``) the server process it runs.
@@ -146,11 +146,12 @@ def load_native(ref: EntryPointRef, registry: Registry) -> LoadedPlugin:
 
 
 def load_entrypoint(ref: EntryPointRef) -> LoadedPlugin:
-    """One tool per entry point, named after it; it must load and be callable. An entry point
-    that names a bare module (``pkg.plugin``, as pytest11 plugins do) must import: the module
-    is what its application loads."""
+    """One tool per entry point, named after it; it must load and be callable. In a group whose
+    application loads modules (pytest11), an entry point naming a bare module need only import.
+    Anywhere else a module is a missing ``:function``."""
     target = resolve(ref)
-    if ref.attribute is not None or not inspect.ismodule(target):
+    module_group = ref.group in MODULE_GROUPS and ref.attribute is None
+    if not (module_group and inspect.ismodule(target)):
         _require_callable(ref, target, "a callable")
     doc = inspect.getdoc(target)
     description = doc.strip().split("\n\n", 1)[0].replace("\n", " ") if doc else None

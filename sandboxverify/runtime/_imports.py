@@ -40,7 +40,8 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
     files = record_entries(dist)
     if files is None:
         return _error("FileNotFoundError", f"{request['dist']!r} has no RECORD file")
-    site_dirs = site_packages()
+    # where the installer put the distribution counts too, whatever sysconfig says
+    site_dirs = _unique([*site_packages(), os.path.realpath(str(dist.locate_file("")))])
     located = [Path(str(dist.locate_file(entry))) for entry in files]
     missing = missing_files(files, located)
     modules, skipped = plan(

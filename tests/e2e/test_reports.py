@@ -210,13 +210,28 @@ def test_with_json_on_stdout_the_annotations_go_to_stderr(
 def test_no_github_output_unless_asked_or_on_a_runner(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    broken = [str(fixture("broken-typo-attr")), "--no-import-all"]
 
-    assert run(["check", str(fixture("broken-typo-attr")), "--no-import-all"]) == 1
+    assert run(["check", *broken]) == 1
     assert "::error" not in capsys.readouterr().out
     assert not summary.exists()
+
+    # asked for explicitly, off a runner
+    assert run(["check", *broken, "--github"]) == 1
+    assert len(annotated(capsys.readouterr().out)) == 1
+    assert summary.read_text(encoding="utf-8").startswith("## sandboxverify failed")
+
+
+def test_no_github_turns_the_output_off_on_a_runner(
+    github: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = run(["check", str(fixture("broken-typo-attr")), "--no-import-all", "--no-github"])
+
+    assert code == 1
+    assert "::error" not in capsys.readouterr().out
+    assert github.read_text(encoding="utf-8") == "earlier step\n"
 
 
 def test_a_junit_report_into_a_missing_directory_is_a_usage_error_before_any_work(

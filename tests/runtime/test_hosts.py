@@ -98,11 +98,18 @@ def test_entrypoints_host_one_tool_per_entry_point(modules: Path) -> None:
     assert loaded.tools == [{"name": "hello", "description": "Say hello.", "parameters": None}]
 
 
-def test_entrypoints_host_accepts_an_entry_point_that_names_a_module(modules: Path) -> None:
-    # pytest11 plugins are modules: naming a module is a complete entry point
+def test_entrypoints_host_accepts_a_module_only_where_the_application_loads_modules(
+    modules: Path,
+) -> None:
+    # pytest11 plugins are modules: naming a module is a complete entry point there
     module(modules, "hostdemo_mod", '"""A pytest plugin."""\nVALUE = 1\n')
-    loaded = load_entrypoint(ref("hostdemo_mod", name="mod"))
+    pytest_plugin = EntryPointRef(name="mod", group="pytest11", value="hostdemo_mod")
+    loaded = load_entrypoint(pytest_plugin)
     assert loaded.tools == [{"name": "mod", "description": "A pytest plugin.", "parameters": None}]
+    # elsewhere the application calls what it loads: a module is a forgotten ':function'
+    with pytest.raises(PluginLoadError) as info:
+        load_entrypoint(ref("hostdemo_mod", name="mod"))
+    assert "resolved to a module, not a callable" in str(info.value.cause)
 
 
 def test_entrypoints_host_refuses_an_attribute_that_is_not_callable(modules: Path) -> None:

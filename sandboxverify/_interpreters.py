@@ -259,7 +259,27 @@ def select_interpreters(selectors: Sequence[str], requires_python: str | None) -
             "on PATH, in pyenv or among uv's Pythons; or pass an interpreter path with "
             "--python; or correct requires-python in pyproject.toml if it is wrong",
         )
+    lowest = _lowest_allowed_minor(allowed)
+    if "min" in selectors and lowest is not None and usable[0].version_info[:2] > lowest:
+        # running on a newer Python would pass the very code --python min is there to catch
+        wanted = ".".join(map(str, lowest))
+        raise UsageError(
+            f"--python min: the release's Requires-Python {requires_python or '(any)'!r} allows "
+            f"Python {wanted}, but the lowest allowed Python here is {usable[0].version}",
+            hint=f"install Python {wanted} (e.g. uv python install {wanted}, pyenv install "
+            f"{wanted}) so it is on PATH, in pyenv or among uv's Pythons, or pass --python "
+            f"with a {wanted} interpreter's path",
+        )
     return usable if "all" in selectors else usable[:1]
+
+
+def _lowest_allowed_minor(allowed: SpecifierSet) -> tuple[int, int] | None:
+    """The lowest Python 3 minor version, from the sandbox's floor up, of which some release
+    satisfies ``allowed``."""
+    for minor in range(MIN_SANDBOX_PYTHON[1], 40):
+        if any(allowed.contains(f"3.{minor}.{patch}") for patch in range(40)):
+            return (3, minor)
+    return None
 
 
 def _newest_per_minor(interpreters: Sequence[Interpreter]) -> list[Interpreter]:

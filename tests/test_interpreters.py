@@ -128,6 +128,21 @@ def test_no_interpreter_allowed_is_a_usage_error_naming_what_was_found(
     assert info.value.exit_code == 2
 
 
+def test_min_refuses_to_stand_in_a_newer_python_for_the_floor(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    without_the_floor = tuple(i for i in HERE if i.version_info[:2] != (3, 9))
+    monkeypatch.setattr(_interpreters, "available", lambda: without_the_floor)
+    with pytest.raises(UsageError) as info:
+        select_interpreters(["min"], ">=3.9")
+    assert info.value.message == (
+        "--python min: the release's Requires-Python '>=3.9' allows Python 3.9, but the lowest "
+        "allowed Python here is 3.10.13"
+    )
+    # all is every allowed one here: no floor to stand in for
+    assert select_interpreters(["all"], ">=3.9")[0].version == "3.10.13"
+
+
 def test_an_invalid_requires_python_is_a_usage_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_interpreters, "available", lambda: HERE)
     with pytest.raises(UsageError, match="is not a valid version specifier"):

@@ -311,6 +311,7 @@ def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> N
         {"working-directory": "glob", "target": "dist/*", "expect-tools": "greet,add"}
     )
     nothing = runner.run({"working-directory": "glob", "target": "nothing/*.whl"})
+    empty = runner.run({"working-directory": "glob", "target": "  "})
 
     assert result.outputs["ok"] == "true", result.step("check").stdout
     report = json.loads(Path(result.outputs["report"]).read_text(encoding="utf-8"))
@@ -323,6 +324,10 @@ def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> N
     assert nothing.step("check").code == 2
     assert "nothing/*.whl" in nothing.step("check").stdout + nothing.step("check").stderr
     assert nothing.outputs["ok"] == "false"
+    # nor is an empty target (an unset output): it would mean the tree, not the built files
+    assert empty.step("check").code == 2
+    assert "the target input is empty" in empty.step("check").stdout
+    assert empty.outputs["ok"] == "false"
 
 
 @pytest.mark.slow

@@ -44,8 +44,10 @@ _EXPECT_FILES_HINT = (
     "against paths inside the wheel, e.g. yourpkg/data/*.json"
 )
 _STRONG_HASHES = frozenset({"sha256", "sha384", "sha512", "sha3_256", "sha3_384", "sha3_512"})
-#: files that make a module or package importable (stubs count: a stubs-only wheel is real)
-_CODE_SUFFIXES = (".py", ".pyi", ".pyc", ".so", ".pyd")
+#: files that are importable modules
+_MODULE_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
+#: files that make a wheel code, not data (stubs count: a stubs-only wheel is real)
+_CODE_SUFFIXES = (*_MODULE_SUFFIXES, ".pyi")
 
 
 def record_problems(
@@ -167,7 +169,7 @@ def top_level_names(files: Sequence[str]) -> frozenset[str]:
         head, _, rest = path.partition("/")
         if rest:
             found.add(head)
-        elif head.endswith((".py", ".pyc", ".so", ".pyd")):
+        elif head.endswith(_MODULE_SUFFIXES):
             found.add(head.split(".", 1)[0])
     return frozenset(found)
 

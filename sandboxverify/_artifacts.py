@@ -7,7 +7,7 @@ import tarfile
 import zipfile
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Union
@@ -288,15 +288,10 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
-def same_project(artifacts: Sequence[Artifact]) -> tuple[NormalizedName, Version]:
-    """All artifacts must be one project at one version: one release is verified per run."""
-    _one_release((a.name, a.version) for a in artifacts)
-    return artifacts[0].name, artifacts[0].version
-
-
 def same_release_named(paths: Sequence[Path]) -> None:
-    """``same_project`` by filenames alone, before (and whatever) inspection finds: passing
-    artifacts of two releases is a usage error even when they are broken too."""
+    """All artifacts must be one project at one version (one release is verified per run),
+    judged by filenames alone, before (and whatever) inspection finds: passing artifacts of
+    two releases is a usage error even when they are broken too."""
     releases: list[tuple[NormalizedName, Version]] = []
     for path in paths:
         try:
@@ -311,7 +306,7 @@ def same_release_named(paths: Sequence[Path]) -> None:
         _one_release(releases)
 
 
-def _one_release(found: Iterable[tuple[NormalizedName, Version]]) -> None:
+def _one_release(found: Sequence[tuple[NormalizedName, Version]]) -> None:
     releases = sorted({(name, str(version)) for name, version in found})
     if len(releases) != 1:
         listed = ", ".join(f"{name} {version}" for name, version in releases)

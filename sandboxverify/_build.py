@@ -23,7 +23,6 @@ from sandboxverify._artifacts import (
     ProjectTarget,
     inspect_sdist,
     inspect_wheel,
-    same_project,
     same_release_named,
 )
 from sandboxverify._diagnostics import summarize
@@ -140,11 +139,12 @@ def prepare_artifacts(
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
     wheel_result = _inspected(wheels, settings, built=True, started=started)
+    mismatch = _release_mismatch([sdist, *wheel_result.wheels])
     return BuildResult(
         sdist,
-        wheel_result.wheels,
+        () if mismatch else wheel_result.wheels,
         wheel_result.built,
-        wheel_result.failures,
+        (*wheel_result.failures, *([mismatch] if mismatch else [])),
         time.perf_counter() - started,
         True,
     )
@@ -241,21 +241,9 @@ def _inspected(
             wheels.append(artifact)
         else:
             sdist = artifact
-    valid = ([sdist] if sdist else []) + wheels
-    releases = {(artifact.name, artifact.version) for artifact in valid}
-    if len(releases) > 1 and built:
-        failures.append(
-            Failure(
-                "artifact_invalid",
-                "the build produced artifacts of different releases: "
-                + ", ".join(f"{a.path.name} ({a.name} {a.version})" for a in valid),
-                hint="the sdist and the wheel must come from one [project] name and version: "
-                "a dynamic version that changes between the two builds does this (e.g. a "
-                "version computed from the time or from a VCS checkout the sdist lacks)",
-            )
-        )
-    elif valid:
-        same_project(valid)  # given artifacts of several releases: a usage error
+    mismatch = _release_mismatch(([sdist] if sdist else []) + wheels)
+    if mismatch is not None:
+        failures.append(mismatch)
     return BuildResult(
         sdist,
         tuple(wheels),
@@ -263,6 +251,21 @@ def _inspected(
         tuple(failures),
         time.perf_counter() - started,
         built,
+    )
+
+
+def _release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
+    """Artifacts built in one run must be one release (given ones are checked by filename
+    before anything runs)."""
+    if len({(a.name, a.version) for a in artifacts}) <= 1:
+        return None
+    return Failure(
+        "artifact_invalid",
+        "the build produced artifacts of different releases: "
+        + ", ".join(f"{a.path.name} ({a.name} {a.version})" for a in artifacts),
+        hint="the sdist and the wheel must come from one [project] name and version: a dynamic "
+        "version that changes between the two builds does this (e.g. a version computed from "
+        "the time or from a VCS checkout the sdist lacks)",
     )
 
 

@@ -32,6 +32,7 @@ from sandboxverify._options import (
     HOSTS,
     INSTALLERS,
     CheckOptions,
+    split_commas,
 )
 from sandboxverify._render import Progress, render_report, render_smoke
 from sandboxverify._report import Report
@@ -46,10 +47,6 @@ _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
 
 class _Terminated(KeyboardInterrupt):
     """SIGTERM, delivered like Ctrl-C so every ``finally`` and cleanup runs."""
-
-
-def _split_commas(values: Sequence[str]) -> tuple[str, ...]:
-    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
 
 
 def _json_option(what: str) -> Callable[[F], F]:
@@ -236,7 +233,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         targets=targets or (".",),
         host=values.get("host", "native"),
         groups=tuple(values.get("group", ())),
-        expect_tools=_split_commas(values.get("expect-tools", ())),
+        expect_tools=split_commas(values.get("expect-tools", ())),
         exact=bool(values.get("exact", False)),
         expect_plugins=values.get("expect-plugins"),
         python=tuple(values.get("python", ())),
@@ -273,7 +270,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         Path(junit_out).write_text(junit_xml(report), encoding="utf-8")
     github = values.get("github")
     if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        _write_github(report, target, options, human if json_out == "-" else sys.stdout)
+        _write_github(report, target, options, human)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify._options import split_commas
 from sandboxverify._report import Failure, Report, Run
 from sandboxverify._tomllines import Key, Toml
 
@@ -182,14 +183,14 @@ class _Locator:
             if value is None:
                 continue
             items = value if isinstance(value, list) else [value]
-            configured = [t.strip() for v in items for t in str(v).split(",") if t.strip()]
+            configured = split_commas([str(item) for item in items])
             asked = self.report.expect_tools
-            if (asked and tuple(configured) != asked) or (
+            if (asked and configured != asked) or (
                 failure.code == "tool_missing" and failure.tool not in configured
             ):
                 return None  # the command line asked for other tools
             for index, item in enumerate(items):
-                if failure.tool in [t.strip() for t in str(item).split(",")]:
+                if failure.tool in split_commas([str(item)]):
                     return _Place(doc.path, doc.line((*key, index)) or doc.line(key))
             return _Place(doc.path, doc.line(key))
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -14,6 +15,11 @@ INSTALLERS: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_INSTALL_TIMEOUT = 900.0
+
+
+def split_commas(values: Sequence[str]) -> tuple[str, ...]:
+    """``--expect-tools a,b --expect-tools c`` (or a list of such strings) as ``(a, b, c)``."""
+    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
 
 
 @dataclass(frozen=True)

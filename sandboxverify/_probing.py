@@ -195,12 +195,14 @@ def _leak_failure(found: Discovery, leaks: list[str], sandbox: Sandbox) -> Failu
     """Who opened the hole: a ``.pth`` file the distribution ships is the project's own bug."""
     sources = {entry: _pth_source(found, entry) for entry in leaks}
     shipped = [entry for entry in leaks if sources[entry].get("shipped")]
+    others = [entry for entry in leaks if entry not in shipped]
     if shipped:
         return Failure(
             "venv_failed",
             "the installed distribution puts directories outside the sandbox on sys.path: "
             + "; ".join(f"{entry} (from its {sources[entry]['pth']})" for entry in shipped)
-            + "; plugin code could import what its users will not have",
+            + "; plugin code could import what its users will not have"
+            + (f" (also importable: {', '.join(others)})" if others else ""),
             python=sandbox.interpreter.version,
             hint="a wheel must not ship a .pth file that points outside its own install "
             "location (e.g. at a source tree): remove it from the wheel",

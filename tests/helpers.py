@@ -53,10 +53,12 @@ def run_cli(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
     timeout: float = 600,
+    module: str = "sandboxverify",
 ) -> CliResult:
-    """Run the real command line in a subprocess, as a user (or CI) would."""
+    """Run the real command line (or another module's: tox, nox) in a subprocess, as a user
+    (or CI) would."""
     completed = subprocess.run(
-        [sys.executable, "-m", "sandboxverify", *args],
+        [sys.executable, "-m", module, *args],
         capture_output=True,
         text=True,
         env=env if env is not None else dict(os.environ),

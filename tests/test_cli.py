@@ -232,9 +232,7 @@ class _Captured(Exception):
     pass
 
 
-def _options_from(
-    args: list[str], monkeypatch: pytest.MonkeyPatch, cwd: Path | None = None
-) -> CheckOptions:
+def _options_from(args: list[str], monkeypatch: pytest.MonkeyPatch) -> CheckOptions:
     """The CheckOptions the command line (and [tool.sandboxverify]) turn into, without a check."""
     seen: list[CheckOptions] = []
 
@@ -243,8 +241,6 @@ def _options_from(
         raise _Captured
 
     monkeypatch.setattr(cli_module, "run_check", capture)
-    if cwd is not None:
-        monkeypatch.chdir(cwd)
     with pytest.raises(_Captured):
         cli_module.cli.main(args=["check", *args], standalone_mode=False)
     return seen[0]

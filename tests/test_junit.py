@@ -6,7 +6,6 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -64,7 +63,6 @@ def run(
     plugins: tuple[PluginRecord, ...] = (),
     tools: tuple[ToolRecord, ...] = (),
     ok: bool = True,
-    **extra: Any,
 ) -> Run:
     return Run(
         python=python,
@@ -73,7 +71,6 @@ def run(
         stages=stage_list or stages(),
         plugins=plugins,
         tools=tools,
-        **extra,
     )
 
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import fixture, run_cli
+from tests.test_cli import assert_usage_error
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -40,7 +41,5 @@ def test_the_host_application_is_installed_only_when_asked(tmp_path: Path) -> No
 
 @pytest.mark.parametrize("requirement", ["--index-url=https://example.invalid", "not a req!"])
 def test_with_takes_requirements_never_installer_options(requirement: str) -> None:
-    result = run_cli(["check", str(fixture("good-hatch")), "--with", requirement])
-    assert result.code == 2
-    assert result.stderr.startswith(f"ERROR --with {requirement!r} is not a requirement")
-    assert len(result.stderr.strip().splitlines()) == 2  # the error and its hint, no traceback
+    stderr = assert_usage_error(["check", str(fixture("good-hatch")), "--with", requirement])
+    assert stderr.startswith(f"ERROR --with {requirement!r} is not a requirement")

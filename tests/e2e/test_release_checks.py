@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import tarfile
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -194,3 +195,30 @@ def test_python_min_without_an_allowed_interpreter_is_a_usage_error(
         "Requires-Python '>=3.14' (found: 3.9." in captured.err
     )
     assert "  hint: install a Python it allows" in captured.err
+
+
+def test_a_given_sdist_that_builds_a_wheel_of_another_version_is_artifact_invalid(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """The sdist says 1.0 (filename and PKG-INFO), its pyproject.toml builds 2.0."""
+    source = copy_fixture("good-hatch", tmp_path)
+    pyproject = source / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text(encoding="utf-8").replace('version = "1.0.0"', 'version = "2.0.0"'),
+        encoding="utf-8",
+    )
+    stem = "svfix_good_hatch-1.0.0"
+    pkg_info = "Metadata-Version: 2.1\nName: svfix-good-hatch\nVersion: 1.0.0\n"
+    (source / "PKG-INFO").write_text(pkg_info, encoding="utf-8")
+    sdist = tmp_path / f"{stem}.tar.gz"
+    with tarfile.open(sdist, "w:gz") as archive:
+        archive.add(source, arcname=stem)
+
+    # uv refuses such a build itself (build_failed); python -m build does not, so we must
+    code, report, _ = check_json(capsys, str(sdist), "--installer", "pip")
+
+    assert code == 1
+    assert codes(report) == ["artifact_invalid"]
+    assert "different releases" in report["failures"][0]["message"]
+    assert "svfix_good_hatch-2.0.0-py3-none-any.whl" in report["failures"][0]["message"]
+    assert stages(report)["install"] == "skipped"

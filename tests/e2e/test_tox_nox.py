@@ -7,13 +7,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, CliResult, copy_fixture, readme_ci_blocks
+from tests.helpers import ROOT, CliResult, copy_fixture, readme_ci_blocks, run_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -38,22 +36,13 @@ def noxfile() -> str:
 
 
 def run(args: list[str], cwd: Path) -> CliResult:
+    """``python -m tox|nox ...`` with nothing of an enclosing tox/nox run or venv leaking in."""
     env = {
         name: value
         for name, value in os.environ.items()
         if not name.startswith(("TOX_", "NOX_", "VIRTUAL_ENV", "PYTHONPATH"))
     }
-    completed = subprocess.run(
-        [sys.executable, "-m", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+    return run_cli(args[1:], env=env, cwd=cwd, timeout=900, module=args[0])
 
 
 def tox(project: Path, tmp_path: Path, *posargs: str) -> CliResult:

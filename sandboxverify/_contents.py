@@ -211,13 +211,6 @@ def _stopped(failure: Failure, partial: dict[str, Any], timeout: float) -> Failu
     )
 
 
-@dataclass(frozen=True)
-class _Judged:
-    failures: tuple[Failure, ...]
-    record: dict[str, Any]
-    summary: str
-
-
 class _Judge:
     """From the runtime's findings to failures and the record."""
 
@@ -236,7 +229,7 @@ class _Judge:
             (p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error
         }
 
-    def judge(self, result: dict[str, Any]) -> _Judged:
+    def judge(self, result: dict[str, Any]) -> ImportsOutcome:
         failures: list[Failure] = []
         failed: list[dict[str, Any]] = []
         allowed: list[dict[str, Any]] = []
@@ -276,7 +269,7 @@ class _Judge:
         if "stopped_at" in result:
             record["stopped_at"] = result["stopped_at"]
             record["not_checked"] = result["not_checked"]
-        return _Judged(tuple(failures), record, _imports_summary(record))
+        return ImportsOutcome(tuple(failures), record, _imports_summary(record))
 
     def _module_failure(self, name: str, error: dict[str, Any]) -> Failure:
         kind, message = str(error["type"]), str(error["message"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 from sandboxverify._events import CommandFinished, EventSink, StageFinished, StageStarted
 from sandboxverify._report import Failure, Stage, StageName, StageStatus
@@ -31,23 +30,28 @@ class StageTimer:
     def fail_with(self, *failures: Failure | None) -> None:
         self.failures.extend(f for f in failures if f is not None)
 
-    def __enter__(self) -> StageTimer:
+    def start(self) -> StageTimer:
         self.started = time.perf_counter()
         self.on_event(StageStarted(self.name, self.python))
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
-        seconds = time.perf_counter() - self.started
-        status: StageStatus = "failed" if self.failures or exc_info[0] is not None else "passed"
+    def finish(self, *, seconds: float | None = None, crashed: bool = False) -> None:
+        """Record the stage; ``seconds`` when its own work took less than the wall time since
+        :meth:`start` (it waited for another stage before it could be judged)."""
+        if seconds is None:
+            seconds = time.perf_counter() - self.started
+        status: StageStatus = "failed" if self.failures or crashed else "passed"
         self.stages.append(Stage(self.name, status, seconds))
-        summary = stage_summary(status, self.failures, self.summary)
+        summary = self.summary
+        if status == "failed":
+            summary = f"{len(self.failures)} failure(s)" + (f"; {summary}" if summary else "")
         self.on_event(StageFinished(self.name, self.python, status, seconds, summary))
 
+    def __enter__(self) -> StageTimer:
+        return self.start()
 
-def stage_summary(status: StageStatus, failures: Sequence[Failure], summary: str) -> str:
-    if status == "passed":
-        return summary
-    return f"{len(failures)} failure(s)" + (f"; {summary}" if summary else "")
+    def __exit__(self, *exc_info: object) -> None:
+        self.finish(crashed=exc_info[0] is not None)
 
 
 def command_observer(on_event: EventSink, python: str | None) -> Observer:

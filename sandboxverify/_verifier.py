@@ -11,7 +11,7 @@ from typing import Any
 from sandboxverify._artifacts import Artifact, select_wheel
 from sandboxverify._build import BuildResult
 from sandboxverify._contents import ImportRun, failed_plugin_modules, judge_imports, run_imports
-from sandboxverify._events import EventSink, PluginLoaded, StageFinished, StageStarted
+from sandboxverify._events import EventSink, PluginLoaded
 from sandboxverify._expectations import Expectations, evaluate
 from sandboxverify._interpreters import Interpreter
 from sandboxverify._options import CheckOptions
@@ -22,14 +22,13 @@ from sandboxverify._report import (
     Run,
     Stage,
     StageName,
-    StageStatus,
     ToolRecord,
 )
 from sandboxverify._sandbox import Sandbox, StepSettings, create, install
 from sandboxverify._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
 from sandboxverify._smoke import Playbook
 from sandboxverify._smoke import run as run_smoke
-from sandboxverify._stages import StageTimer, command_observer, stage_summary
+from sandboxverify._stages import StageTimer, command_observer
 from sandboxverify._subprocess import parallel_map
 from sandboxverify._toolchain import IndexOptions, Toolchain
 from sandboxverify._workspace import Workspace
@@ -201,6 +200,7 @@ class Verifier:
         killed the interpreter) the run is repeated without them."""
         python = sandbox.interpreter.version
         probe_stages: list[Stage] = []
+        imports_stages: list[Stage] = []
         scripts_stages: list[Stage] = []
         probed: list[tuple[tuple[PluginRecord, ...], tuple[ToolRecord, ...], list[Failure]]] = []
         import_runs: list[ImportRun] = []
@@ -218,8 +218,10 @@ class Verifier:
                 )
             )
 
+        imports_timer = self._stage(imports_stages, "imports", python)
+
         def import_all() -> None:
-            self.on_event(StageStarted("imports", python))
+            imports_timer.start()
             import_runs.append(
                 run_imports(
                     sandbox,
@@ -249,11 +251,19 @@ class Verifier:
         [(plugins, tools, probe_failures)] = probed
         failures = [*probe_failures]
         imports: dict[str, Any] | None = None
-        imports_stages: list[Stage] = []
         if import_runs:
-            imported = self._judge_imports(sandbox, wheel, import_runs[0], plugins, settings)
+            run = self._complete_imports(sandbox, wheel, import_runs[0], plugins, settings)
+            imported = judge_imports(
+                run,
+                sandbox=sandbox,
+                wheel=wheel,
+                plugins=plugins,
+                allow_fail=self.options.import_allow_fail,
+            )
             imports = imported.record
-            imports_stages.append(imported.stage)
+            imports_timer.fail_with(*imported.failures)
+            imports_timer.summary = imported.summary
+            imports_timer.finish(seconds=run.seconds)
             failures.extend(imported.failures)
         failures.extend(ran_scripts[0].failures)
         stages.extend(probe_stages + imports_stages + scripts_stages)
@@ -307,47 +317,28 @@ class Verifier:
             stage.summary = f"{len(plugins)} plugin(s), {len(tools)} tool(s)"
         return plugins, tools, stage.failures
 
-    def _judge_imports(
+    def _complete_imports(
         self,
         sandbox: Sandbox,
         wheel: Artifact,
         run: ImportRun,
         plugins: tuple[PluginRecord, ...],
         settings: ProbeSettings,
-    ) -> _JudgedImports:
+    ) -> ImportRun:
+        """The import run, repeated without the failed plugins' modules if one of them
+        stopped it. The runtime imports a package before its submodules, so a failed plugin
+        stopped the run only if the run stopped in that plugin's own module."""
         excluded = failed_plugin_modules(plugins)
-        # the runtime imports a package before its submodules, so a failed plugin stopped the
-        # run only if the run stopped in that plugin's own module
-        if run.result.get("stopped_at") in excluded:
-            again = run_imports(
-                sandbox,
-                wheel=wheel,
-                skip=self.options.import_skip,
-                exclude=excluded,
-                settings=settings,
-            )
-            run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
-        outcome = judge_imports(
-            run,
-            sandbox=sandbox,
+        if run.result.get("stopped_at") not in excluded:
+            return run
+        again = run_imports(
+            sandbox,
             wheel=wheel,
-            plugins=plugins,
-            allow_fail=self.options.import_allow_fail,
+            skip=self.options.import_skip,
+            exclude=excluded,
+            settings=settings,
         )
-        status: StageStatus = "failed" if outcome.failures else "passed"
-        python = sandbox.interpreter.version
-        self.on_event(
-            StageFinished(
-                "imports",
-                python,
-                status,
-                run.seconds,
-                stage_summary(status, outcome.failures, outcome.summary),
-            )
-        )
-        return _JudgedImports(
-            outcome.record, outcome.failures, Stage("imports", status, run.seconds)
-        )
+        return ImportRun(again.result, again.failures, run.seconds + again.seconds)
 
     def _stage(self, stages: list[Stage], name: StageName, python: str) -> StageTimer:
         return StageTimer(stages, name, python, self.on_event)
@@ -361,10 +352,3 @@ class _Inspection:
     scripts: tuple[dict[str, Any], ...]
     failures: list[Failure]
     probe_failed: bool
-
-
-@dataclass(frozen=True)
-class _JudgedImports:
-    record: dict[str, Any]
-    failures: tuple[Failure, ...]
-    stage: Stage

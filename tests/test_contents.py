@@ -17,9 +17,9 @@ from packaging.version import Version
 from sandboxverify._artifacts import Artifact
 from sandboxverify._contents import (
     ImportRun,
+    ImportsOutcome,
     _from_progress,
     _Judge,
-    _Judged,
     _stopped,
     failed_plugin_modules,
     judge_imports,
@@ -59,7 +59,7 @@ def failed(module: str, kind: str, message: str) -> dict[str, Any]:
 
 def judge(
     result: dict[str, Any], *, plugins: tuple[PluginRecord, ...] = (), allow: tuple[str, ...] = ()
-) -> _Judged:
+) -> ImportsOutcome:
     return _Judge("3.12.1", WHEEL, plugins, allow).judge(result)
 
 

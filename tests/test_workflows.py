@@ -175,6 +175,14 @@ def test_every_use_of_the_action_passes_only_its_inputs(
                 assert unknown == set(), f"{name}: {step.get('name', use)} passes {unknown}"
 
 
+def test_the_readme_shows_the_action_in_use() -> None:
+    examples = [workflow for name, workflow in WORKFLOWS_AND_EXAMPLES if name.startswith("README")]
+    uses = [
+        use for workflow in examples for job in jobs_of(workflow).values() for use in uses_of(job)
+    ]
+    assert any(use.startswith(OWN_ACTION) for use in uses), "the README shows no use of the action"
+
+
 @pytest.mark.parametrize(("name", "workflow"), WORKFLOWS_AND_EXAMPLES, ids=WORKFLOW_IDS)
 def test_scripts_never_interpolate_expressions(name: str, workflow: dict[str, Any]) -> None:
     """Values reach scripts through env:, so no value is ever read as shell code."""

@@ -14,19 +14,15 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 from xml.etree import ElementTree
 
 import pytest
-import yaml
 
 from sandboxverify._toolchain import find_uv
 from tests.helpers import (
     ROOT,
     action,
-    action_inputs,
     copy_fixture,
-    readme_ci_blocks,
     tree_digest,
     use_in_ci_section,
 )
@@ -412,26 +408,7 @@ def test_a_version_that_is_not_a_specifier_fails_before_installing(tmp_path: Pat
     assert result.outputs == {"ok": "false", "report": ""}
 
 
-def test_the_readme_examples_use_only_the_actions_inputs() -> None:
-    inputs = action_inputs()
-    used: set[str] = set()
-    for block in readme_ci_blocks("yaml"):
-        for job in (yaml_jobs(block) or {}).values():
-            for step in job.get("steps", []):
-                if str(step.get("uses", "")).startswith("sandboxverify/sandboxverify@"):
-                    used |= set(step.get("with", {}))
-    assert used, "the README shows no use of the action"
-    assert used <= inputs, used - inputs
-
-
 def test_the_readme_tables_list_exactly_the_actions_inputs_and_outputs() -> None:
     rows = re.findall(r"^\| `([a-z-]+)` \|", use_in_ci_section(), re.MULTILINE)
     definition = action()
     assert sorted(rows) == sorted([*definition["inputs"], *definition["outputs"]])
-
-
-def yaml_jobs(block: str) -> dict[str, Any] | None:
-    data = yaml.safe_load(block)
-    jobs = data.get("jobs") if isinstance(data, dict) else None
-    assert jobs is None or isinstance(jobs, dict)
-    return jobs

@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Any
 from sandboxverify._version import __version__
 
 if TYPE_CHECKING:
-    from sandboxverify._check import check
     from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
-    from sandboxverify._options import CheckOptions
-    from sandboxverify._report import Failure, PluginRecord, Report, Run, ToolRecord
+    from sandboxverify.pipeline._check import check
+    from sandboxverify.pipeline._options import CheckOptions
+    from sandboxverify.report._model import Failure, PluginRecord, Report, Run, ToolRecord
 
 __all__ = [
     "CheckOptions",
@@ -32,16 +32,16 @@ __all__ = [
 ]
 
 _LAZY = {
-    "check": "sandboxverify._check",
-    "CheckOptions": "sandboxverify._options",
+    "check": "sandboxverify.pipeline._check",
+    "CheckOptions": "sandboxverify.pipeline._options",
     "ConfigError": "sandboxverify._errors",
     "SandboxVerifyError": "sandboxverify._errors",
     "UsageError": "sandboxverify._errors",
-    "Failure": "sandboxverify._report",
-    "PluginRecord": "sandboxverify._report",
-    "Report": "sandboxverify._report",
-    "Run": "sandboxverify._report",
-    "ToolRecord": "sandboxverify._report",
+    "Failure": "sandboxverify.report._model",
+    "PluginRecord": "sandboxverify.report._model",
+    "Report": "sandboxverify.report._model",
+    "Run": "sandboxverify.report._model",
+    "ToolRecord": "sandboxverify.report._model",
 }
 
 

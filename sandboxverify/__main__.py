@@ -1,4 +1,4 @@
-from sandboxverify._cli import main
+from sandboxverify.cli import main
 
 if __name__ == "__main__":
     main()

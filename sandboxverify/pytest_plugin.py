@@ -17,11 +17,11 @@ from typing import Any, Callable
 
 import pytest
 
-from sandboxverify._check import check
-from sandboxverify._options import CheckOptions
-from sandboxverify._playbook import load_playbook
-from sandboxverify._report import Report
+from sandboxverify.pipeline._check import check
+from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.report._model import Report
 from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
+from sandboxverify.stages._playbook import load_playbook
 
 HarnessFactory = Callable[..., TestSession]
 

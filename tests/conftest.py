@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sandboxverify._toolchain import find_uv
+from sandboxverify.sandbox._toolchain import find_uv
 
 
 @pytest.fixture

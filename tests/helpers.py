@@ -162,7 +162,7 @@ def b64_sha256(data: bytes) -> str:
 
 def uv_wheel(source: Path, out: Path) -> Path:
     """A wheel built straight from ``source`` with uv (no sdist step), as many projects do."""
-    from sandboxverify._toolchain import find_uv  # noqa: PLC0415 - only these tests need uv
+    from sandboxverify.sandbox._toolchain import find_uv  # noqa: PLC0415 - only these tests need uv
 
     uv = find_uv()
     assert uv is not None, "uv is not installed; install the test extra"

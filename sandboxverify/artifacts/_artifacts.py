@@ -22,7 +22,9 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
-from sandboxverify._artifact_rules import (
+from sandboxverify._errors import UsageError
+from sandboxverify.artifacts._metadata import check_metadata
+from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
     content_problems,
@@ -30,8 +32,6 @@ from sandboxverify._artifact_rules import (
     record_problems,
     top_level_names,
 )
-from sandboxverify._errors import UsageError
-from sandboxverify._metadata import check_metadata
 from sandboxverify.runtime._protocol import EntryPointRef, parse_entry_points
 
 ArtifactKind = Literal["sdist", "wheel"]

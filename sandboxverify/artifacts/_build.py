@@ -15,8 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify._artifact_rules import missing_expected_files
-from sandboxverify._artifacts import (
+from sandboxverify.artifacts._artifacts import (
     Artifact,
     ArtifactProblem,
     ArtifactsTarget,
@@ -25,12 +24,13 @@ from sandboxverify._artifacts import (
     inspect_wheel,
     same_release_named,
 )
-from sandboxverify._diagnostics import summarize
-from sandboxverify._environment import build_env
-from sandboxverify._report import Failure
-from sandboxverify._subprocess import Command, Observer, Outcome, run
-from sandboxverify._toolchain import Builder, IndexOptions
-from sandboxverify._workspace import Workspace
+from sandboxverify.artifacts._rules import missing_expected_files
+from sandboxverify.report._diagnostics import summarize
+from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._environment import build_env
+from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
+from sandboxverify.sandbox._toolchain import Builder, IndexOptions
+from sandboxverify.sandbox._workspace import Workspace
 
 #: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
 _SKIP_NAMES = frozenset(

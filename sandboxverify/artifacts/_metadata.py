@@ -10,7 +10,7 @@ from packaging.metadata import ExceptionGroup, Metadata, RawMetadata, parse_emai
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from sandboxverify._artifact_rules import REBUILD_HINT, Problem
+from sandboxverify.artifacts._rules import REBUILD_HINT, Problem
 
 _METADATA_HINT = (
     "fix {setting} in pyproject.toml's [project] table (or the same setting in setup.cfg / "

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sandboxverify._errors import ConfigError
-from sandboxverify._options import HOSTS, INSTALLERS
+from sandboxverify.pipeline._options import HOSTS, INSTALLERS
 
 if sys.version_info >= (3, 11):
     import tomllib

@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify._options import split_commas
-from sandboxverify._report import Failure, Report, Run
-from sandboxverify._tomllines import Key, Toml
+from sandboxverify.cli._tomllines import Key, Toml
+from sandboxverify.pipeline._options import split_commas
+from sandboxverify.report._model import Failure, Report, Run
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")

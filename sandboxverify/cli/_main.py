@@ -16,9 +16,6 @@ from typing import Any, Callable, NoReturn, TextIO, TypeVar
 import click
 from click.core import ParameterSource
 
-from sandboxverify import _config
-from sandboxverify._artifacts import ProjectTarget, Target, classify
-from sandboxverify._check import check as run_check
 from sandboxverify._errors import (
     EXIT_CHECK_FAILED,
     EXIT_OK,
@@ -26,7 +23,12 @@ from sandboxverify._errors import (
     SandboxVerifyError,
     UsageError,
 )
-from sandboxverify._options import (
+from sandboxverify._version import __version__
+from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
+from sandboxverify.cli import _config
+from sandboxverify.cli._render import Progress, render_report, render_smoke
+from sandboxverify.pipeline._check import check as run_check
+from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
     HOSTS,
@@ -34,11 +36,9 @@ from sandboxverify._options import (
     CheckOptions,
     split_commas,
 )
-from sandboxverify._render import Progress, render_report, render_smoke
-from sandboxverify._report import Report
-from sandboxverify._smoke import load as load_playbook
-from sandboxverify._version import __version__
+from sandboxverify.report._model import Report
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
+from sandboxverify.stages._smoke import load as load_playbook
 
 EXIT_INTERNAL = 3
 F = TypeVar("F", bound=Callable[..., Any])
@@ -265,7 +265,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     human.flush()
     _write_json(report.to_json(), json_out)
     if junit_out:
-        from sandboxverify._junit import junit_xml  # noqa: PLC0415 - only when asked
+        from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
 
         Path(junit_out).write_text(junit_xml(report), encoding="utf-8")
     github = values.get("github")
@@ -433,8 +433,8 @@ def _check_report_path(option: str, out: str | None, targets: Sequence[str]) -> 
 def _write_github(report: Report, target: Target, options: CheckOptions, stream: TextIO) -> None:
     """Annotations on the stream (the runner reads workflow commands from the step's output),
     the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one."""
-    from sandboxverify._github import GitHubSources, error_annotations  # noqa: PLC0415
-    from sandboxverify._summary import step_summary  # noqa: PLC0415
+    from sandboxverify.cli._github import GitHubSources, error_annotations  # noqa: PLC0415
+    from sandboxverify.report._summary import step_summary  # noqa: PLC0415
 
     pyproject = (
         target.path / "pyproject.toml"

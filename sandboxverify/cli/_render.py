@@ -9,15 +9,15 @@ from __future__ import annotations
 import threading
 from typing import Any, TextIO
 
-from sandboxverify._events import (
+from sandboxverify.pipeline._events import (
     CommandFinished,
     Event,
     PluginLoaded,
     StageFinished,
     StageStarted,
 )
-from sandboxverify._report import Failure, Report, Run
-from sandboxverify._subprocess import format_argv
+from sandboxverify.report._model import Failure, Report, Run
+from sandboxverify.sandbox._subprocess import format_argv
 
 _DETAIL_LINES = 20
 _MARKS = {

@@ -7,28 +7,38 @@ from collections.abc import Sequence
 
 from packaging.requirements import InvalidRequirement, Requirement
 
-from sandboxverify._artifacts import ProjectTarget, Target, classify
-from sandboxverify._build import BuildResult, BuildSettings, build_project, prepare_artifacts
 from sandboxverify._errors import UsageError
-from sandboxverify._events import (
+from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
+from sandboxverify.artifacts._build import (
+    BuildResult,
+    BuildSettings,
+    build_project,
+    prepare_artifacts,
+)
+from sandboxverify.pipeline._events import (
     EventSink,
     StageFinished,
     StageStarted,
     ignore,
 )
-from sandboxverify._interpreters import SELECTORS, Interpreter, resolve_all, select_interpreters
-from sandboxverify._options import CheckOptions
-from sandboxverify._report import (
+from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.pipeline._run import Verifier
+from sandboxverify.pipeline._stages import command_observer
+from sandboxverify.report._model import (
     ArtifactRecord,
     Report,
 )
-from sandboxverify._smoke import load as load_playbook
-from sandboxverify._stages import command_observer
-from sandboxverify._subprocess import parallel_map, supervised
-from sandboxverify._toolchain import IndexOptions, Toolchain, choose
-from sandboxverify._verifier import Verifier
-from sandboxverify._workspace import Workspace
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
+from sandboxverify.sandbox._interpreters import (
+    SELECTORS,
+    Interpreter,
+    resolve_all,
+    select_interpreters,
+)
+from sandboxverify.sandbox._subprocess import parallel_map, supervised
+from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain, choose
+from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.stages._smoke import load as load_playbook
 
 
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from sandboxverify._report import PluginRecord, StageName, StageStatus
-from sandboxverify._subprocess import Outcome
+from sandboxverify.report._model import PluginRecord, StageName, StageStatus
+from sandboxverify.sandbox._subprocess import Outcome
 
 
 @dataclass(frozen=True)

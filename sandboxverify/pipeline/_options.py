@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from sandboxverify._toolchain import InstallerChoice
 from sandboxverify.runtime._protocol import DEFAULT_GROUPS
+from sandboxverify.sandbox._toolchain import InstallerChoice
 
 HostName = Literal["native", "entrypoints", "llm", "mcp"]
 HOSTS: tuple[HostName, ...] = ("native", "entrypoints", "llm", "mcp")

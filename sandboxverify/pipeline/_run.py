@@ -8,15 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxverify._artifacts import Artifact, select_wheel
-from sandboxverify._build import BuildResult
-from sandboxverify._contents import ImportRun, failed_plugin_modules, judge_imports, run_imports
-from sandboxverify._events import EventSink, PluginLoaded
-from sandboxverify._expectations import Expectations, evaluate
-from sandboxverify._interpreters import Interpreter
-from sandboxverify._options import CheckOptions
-from sandboxverify._probing import ProbeSettings, probe
-from sandboxverify._report import (
+from sandboxverify.artifacts._artifacts import Artifact, select_wheel
+from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.pipeline._events import EventSink, PluginLoaded
+from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.pipeline._stages import StageTimer, command_observer
+from sandboxverify.report._model import (
     Failure,
     PluginRecord,
     Run,
@@ -24,15 +21,23 @@ from sandboxverify._report import (
     StageName,
     ToolRecord,
 )
-from sandboxverify._sandbox import Sandbox, StepSettings, create, install
-from sandboxverify._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
-from sandboxverify._smoke import Playbook
-from sandboxverify._smoke import run as run_smoke
-from sandboxverify._stages import StageTimer, command_observer
-from sandboxverify._subprocess import parallel_map
-from sandboxverify._toolchain import IndexOptions, Toolchain
-from sandboxverify._workspace import Workspace
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._subprocess import parallel_map
+from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
+from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
+from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.stages._expectations import Expectations, evaluate
+from sandboxverify.stages._imports import (
+    ImportRun,
+    failed_plugin_modules,
+    judge_imports,
+    run_imports,
+)
+from sandboxverify.stages._probe import ProbeSettings, probe
+from sandboxverify.stages._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
+from sandboxverify.stages._smoke import Playbook
+from sandboxverify.stages._smoke import run as run_smoke
 
 
 @dataclass(frozen=True)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import time
 
-from sandboxverify._events import CommandFinished, EventSink, StageFinished, StageStarted
-from sandboxverify._report import Failure, Stage, StageName, StageStatus
-from sandboxverify._subprocess import Observer, Outcome
+from sandboxverify.pipeline._events import CommandFinished, EventSink, StageFinished, StageStarted
+from sandboxverify.report._model import Failure, Stage, StageName, StageStatus
+from sandboxverify.sandbox._subprocess import Observer, Outcome
 
 
 class StageTimer:

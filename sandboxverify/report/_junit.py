@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from sandboxverify._report import Failure, PluginRecord, Report, Run, Stage
+from sandboxverify.report._model import Failure, PluginRecord, Report, Run, Stage
 
 #: what XML 1.0 allows (anything else makes the document unreadable), and terminal colour codes
 _FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sandboxverify._report import Failure, Report, Run
+from sandboxverify.report._model import Failure, Report, Run
 
 #: GitHub rejects a step summary over 1 MiB; leave room for what else the job appends
 SUMMARY_BUDGET = 900 * 1024

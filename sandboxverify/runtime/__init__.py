@@ -7,14 +7,14 @@ it talks to the host side through JSON files.
 
 from __future__ import annotations
 
-from sandboxverify.runtime._native import (
+from sandboxverify.runtime._schema import schema_from_signature
+from sandboxverify.runtime.hosts._native import (
     EVENTS,
     PluginAPI,
     PluginRegistrationError,
     Registry,
     ToolSpec,
 )
-from sandboxverify.runtime._schema import schema_from_signature
 
 __all__ = [
     "EVENTS",

@@ -24,10 +24,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.runtime._hosts import HostContext, PluginLoadError, ServerFailure, load_plugin
-from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
 from sandboxverify.runtime._tracebacks import format_traceback
+from sandboxverify.runtime.hosts._base import (
+    HostContext,
+    PluginLoadError,
+    ServerFailure,
+    load_plugin,
+)
+from sandboxverify.runtime.hosts._native import Registry
 
 
 def main() -> None:
@@ -136,7 +141,7 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         "handlers": loaded.handlers,
     }
     if request["host"] == "llm" and not loaded.tools:  # say what the plugin does instead
-        from sandboxverify.runtime._llm import describe_hooks  # noqa: PLC0415
+        from sandboxverify.runtime.hosts._llm import describe_hooks  # noqa: PLC0415
 
         result["hooks"] = describe_hooks(ref.name)
     return result

@@ -13,10 +13,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
 from sandboxverify.runtime.harness._plugins import DIST_ENV, HOST_ENV
-from sandboxverify.runtime.harness._results import excerpt
 from sandboxverify.runtime.harness._session import SESSION_OBSERVERS
 
 #: the report keeps this much of each result's text (a cut is marked)

@@ -17,7 +17,7 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify._errors import UsageError
-from sandboxverify._subprocess import query
+from sandboxverify.sandbox._subprocess import query
 
 #: The in-sandbox runtime needs this much Python.
 MIN_SANDBOX_PYTHON = (3, 9)

@@ -7,14 +7,14 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify._artifacts import Artifact
-from sandboxverify._diagnostics import summarize
-from sandboxverify._environment import installer_env
-from sandboxverify._interpreters import Interpreter
-from sandboxverify._report import Failure
-from sandboxverify._subprocess import Command, Observer, Outcome, run
-from sandboxverify._toolchain import IndexOptions, Installer, SandboxBackend
-from sandboxverify._workspace import SandboxPaths
+from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.report._diagnostics import summarize
+from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._environment import installer_env
+from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
+from sandboxverify.sandbox._toolchain import IndexOptions, Installer, SandboxBackend
+from sandboxverify.sandbox._workspace import SandboxPaths
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from sandboxverify._probing import Discovery, PluginLoad
-from sandboxverify._report import Failure, PluginRecord, ToolRecord
+from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
+from sandboxverify.stages._probe import Discovery, PluginLoad
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 

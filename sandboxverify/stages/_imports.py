@@ -16,11 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxverify._artifacts import Artifact
-from sandboxverify._probing import ProbeError, ProbeSettings, Subject, request_runtime
-from sandboxverify._report import Failure, PluginRecord
-from sandboxverify._sandbox import Sandbox
+from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.report._model import Failure, PluginRecord
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.stages._probe import ProbeError, ProbeSettings, Subject, request_runtime
 
 _SHOWN = 5
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sandboxverify._environment import plugin_env
-from sandboxverify._report import Failure, PluginError, PluginRecord, ToolRecord
-from sandboxverify._sandbox import Sandbox
-from sandboxverify._subprocess import Command, Observer, Outcome, parallel_map, run
+from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
+from sandboxverify.sandbox._environment import plugin_env
+from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, parallel_map, run
+from sandboxverify.sandbox._venv import Sandbox
 
 _BOOTSTRAP = (
     "import sys; sys.path.append(sys.argv[1]); "

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxverify._diagnostics import summarize
-from sandboxverify._environment import plugin_env
-from sandboxverify._probing import ProbeSettings, safe_label
-from sandboxverify._report import Failure
-from sandboxverify._sandbox import Sandbox
-from sandboxverify._subprocess import Command, parallel_map, run
+from sandboxverify.report._diagnostics import summarize
+from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._environment import plugin_env
+from sandboxverify.sandbox._subprocess import Command, parallel_map, run
+from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.stages._probe import ProbeSettings, safe_label
 
 #: entry-point groups whose entries become executables in the sandbox's bin/
 SCRIPT_GROUPS = ("console_scripts", "gui_scripts")

@@ -15,17 +15,17 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import UsageError
-from sandboxverify._playbook import load_playbook
-from sandboxverify._probing import (
+from sandboxverify.report._model import Failure
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.stages._playbook import load_playbook
+from sandboxverify.stages._probe import (
     ProbeError,
     ProbeSettings,
     Subject,
     request_runtime,
     runtime_timeout,
 )
-from sandboxverify._report import Failure
-from sandboxverify._sandbox import Sandbox
-from sandboxverify.runtime._protocol import EntryPointRef
 
 
 @dataclass(frozen=True)

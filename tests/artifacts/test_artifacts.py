@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from sandboxverify._artifacts import (
+from sandboxverify._errors import UsageError
+from sandboxverify.artifacts._artifacts import (
     ArtifactProblem,
     ArtifactsTarget,
     ProjectTarget,
@@ -19,7 +20,6 @@ from sandboxverify._artifacts import (
     inspect_wheel,
     select_wheel,
 )
-from sandboxverify._errors import UsageError
 from tests.helpers import b64_sha256, fixture, make_wheel
 
 

@@ -9,17 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify._artifacts import ArtifactsTarget, ProjectTarget
-from sandboxverify._build import (
+from sandboxverify._errors import UsageError
+from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
+from sandboxverify.artifacts._build import (
     BuildResult,
     BuildSettings,
     build_project,
     copy_source,
     prepare_artifacts,
 )
-from sandboxverify._errors import UsageError
-from sandboxverify._toolchain import IndexOptions, PypaBuild
-from sandboxverify._workspace import Workspace
+from sandboxverify.sandbox._toolchain import IndexOptions, PypaBuild
+from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import copy_fixture, make_wheel
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify._config import find_pyproject, load
 from sandboxverify._errors import ConfigError
+from sandboxverify.cli._config import find_pyproject, load
 
 
 def pyproject(tmp_path: Path, table: str) -> Path:

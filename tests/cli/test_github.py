@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from sandboxverify._github import GitHubSources, error_annotations
-from sandboxverify._report import (
+from sandboxverify.cli._github import GitHubSources, error_annotations
+from sandboxverify.cli._tomllines import Scanner
+from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
     PluginError,
@@ -21,8 +22,7 @@ from sandboxverify._report import (
     Stage,
     ToolRecord,
 )
-from sandboxverify._summary import DETAIL_LINES, SUMMARY_BUDGET, step_summary
-from sandboxverify._tomllines import Scanner
+from sandboxverify.report._summary import DETAIL_LINES, SUMMARY_BUDGET, step_summary
 from tests.helpers import ROOT
 
 if sys.version_info >= (3, 11):

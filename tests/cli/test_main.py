@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify import _cli as cli_module
-from sandboxverify._options import CheckOptions
+from sandboxverify.cli import _main as cli_module
+from sandboxverify.pipeline._options import CheckOptions
 from tests.helpers import copy_fixture, fixture, make_wheel, run_cli, tree_digest
-from tests.runtime.test_mcp import SERVER
+from tests.runtime.hosts.test_mcp import SERVER
 
 
 def assert_usage_error(args: list[str], *fragments: str, cwd: Path | None = None) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from sandboxverify._events import StageFinished, StageStarted
-from sandboxverify._render import Progress, render_report
-from sandboxverify._report import (
+from sandboxverify.cli._render import Progress, render_report
+from sandboxverify.pipeline._events import StageFinished, StageStarted
+from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
     PluginError,

@@ -18,7 +18,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from sandboxverify._toolchain import find_uv
+from sandboxverify.sandbox._toolchain import find_uv
 from tests.helpers import (
     ROOT,
     action,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify import Report
-from sandboxverify._report import Failure, Run
+from sandboxverify.report._model import Failure, Run
 from tests.e2e.test_fixtures import codes, verify
 from tests.helpers import fixture, make_wheel, run_cli
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.test_main import assert_usage_error
 from tests.helpers import fixture, run_cli
-from tests.test_cli import assert_usage_error
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 

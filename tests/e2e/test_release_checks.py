@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from sandboxverify._cli import run
+from sandboxverify.cli._main import run
 from tests.helpers import copy_fixture, fixture, make_wheel, uv_wheel
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]

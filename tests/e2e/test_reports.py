@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify._cli import run
+from sandboxverify.cli._main import run
 from tests.helpers import FIXTURES, ROOT, fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from sandboxverify._diagnostics import summarize
+from sandboxverify.report._diagnostics import summarize
 
 
 def test_pip_error_line_wins() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify._junit import junit_xml
-from sandboxverify._report import (
+from sandboxverify.report._junit import junit_xml
+from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
     PluginError,

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify._workspace import Workspace
 from sandboxverify.runtime._imports import (
     RUNTIME_ROOT,
     allowed_roots,
@@ -26,6 +25,7 @@ from sandboxverify.runtime._imports import (
     record_entries,
     site_packages,
 )
+from sandboxverify.sandbox._workspace import Workspace
 from tests.runtime.test_stdlib_only import interpreters
 
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from sandboxverify._playbook import parse_playbook
 from sandboxverify.runtime._smoke import smoke
+from sandboxverify.stages._playbook import parse_playbook
 
 ECHO = "tests.runtime.test_smoke:echo_plugin"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandboxverify._environment import build_env, installer_env, plugin_env
+from sandboxverify.sandbox._environment import build_env, installer_env, plugin_env
 
 CALLER = {
     "PATH": "/usr/bin",

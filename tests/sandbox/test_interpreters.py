@@ -12,9 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify import _interpreters, _subprocess
 from sandboxverify._errors import UsageError
-from sandboxverify._interpreters import Interpreter, resolve, resolve_all, select_interpreters
+from sandboxverify.sandbox import _interpreters, _subprocess
+from sandboxverify.sandbox._interpreters import (
+    Interpreter,
+    resolve,
+    resolve_all,
+    select_interpreters,
+)
 
 
 def test_default_is_the_running_interpreter() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import Interrupted
-from sandboxverify._subprocess import (
+from sandboxverify.sandbox._subprocess import (
     Command,
     Outcome,
     parallel_map,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from sandboxverify._expectations import Expectations, evaluate
-from sandboxverify._probing import Discovery, PluginLoad
-from sandboxverify._report import Failure, PluginError, PluginRecord, ToolRecord
+from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
+from sandboxverify.stages._expectations import Expectations, evaluate
+from sandboxverify.stages._probe import Discovery, PluginLoad
 
 
 def discovery(

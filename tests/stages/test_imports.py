@@ -14,8 +14,13 @@ import pytest
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from sandboxverify._artifacts import Artifact
-from sandboxverify._contents import (
+from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.report._model import Failure, PluginError, PluginRecord
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.sandbox._workspace import SandboxPaths
+from sandboxverify.stages._imports import (
     ImportRun,
     ImportsOutcome,
     _from_progress,
@@ -24,13 +29,8 @@ from sandboxverify._contents import (
     failed_plugin_modules,
     judge_imports,
 )
-from sandboxverify._interpreters import Interpreter
-from sandboxverify._probing import ProbeSettings
-from sandboxverify._report import Failure, PluginError, PluginRecord
-from sandboxverify._sandbox import Sandbox
-from sandboxverify._scripts import check_scripts
-from sandboxverify._workspace import SandboxPaths
-from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.stages._probe import ProbeSettings
+from sandboxverify.stages._scripts import check_scripts
 
 WHEEL = Artifact(
     "wheel",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandboxverify._probing import Discovery, isolation_leaks
+from sandboxverify.stages._probe import Discovery, isolation_leaks
 
 
 def test_isolation_leaks_find_host_site_packages_and_strangers() -> None:

@@ -7,6 +7,7 @@ stable code. The same engine runs in a pytest process and inside every sandbox.
 
 from __future__ import annotations
 
+from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime.harness._actions import (
     Call,
     Parallel,
@@ -29,7 +30,6 @@ from sandboxverify.runtime.harness._events import (
 )
 from sandboxverify.runtime.harness._loop import ToolCallEvent, ToolResultEvent
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS
-from sandboxverify.runtime.harness._results import ToolResult
 from sandboxverify.runtime.harness._session import (
     PlaybookState,
     TestSession,

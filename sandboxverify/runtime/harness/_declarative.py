@@ -8,10 +8,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._events import ToolResultRecord
-from sandboxverify.runtime.harness._results import excerpt
 from sandboxverify.runtime.harness._session import TestSession
 
 _REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

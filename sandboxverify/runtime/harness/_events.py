@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from sandboxverify.runtime.harness._results import ToolResult
+from sandboxverify.runtime._results import ToolResult
 
 
 @dataclass(frozen=True)

@@ -19,19 +19,19 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from sandboxverify.runtime._hosts import ServerFailure
-from sandboxverify.runtime._native import HandlerSpec, Registry, ToolSpec
-from sandboxverify.runtime.harness._errors import HarnessError, Step
-from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolResultRecord
-from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
-from sandboxverify.runtime.harness._results import (
+from sandboxverify.runtime._results import (
     ResultShapeError,
     ToolResult,
     from_full_result,
     from_return_value,
 )
+from sandboxverify.runtime.harness._errors import HarnessError, Step
+from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolResultRecord
+from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
 from sandboxverify.runtime.harness._ui import MockUI, ToolContext
 from sandboxverify.runtime.harness._validate import describe, validate
+from sandboxverify.runtime.hosts._base import ServerFailure
+from sandboxverify.runtime.hosts._native import HandlerSpec, Registry, ToolSpec
 
 
 class ToolCallEvent:

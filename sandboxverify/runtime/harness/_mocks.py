@@ -12,13 +12,13 @@ import difflib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from sandboxverify.runtime.harness._errors import HarnessError
-from sandboxverify.runtime.harness._results import (
+from sandboxverify.runtime._results import (
     ResultShapeError,
     ToolResult,
     from_full_result,
     from_return_value,
 )
+from sandboxverify.runtime.harness._errors import HarnessError
 
 _STRING = {"type": "string"}
 _INT = {"type": "integer"}

@@ -21,8 +21,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable
 
-from sandboxverify.runtime._hosts import HostContext
-from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime.harness import _snapshot, _trace
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._errors import HarnessError, Step
@@ -37,6 +35,8 @@ from sandboxverify.runtime.harness._plugins import (
     session_host,
 )
 from sandboxverify.runtime.harness._ui import MockUI
+from sandboxverify.runtime.hosts._base import HostContext
+from sandboxverify.runtime.hosts._native import Registry
 
 DEFAULT_CALL_TIMEOUT = 60.0
 

@@ -18,8 +18,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from sandboxverify.runtime._native import PluginAPI, Registry
 from sandboxverify.runtime._protocol import MODULE_GROUPS, EntryPointRef
+from sandboxverify.runtime.hosts._native import PluginAPI, Registry
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
 #: the plugin's own registration code, or (``mcp``) the server process it runs.
@@ -83,11 +83,11 @@ def load_plugin(
     if host == "entrypoints":
         return load_entrypoint(ref)
     if host == "llm":
-        from sandboxverify.runtime._llm import load_llm  # noqa: PLC0415 - only llm loads pay
+        from sandboxverify.runtime.hosts._llm import load_llm  # noqa: PLC0415 - only llm loads pay
 
         return load_llm(ref, registry, context)
     if host == "mcp":
-        from sandboxverify.runtime._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
+        from sandboxverify.runtime.hosts._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
 
         if ref.group == "console_scripts":  # the server starts through the script, by name
             ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from sandboxverify.harness import HarnessError, TestSession, call, create_test_session, say, when
-from tests.runtime.test_mcp import SERVER
+from tests.runtime.hosts.test_mcp import SERVER
 
 COMMAND = f"{shlex.quote(sys.executable)} {shlex.quote(SERVER)} normal"
 

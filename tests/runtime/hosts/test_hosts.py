@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify.runtime._hosts import PluginLoadError, load_entrypoint, load_native, resolve
-from sandboxverify.runtime._native import Registry
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._tracebacks import format_traceback
+from sandboxverify.runtime.hosts._base import PluginLoadError, load_entrypoint, load_native, resolve
+from sandboxverify.runtime.hosts._native import Registry
 
 
 @pytest.fixture

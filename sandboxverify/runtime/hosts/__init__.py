@@ -1,0 +1,1 @@
+"""Hosts: how a loaded entry point becomes registrations, one module per plugin dialect."""

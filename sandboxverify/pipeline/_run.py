@@ -138,7 +138,7 @@ class Verifier:
             stage.fail_with(
                 *install(
                     sandbox,
-                    wheel,
+                    wheel.path,
                     self.toolchain.installer,
                     IndexOptions(self.options.index_url, self.options.find_links),
                     steps,

@@ -7,14 +7,9 @@ it talks to the host side through JSON files.
 
 from __future__ import annotations
 
+from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
 from sandboxverify.runtime._schema import schema_from_signature
-from sandboxverify.runtime.hosts._native import (
-    EVENTS,
-    PluginAPI,
-    PluginRegistrationError,
-    Registry,
-    ToolSpec,
-)
+from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
 
 __all__ = [
     "EVENTS",

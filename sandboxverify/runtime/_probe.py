@@ -25,14 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
+from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
-from sandboxverify.runtime.hosts._base import (
-    HostContext,
-    PluginLoadError,
-    ServerFailure,
-    load_plugin,
-)
-from sandboxverify.runtime.hosts._native import Registry
+from sandboxverify.runtime.hosts import HostContext, PluginLoadError, ServerFailure, load_plugin
 
 
 def main() -> None:

@@ -7,7 +7,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._environment import installer_env
@@ -56,7 +55,7 @@ def create(
 
 def install(
     sandbox: Sandbox,
-    wheel: Artifact,
+    wheel: Path,
     installer: Installer,
     index: IndexOptions,
     settings: StepSettings,
@@ -67,14 +66,14 @@ def install(
     application that hosts the plugins), then make the installer check them."""
     version = sandbox.interpreter.version
     outcome = _run(
-        installer.install(sandbox.python, wheel.path, index, extra), sandbox, "install", settings
+        installer.install(sandbox.python, wheel, index, extra), sandbox, "install", settings
     )
     if not outcome.ok:
         cause = summarize(outcome.tail)
         return [
             Failure(
                 "timeout" if outcome.timed_out else "install_failed",
-                f"installing {wheel.path.name} with {installer.name} {outcome.describe()}: {cause}",
+                f"installing {wheel.name} with {installer.name} {outcome.describe()}: {cause}",
                 python=version,
                 hint=_install_hint(cause, version),
                 details=outcome.tail,

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-import sandboxverify
-
+#: The installed sandboxverify package, whose stdlib-only parts are copied into every sandbox.
+_PACKAGE = Path(__file__).resolve().parents[1]
 #: What the runtime copy consists of: the package marker and the stdlib-only subpackage.
 _RUNTIME_PARTS = ("__init__.py", "_version.py", "runtime", "harness.py")
 
@@ -93,7 +93,7 @@ class Workspace:
     def install_runtime(self) -> Path:
         """Copy the runtime into a private directory; it is appended last to the sandbox path."""
         target = self.root / "runtime"
-        package = Path(sandboxverify.__file__).parent
+        package = _PACKAGE
         destination = target / "sandboxverify"
         destination.mkdir(parents=True, exist_ok=True)
         for part in _RUNTIME_PARTS:

@@ -75,7 +75,7 @@ def test_the_runtime_copy_imports_without_site_packages(python: Path) -> None:
         runtime = workspace.install_runtime()
         code = (
             "import sys; sys.path.append(sys.argv[1]);"
-            "import sandboxverify.runtime._probe, sandboxverify.runtime.hosts._base;"
+            "import sandboxverify.runtime._probe, sandboxverify.runtime.hosts;"
             "import sandboxverify.runtime._smoke, sandboxverify.harness as h;"
             "import sandboxverify.runtime.hosts._mcp, sandboxverify.runtime.hosts._llm;"
             "assert 'create_test_session' in h.__all__;"
@@ -96,8 +96,8 @@ def test_the_mcp_client_speaks_to_a_server_on_every_python(python: Path) -> None
     server = Path(__file__).parent / "hosts" / "mcp_fake_server.py"
     code = (
         "import sys, shlex; sys.path.append(sys.argv[1]);"
-        "from sandboxverify.runtime.hosts._base import HostContext, load_plugin;"
-        "from sandboxverify.runtime.hosts._native import Registry;"
+        "from sandboxverify.runtime.hosts import HostContext, load_plugin;"
+        "from sandboxverify.runtime._registry import Registry;"
         "from sandboxverify.runtime._protocol import EntryPointRef;"
         "registry = Registry();"
         "command = ' '.join(map(shlex.quote, [sys.executable, sys.argv[2], 'normal']));"

@@ -30,12 +30,13 @@ from sandboxverify.runtime.harness._events import (
 )
 from sandboxverify.runtime.harness._loop import ToolCallEvent, ToolResultEvent
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS
+from sandboxverify.runtime.harness._replay import replay
 from sandboxverify.runtime.harness._session import (
     PlaybookState,
     TestSession,
     create_test_session,
 )
-from sandboxverify.runtime.harness._trace import Trace, load_trace, replay, write_trace
+from sandboxverify.runtime.harness._trace import Trace, load_trace, write_trace
 
 __all__ = [
     "CODES",

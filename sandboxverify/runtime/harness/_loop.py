@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from sandboxverify.runtime._registry import HandlerSpec, Registry, ToolSpec
 from sandboxverify.runtime._results import (
     ResultShapeError,
     ToolResult,
@@ -30,8 +31,7 @@ from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolRe
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
 from sandboxverify.runtime.harness._ui import MockUI, ToolContext
 from sandboxverify.runtime.harness._validate import describe, validate
-from sandboxverify.runtime.hosts._base import ServerFailure
-from sandboxverify.runtime.hosts._native import HandlerSpec, Registry, ToolSpec
+from sandboxverify.runtime.hosts import ServerFailure
 
 
 class ToolCallEvent:

@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any, Callable, Union
 
 from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef, server_ref
+from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
-from sandboxverify.runtime.hosts._base import HostContext, PluginLoadError, load_plugin
-from sandboxverify.runtime.hosts._native import PluginAPI, Registry
+from sandboxverify.runtime.hosts import HostContext, PluginLoadError, load_plugin
+from sandboxverify.runtime.hosts._native import PluginAPI
 
 PluginSpec = Union[str, Callable[[Any], Any]]
 DEFAULT_GROUP = "sandboxverify.plugins"

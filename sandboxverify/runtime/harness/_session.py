@@ -21,6 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable
 
+from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.harness import _snapshot, _trace
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._errors import HarnessError, Step
@@ -35,8 +36,7 @@ from sandboxverify.runtime.harness._plugins import (
     session_host,
 )
 from sandboxverify.runtime.harness._ui import MockUI
-from sandboxverify.runtime.hosts._base import HostContext
-from sandboxverify.runtime.hosts._native import Registry
+from sandboxverify.runtime.hosts import HostContext
 
 DEFAULT_CALL_TIMEOUT = 60.0
 

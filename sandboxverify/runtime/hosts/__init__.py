@@ -1,1 +1,59 @@
-"""Hosts: how a loaded entry point becomes registrations, one module per plugin dialect."""
+"""Hosts: how a loaded entry point becomes registrations, one module per plugin dialect.
+
+``native`` calls the plugin's ``setup(api)``; ``entrypoints`` treats every entry point as one
+tool; ``llm`` registers an llm plugin module with llm's plugin manager; ``mcp`` starts a server
+and lists its tools. Every host fills a :class:`~sandboxverify.runtime._registry.Registry`.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime.hosts._base import (
+    HostContext,
+    LoadedPlugin,
+    LoadStage,
+    PluginLoadError,
+    Responder,
+    ServerFailure,
+    resolve,
+)
+from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
+from sandboxverify.runtime.hosts._native import load_native
+
+__all__ = [
+    "HostContext",
+    "LoadStage",
+    "LoadedPlugin",
+    "PluginLoadError",
+    "Responder",
+    "ServerFailure",
+    "load_entrypoint",
+    "load_native",
+    "load_plugin",
+    "resolve",
+]
+
+
+def load_plugin(
+    host: str, ref: EntryPointRef, registry: Registry, context: HostContext | None = None
+) -> LoadedPlugin:
+    """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`."""
+    context = context or HostContext()
+    if host == "native":
+        return load_native(ref, registry)
+    if host == "entrypoints":
+        return load_entrypoint(ref)
+    if host == "llm":
+        from sandboxverify.runtime.hosts._llm import load_llm  # noqa: PLC0415 - only llm loads pay
+
+        return load_llm(ref, registry, context)
+    if host == "mcp":
+        from sandboxverify.runtime.hosts._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
+
+        if ref.group == "console_scripts":  # the server starts through the script, by name
+            ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
+        return load_mcp(ref, registry, context)
+    raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))

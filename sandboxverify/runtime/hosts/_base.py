@@ -1,25 +1,15 @@
-"""Hosts: how a loaded entry point becomes tools.
-
-``native`` calls the plugin's ``setup(api)`` and collects what it registers. ``entrypoints``
-treats every entry point as one tool named after it: the check is that it loads and is callable
-(in pytest11, where the application loads modules, that an entry point's module imports).
-``llm`` registers one ``llm`` plugin module with llm's plugin manager and collects the tools its
-``register_tools`` hook registers (``_llm``); ``mcp`` starts a server command and lists its tools
-over the Model Context Protocol (``_mcp``). Every host puts callable tools into a
-:class:`Registry`, so the harness runs them all the same way.
-"""
+"""What every host shares: the load error and its stage, a server's failure, what a load returns,
+the context a host runs in, and resolving an entry point with a helpful miss."""
 
 from __future__ import annotations
 
 import difflib
 import importlib
 import inspect
-import shlex
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from sandboxverify.runtime._protocol import MODULE_GROUPS, EntryPointRef
-from sandboxverify.runtime.hosts._native import PluginAPI, Registry
+from sandboxverify.runtime._protocol import EntryPointRef
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
 #: the plugin's own registration code, or (``mcp``) the server process it runs.
@@ -73,28 +63,6 @@ class HostContext:
     sample: Responder | None = None
 
 
-def load_plugin(
-    host: str, ref: EntryPointRef, registry: Registry, context: HostContext | None = None
-) -> LoadedPlugin:
-    """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`."""
-    context = context or HostContext()
-    if host == "native":
-        return load_native(ref, registry)
-    if host == "entrypoints":
-        return load_entrypoint(ref)
-    if host == "llm":
-        from sandboxverify.runtime.hosts._llm import load_llm  # noqa: PLC0415 - only llm loads pay
-
-        return load_llm(ref, registry, context)
-    if host == "mcp":
-        from sandboxverify.runtime.hosts._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
-
-        if ref.group == "console_scripts":  # the server starts through the script, by name
-            ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
-        return load_mcp(ref, registry, context)
-    raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
-
-
 def resolve(ref: EntryPointRef) -> Any:
     """Import the entry point's module and walk its attribute path, with a helpful miss."""
     try:
@@ -120,46 +88,7 @@ def resolve(ref: EntryPointRef) -> Any:
     return target
 
 
-def load_native(ref: EntryPointRef, registry: Registry) -> LoadedPlugin:
-    """Resolve the entry point and call ``setup(api)``; registration errors name the plugin."""
-    setup = resolve(ref)
-    _require_callable(ref, setup, "the plugin's setup function, e.g. 'package.module:setup'")
-    api = PluginAPI(ref.name, registry)
-    before = len(registry.handlers)
-    try:
-        returned = setup(api)
-    except (Exception, SystemExit) as exc:
-        raise PluginLoadError("setup", exc) from exc
-    if inspect.isawaitable(returned):
-        close: Callable[[], Any] | None = getattr(returned, "close", None)
-        if close is not None:
-            close()
-        raise PluginLoadError(
-            "setup",
-            TypeError(f"{ref.value} returned an awaitable; setup(api) must be a plain function"),
-        )
-    handlers: dict[str, int] = {}
-    for spec in registry.handlers[before:]:
-        handlers[spec.event] = handlers.get(spec.event, 0) + 1
-    tools = [spec.describe() for spec in registry.tools_of(ref.name)]
-    return LoadedPlugin(ref=ref, tools=tools, handlers=handlers)
-
-
-def load_entrypoint(ref: EntryPointRef) -> LoadedPlugin:
-    """One tool per entry point, named after it; it must load and be callable. In a group whose
-    application loads modules (pytest11), an entry point naming a bare module need only import.
-    Anywhere else a module is a missing ``:function``."""
-    target = resolve(ref)
-    module_group = ref.group in MODULE_GROUPS and ref.attribute is None
-    if not (module_group and inspect.ismodule(target)):
-        _require_callable(ref, target, "a callable")
-    doc = inspect.getdoc(target)
-    description = doc.strip().split("\n\n", 1)[0].replace("\n", " ") if doc else None
-    tool = {"name": ref.name, "description": description, "parameters": None}
-    return LoadedPlugin(ref=ref, tools=[tool], handlers={})
-
-
-def _require_callable(ref: EntryPointRef, target: Any, wanted: str) -> None:
+def require_callable(ref: EntryPointRef, target: Any, wanted: str) -> None:
     if callable(target) and not inspect.ismodule(target):
         return
     type_name = "module" if inspect.ismodule(target) else type(target).__name__

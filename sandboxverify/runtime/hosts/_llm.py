@@ -38,10 +38,10 @@ import uuid
 from typing import Any, Callable
 
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
 from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.hosts._base import HostContext, LoadedPlugin, PluginLoadError, resolve
-from sandboxverify.runtime.hosts._native import PluginRegistrationError, Registry, ToolSpec
 
 #: The first llm release with tools (the ``register_tools`` hook, ``llm.Tool``, ``llm.Toolbox``).
 TOOLS_SINCE = "0.26"

@@ -23,6 +23,7 @@ from typing import Any, Callable, Literal
 
 from sandboxverify._version import __version__
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
 from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime.hosts._base import (
     HostContext,
@@ -32,7 +33,6 @@ from sandboxverify.runtime.hosts._base import (
     ServerFailure,
 )
 from sandboxverify.runtime.hosts._jsonrpc import StdioConnection, describe_exit
-from sandboxverify.runtime.hosts._native import PluginRegistrationError, Registry, ToolSpec
 
 #: protocol revisions this client understands, newest (the one it asks for) first
 KNOWN_PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")

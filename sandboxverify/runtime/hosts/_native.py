@@ -1,4 +1,4 @@
-"""The native plugin protocol: the object a plugin's ``setup(api)`` receives.
+"""The ``native`` host: the object a plugin's ``setup(api)`` receives, and loading one plugin.
 
 The protocol is duck-typed: plugins never import ``sandboxverify``. Mistakes a plugin makes while
 registering (an unknown event name, a duplicate tool, a non-callable) raise
@@ -11,74 +11,28 @@ from __future__ import annotations
 import difflib
 import inspect
 import json
-from dataclasses import dataclass, field
 from typing import Any, Callable, TypeVar, overload
 
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._registry import (
+    Handler,
+    HandlerSpec,
+    PluginRegistrationError,
+    Registry,
+    ToolSpec,
+)
 from sandboxverify.runtime._schema import JsonSchema, schema_from_signature, wants_context
+from sandboxverify.runtime.hosts._base import (
+    LoadedPlugin,
+    PluginLoadError,
+    require_callable,
+    resolve,
+)
 
 #: Events a plugin may subscribe to with ``api.on``.
 EVENTS = ("tool_call", "tool_result")
 
 F = TypeVar("F", bound=Callable[..., Any])
-Handler = Callable[[Any], Any]
-
-
-class PluginRegistrationError(Exception):
-    """A plugin used the host API wrongly while registering."""
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as a plugin registered it."""
-
-    name: str
-    fn: Callable[..., Any]
-    description: str | None
-    parameters: JsonSchema
-    plugin: str
-    wants_ctx: bool
-
-    def describe(self) -> dict[str, Any]:
-        """The JSON-serialisable part, as reported by the probe."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
-
-
-@dataclass(frozen=True)
-class HandlerSpec:
-    event: str
-    handler: Handler
-    plugin: str
-
-
-@dataclass
-class Registry:
-    """Tools and event handlers registered by every plugin loaded into one host."""
-
-    tools: dict[str, ToolSpec] = field(default_factory=dict)
-    handlers: list[HandlerSpec] = field(default_factory=list)
-    #: what loading left running (an MCP server process): closed, newest first, by close()
-    closers: list[Callable[[], None]] = field(default_factory=list)
-
-    def close(self) -> None:
-        while self.closers:
-            self.closers.pop()()
-
-    def add_tool(self, spec: ToolSpec) -> None:
-        existing = self.tools.get(spec.name)
-        if existing is not None:
-            owner = (
-                "this plugin" if existing.plugin == spec.plugin else f"plugin {existing.plugin!r}"
-            )
-            raise PluginRegistrationError(
-                f"tool {spec.name!r} is already registered by {owner}; tool names must be unique"
-            )
-        self.tools[spec.name] = spec
-
-    def handlers_for(self, event: str) -> list[HandlerSpec]:
-        return [spec for spec in self.handlers if spec.event == event]
-
-    def tools_of(self, plugin: str) -> list[ToolSpec]:
-        return [spec for spec in self.tools.values() if spec.plugin == plugin]
 
 
 class PluginAPI:
@@ -199,3 +153,28 @@ def _docstring_summary(fn: Callable[..., Any]) -> str | None:
     if not doc:
         return None
     return doc.strip().split("\n\n", 1)[0].replace("\n", " ")
+
+
+def load_native(ref: EntryPointRef, registry: Registry) -> LoadedPlugin:
+    """Resolve the entry point and call ``setup(api)``; registration errors name the plugin."""
+    setup = resolve(ref)
+    require_callable(ref, setup, "the plugin's setup function, e.g. 'package.module:setup'")
+    api = PluginAPI(ref.name, registry)
+    before = len(registry.handlers)
+    try:
+        returned = setup(api)
+    except (Exception, SystemExit) as exc:
+        raise PluginLoadError("setup", exc) from exc
+    if inspect.isawaitable(returned):
+        close: Callable[[], Any] | None = getattr(returned, "close", None)
+        if close is not None:
+            close()
+        raise PluginLoadError(
+            "setup",
+            TypeError(f"{ref.value} returned an awaitable; setup(api) must be a plain function"),
+        )
+    handlers: dict[str, int] = {}
+    for spec in registry.handlers[before:]:
+        handlers[spec.event] = handlers.get(spec.event, 0) + 1
+    tools = [spec.describe() for spec in registry.tools_of(ref.name)]
+    return LoadedPlugin(ref=ref, tools=tools, handlers=handlers)

@@ -17,14 +17,9 @@ from typing import Any, Callable
 import pytest
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime.hosts._base import (
-    HostContext,
-    LoadedPlugin,
-    PluginLoadError,
-    load_plugin,
-)
+from sandboxverify.runtime._registry import PluginRegistrationError, Registry
+from sandboxverify.runtime.hosts import HostContext, LoadedPlugin, PluginLoadError, load_plugin
 from sandboxverify.runtime.hosts._llm import describe_hooks, load_llm
-from sandboxverify.runtime.hosts._native import PluginRegistrationError, Registry
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -647,9 +642,9 @@ def test_installed_llm_plugins_are_not_loaded(tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import json, os, sys
-        from sandboxverify.runtime.hosts._base import HostContext
+        from sandboxverify.runtime.hosts import HostContext
         from sandboxverify.runtime.hosts._llm import load_llm
-        from sandboxverify.runtime.hosts._native import Registry
+        from sandboxverify.runtime._registry import Registry
         from sandboxverify.runtime._protocol import EntryPointRef
 
         loaded = load_llm(EntryPointRef("good", "llm", "llmdemo_good"), Registry(), HostContext())

@@ -1,4 +1,7 @@
-"""Harness failures: one exception type, a stable code, and where in the playbook it happened."""
+"""Harness failures: one exception type, a stable code, and where in the playbook it happened.
+
+Their messages quote the script's and the tools' texts shortened, with :func:`short`.
+"""
 
 from __future__ import annotations
 
@@ -102,6 +105,11 @@ class Step:
             raise self.error(
                 code, f"{what} raised {type(exc).__name__}: {exc}", details=traceback.format_exc()
             ) from exc
+
+
+def short(text: str, limit: int = 40) -> str:
+    """``text`` quoted for a failure message, cut to ``limit`` characters."""
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
 
 
 # Reported as the public name (``sandboxverify.harness.HarnessError``) in test output.

@@ -4,13 +4,16 @@ Each turn sends the user's prompt; the playbook then plays the model one step at
 calls go through the agent loop (hooks, schema, real or mocked execution), ``say`` ends the turn.
 Every divergence between the script and what happened raises :class:`HarnessError` naming the
 turn and action, what was expected and what happened.
+
+This module owns the session (setup, lifecycle, traces) and the scripted model, turn by turn;
+one tool call through the agent loop is ``_loop``. Checking each result against its action and
+the assertions tests make are ``_assertions`` (mixed into :class:`TestSession`); answering an MCP
+server's sampling requests from the running call is ``_sampling``.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -22,9 +25,10 @@ from types import TracebackType
 from typing import Any, Callable
 
 from sandboxverify.runtime._registry import Registry
-from sandboxverify.runtime.harness import _snapshot, _trace
+from sandboxverify.runtime.harness import _trace
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
-from sandboxverify.runtime.harness._errors import HarnessError, Step
+from sandboxverify.runtime.harness._assertions import SessionAssertions
+from sandboxverify.runtime.harness._errors import HarnessError, Step, short
 from sandboxverify.runtime.harness._events import Events, Message, ToolResultRecord, UICallRecord
 from sandboxverify.runtime.harness._loop import AgentLoop, CallSite
 from sandboxverify.runtime.harness._mocks import MockTools
@@ -35,6 +39,7 @@ from sandboxverify.runtime.harness._plugins import (
     load_plugins,
     session_host,
 )
+from sandboxverify.runtime.harness._sampling import CallSampling
 from sandboxverify.runtime.harness._ui import MockUI
 from sandboxverify.runtime.hosts import HostContext
 
@@ -50,7 +55,7 @@ class PlaybookState:
     remaining: int
 
 
-class TestSession:
+class TestSession(SessionAssertions):
     """A harness session; use it as a context manager (it removes its temporary directory)."""
 
     __test__ = False  # not a pytest test class, despite the name
@@ -92,7 +97,7 @@ class TestSession:
         self._remaining = 0
         self._turns_run = 0
         self._location: tuple[int | None, int | None, str | None] = (None, None, None)
-        self._sampling: _Sampling | None = None
+        self._sampling: CallSampling | None = None
         try:
             self.mocks = MockTools(mock_tools)
             self.ui = MockUI(mock_ui, self._record_ui)
@@ -192,7 +197,7 @@ class TestSession:
         __tracebackhide__ = True  # pytest shows the test, not the harness
         self.events.emit("turn_started", turn=number, prompt=turn.prompt)
         self.events.messages.append(Message("user", turn.prompt, number))
-        label = f"turn {number} ({_short(turn.prompt)})"
+        label = f"turn {number} ({short(turn.prompt)})"
         step = 0
         while True:
             if deadline is not None and time.monotonic() > deadline:
@@ -272,7 +277,7 @@ class TestSession:
         self.events.messages.append(Message("assistant", action.text, step.turn, tuple(tool_calls)))
         for call_id, (call, params) in zip(ids, resolved):
             self._location = (step.turn, step.action, call_id)
-            self._sampling = _Sampling(call, step, call_id, self.events)
+            self._sampling = CallSampling(call, step, call_id, self.events)
             try:
                 record = self.loop.execute(CallSite(call.tool, params, call_id, step))
             finally:
@@ -304,32 +309,6 @@ class TestSession:
             raise step.error("params_failed", f"params must be a dict, got {type(params).__name__}")
         return dict(params)
 
-    def _check_outcome(self, call: Call, record: ToolResultRecord, step: Step) -> None:
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        expected = call.expect_error
-        if record.is_error:
-            if expected is False:
-                if not self.auto_assert:
-                    return
-                cause = "was blocked" if record.blocked else "returned an error"
-                source = "its mock" if record.mocked else repr(call.tool)
-                raise step.error(
-                    "tool_error",
-                    f"{source} {cause}: {record.text}; declare expect_error=True if the error "
-                    "is what you test",
-                    details=_details_traceback(record),
-                )
-            if isinstance(expected, str) and not re.search(expected, record.text):
-                raise step.error(
-                    "expect_mismatch",
-                    f"expected an error matching {expected!r}, got: {record.text!r}",
-                )
-        elif expected is not False:
-            raise step.error(
-                "unexpected_success",
-                f"expected an error, but {call.tool!r} succeeded with: {_short(record.text, 200)}",
-            )
-
     def _callback(self, callback: Any, record: ToolResultRecord, step: Step) -> None:
         __tracebackhide__ = True  # pytest shows the test, not the harness
         step.guard(lambda: callback(record), code="callback_failed", what="the .then() callback")
@@ -358,77 +337,7 @@ class TestSession:
             return_value=answer,
         )
 
-    # -- process assertions ----------------------------------------------------------------
-    def assert_called(self, name: str, *, times: int | None = None) -> None:
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        count = len(self.events.tool_calls_for(name))
-        if count == 0 or (times is not None and count != times):
-            wanted = f"{times} time(s)" if times is not None else "at least once"
-            raise HarnessError(
-                "assertion_failed",
-                f"expected {name!r} to be called {wanted}, "
-                f"it was called {count} time(s); calls: {self._calls_made()}",
-            )
-
-    def assert_not_called(self, name: str) -> None:
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        count = len(self.events.tool_calls_for(name))
-        if count:
-            raise HarnessError(
-                "assertion_failed",
-                f"expected {name!r} not to be called, it "
-                f"was called {count} time(s); calls: {self._calls_made()}",
-            )
-
-    def assert_called_before(self, first: str, second: str) -> None:
-        """The first call of ``first`` comes before the first call of ``second``."""
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        names = [record.tool_name for record in self.events.tool_calls]
-        for name in (first, second):
-            if name not in names:
-                raise HarnessError(
-                    "assertion_failed",
-                    f"expected {first!r} before {second!r}, "
-                    f"but {name!r} was never called; calls: {self._calls_made()}",
-                )
-        if names.index(first) > names.index(second):
-            raise HarnessError(
-                "assertion_failed",
-                f"expected {first!r} before {second!r}, "
-                f"but {second!r} came first; calls: {self._calls_made()}",
-            )
-
-    def _calls_made(self) -> str:
-        return ", ".join(record.tool_name for record in self.events.tool_calls) or "none"
-
-    # -- snapshots and traces --------------------------------------------------------------
-    def assert_snapshot(self, value: Any, name: str | None = None) -> None:
-        """Compare ``value`` (as JSON) with its stored snapshot; the first run stores it."""
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        self._snapshots_taken += 1
-        env = os.environ
-        located = _snapshot.test_id_from_pytest(env)
-        if self._snapshot_dir is not None:
-            directory = self._snapshot_dir
-            test_id = located[1] if located else "session"
-        elif located is not None:
-            directory = Path(located[0]).resolve().parent / "__snapshots__" / Path(located[0]).stem
-            test_id = located[1]
-        else:
-            # Stored next to nothing anyone keeps, it would be "created" on every run and never
-            # compared: a snapshot that always passes. Refuse instead.
-            raise HarnessError(
-                "snapshot_unlocated",
-                "assert_snapshot() does not know where snapshots live: call it under pytest "
-                "(they go next to the test file) or pass snapshot_dir=... to create_test_session",
-            )
-        path = _snapshot.snapshot_path(directory, test_id, self._snapshots_taken, name)
-        update = _snapshot.update_requested(env, bool(self._update_snapshots))
-        try:
-            _snapshot.assert_snapshot(value, path, update=update, ci=_snapshot.in_ci(env))
-        except AssertionError as exc:
-            raise HarnessError("snapshot_mismatch", str(exc)) from None
-
+    # -- traces ----------------------------------------------------------------------------
     def trace(self) -> list[dict[str, Any]]:
         return [event.to_json() for event in self.events.all]
 
@@ -441,90 +350,4 @@ def create_test_session(plugins: Sequence[PluginSpec] | None = None, **options: 
     return TestSession(plugins, **options)
 
 
-def _short(text: str, limit: int = 40) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _details_traceback(record: ToolResultRecord) -> str | None:
-    details = record.details
-    if isinstance(details, Mapping) and isinstance(details.get("traceback"), str):
-        return str(details["traceback"])
-    return None
-
-
 __all__ = ["LoadFailure", "PlaybookState", "TestSession", "create_test_session"]
-
-
-class _Sampling:
-    """The sampling answers one call may give, consumed in order."""
-
-    def __init__(self, call: Call, step: Step, call_id: str, events: Events) -> None:
-        self.call = call
-        self.step = step
-        self.call_id = call_id
-        self.events = events
-        self.answers = list(call.sample)
-        self.asked = 0
-        #: kept in case the server (or the client) swallows the error answer we send it
-        self.failure: HarnessError | None = None
-
-    def answer(self, params: dict[str, Any]) -> dict[str, Any]:
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        self.asked += 1
-        if not self.answers:
-            messages = _short(json.dumps(params.get("messages"), default=repr), 120)
-            error = self.step.error(
-                "sampling_unscripted",
-                f"{self.call.tool!r} asked the model to sample (request {self.asked}: "
-                f"{messages}), but the call has no sample answer left; add sample=... to it",
-            )
-            self.failure = self.failure or error
-            raise error
-        answer = self.answers.pop(0)
-        if callable(answer):
-            produce = answer
-            answer = self.step.guard(
-                lambda: produce(params), code="callback_failed", what="the sample callable"
-            )
-        result = sampling_result(answer)
-        if result is None:
-            error = self.step.error(
-                "playbook_invalid",
-                f"a sample answer is text or a sampling result dict with 'content', got {answer!r}",
-            )
-            self.failure = self.failure or error
-            raise error
-        self.events.emit(
-            "sampling",
-            turn=self.step.turn,
-            action=self.step.action,
-            tool_call_id=self.call_id,
-            request=params,
-            result=result,
-        )
-        return result
-
-    def settle(self) -> None:
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        if self.failure is not None:
-            raise self.failure
-        if self.answers:
-            raise self.step.error(
-                "sampling_unused",
-                f"{self.call.tool!r} was given {self.asked + len(self.answers)} sample "
-                f"answer(s), but the server asked the model to sample {self.asked} time(s)",
-            )
-
-
-def sampling_result(answer: Any) -> dict[str, Any] | None:
-    """Text, or a ``sampling/createMessage`` result, completed with what the spec requires."""
-    if isinstance(answer, str):
-        answer = {"content": {"type": "text", "text": answer}}
-    if not isinstance(answer, Mapping) or not isinstance(answer.get("content"), Mapping):
-        return None
-    return {
-        "role": "assistant",
-        "model": "sandboxverify-playbook",
-        "stopReason": "endTurn",
-        **dict(answer),
-    }

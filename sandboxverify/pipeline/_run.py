@@ -34,7 +34,8 @@ from sandboxverify.stages._imports import (
     judge_imports,
     run_imports,
 )
-from sandboxverify.stages._probe import ProbeSettings, probe
+from sandboxverify.stages._probe import probe
+from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
 from sandboxverify.stages._smoke import Playbook
 from sandboxverify.stages._smoke import run as run_smoke

@@ -20,7 +20,7 @@ from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginRecord
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._venv import Sandbox
-from sandboxverify.stages._probe import ProbeError, ProbeSettings, Subject, request_runtime
+from sandboxverify.stages._runtime_call import ProbeError, ProbeSettings, Subject, request_runtime
 
 _SHOWN = 5
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")

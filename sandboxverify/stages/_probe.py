@@ -1,58 +1,34 @@
-"""Stage ``probe``: run the stdlib-only runtime inside a sandbox and read its side-channel results.
+"""Stage ``probe``: discover the distribution's plugins in the sandbox and load each one.
 
-Each request goes in on stdin with a fresh nonce; the result comes back in a file the plugin code
-never learns the name of. A result only counts when the process exited 0, the file parses, the
-protocol matches and the nonce is ours: a plugin printing "ok" and exiting cannot pass.
-Every plugin loads in its own process, in parallel with each other and with discovery, under its
-own timeout, so one plugin that hangs or kills the interpreter is reported by name and cannot take
-the others down.
+Discovery and every load are requests to the runtime (see ``_runtime_call``), so only a verified
+result counts. Every plugin loads in its own process, in parallel with each other and with
+discovery, under its own timeout, so one plugin that hangs or kills the interpreter is reported
+by name and cannot take the others down.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import os
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
-from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
-from sandboxverify.sandbox._environment import plugin_env
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, parallel_map, run
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
-
-_BOOTSTRAP = (
-    "import sys; sys.path.append(sys.argv[1]); "
-    "from sandboxverify.runtime._probe import main; main()"
+from sandboxverify.stages._runtime_call import (
+    ProbeError,
+    ProbeSettings,
+    Subject,
+    request_runtime,
+    runtime_timeout,
+    safe_label,
 )
+
 _MAX_PARALLEL_LOADS = 4
-
-
-def runtime_timeout(timeout: float) -> float:
-    """How long the runtime itself waits (on a server, on a smoke run) before reporting: a
-    little less than ``timeout``, so its report, with a server's stderr, arrives before the
-    process is killed at ``timeout``."""
-    return max(timeout * 0.5, min(timeout * 0.9, timeout - 1.0))
-
-
-class ProbeError(Exception):
-    """The probe produced no trustworthy result."""
-
-    def __init__(self, failure: Failure) -> None:
-        super().__init__(failure.message)
-        self.failure = failure
-
-
-@dataclass(frozen=True)
-class ProbeSettings:
-    runtime: Path
-    pass_env: tuple[str, ...]
-    timeout: float
-    observer: Observer | None
 
 
 @dataclass(frozen=True)
@@ -325,100 +301,3 @@ def _server_failure(
         details=str(error.get("details") or "") or None,
     )
     return PluginLoad(record, (), failure)
-
-
-@dataclass(frozen=True)
-class Subject:
-    """Who a runtime request is about, for the failure messages."""
-
-    text: str
-    plugin: str | None = None
-    timeout_hint: str = (
-        "a plugin must not block at import or in setup(); if it is only slow, raise --timeout"
-    )
-    crash_hint: str = (
-        "plugin code must not exit the interpreter or kill it while loading; "
-        "the last output is below"
-    )
-
-
-def request_runtime(
-    sandbox: Sandbox,
-    request: dict[str, Any],
-    *,
-    label: str,
-    settings: ProbeSettings,
-    subject: Subject,
-) -> dict[str, Any]:
-    """Run one runtime action in the sandbox; only a verified result comes back."""
-    nonce = secrets.token_hex(16)
-    result_path = sandbox.paths.root / "results" / f"{label}.json"
-    result_path.parent.mkdir(parents=True, exist_ok=True)
-    result_path.unlink(missing_ok=True)
-    payload = {**request, "protocol": PROTOCOL, "nonce": nonce, "result": str(result_path)}
-    command = Command(
-        argv=[str(sandbox.python), "-I", "-c", _BOOTSTRAP, str(settings.runtime)],
-        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env),
-        cwd=sandbox.paths.work,
-        timeout=settings.timeout,
-        log_path=sandbox.paths.logs / f"{label}.log",
-        label=label,
-        stdin=json.dumps(payload).encode(),
-    )
-    outcome = run(command, settings.observer)
-    return _read_result(outcome, result_path, nonce, sandbox, subject)
-
-
-def _read_result(
-    outcome: Outcome, path: Path, nonce: str, sandbox: Sandbox, subject: Subject
-) -> dict[str, Any]:
-    version = sandbox.interpreter.version
-    if outcome.timed_out:
-        raise ProbeError(
-            Failure(
-                "timeout",
-                f"{subject.text} did not finish within {outcome.command.timeout:g}s and was "
-                "killed" + (" (it hangs while importing or in setup)" if subject.plugin else ""),
-                python=version,
-                plugin=subject.plugin,
-                hint=subject.timeout_hint,
-                details=outcome.tail,
-            )
-        )
-    problem: str | None = None
-    data: Any = None
-    if outcome.returncode != 0:
-        problem = f"the interpreter {outcome.describe()}"
-    elif not path.is_file():
-        problem = "the interpreter exited without writing a result (os._exit or a hard crash)"
-    else:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            problem = f"its result is unreadable: {exc}"
-        else:
-            if not isinstance(data, dict) or data.get("nonce") != nonce:
-                problem = "its result does not carry this run's nonce (forged or stale)"
-            elif data.get("protocol") != PROTOCOL:
-                problem = (
-                    f"the runtime speaks protocol {data.get('protocol')!r}, expected "
-                    f"{PROTOCOL} (another sandboxverify is installed in the sandbox?)"
-                )
-    if problem is not None:
-        raise ProbeError(
-            Failure(
-                "probe_crashed",
-                f"{subject.text} crashed: {problem}",
-                python=version,
-                plugin=subject.plugin,
-                hint=subject.crash_hint,
-                details=outcome.tail,
-            )
-        )
-    assert isinstance(data, dict)
-    return data
-
-
-def safe_label(name: str) -> str:
-    """``name`` as part of a file name (logs, results)."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]

@@ -21,7 +21,7 @@ from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._environment import plugin_env
 from sandboxverify.sandbox._subprocess import Command, parallel_map, run
 from sandboxverify.sandbox._venv import Sandbox
-from sandboxverify.stages._probe import ProbeSettings, safe_label
+from sandboxverify.stages._runtime_call import ProbeSettings, safe_label
 
 #: entry-point groups whose entries become executables in the sandbox's bin/
 SCRIPT_GROUPS = ("console_scripts", "gui_scripts")

@@ -19,7 +19,7 @@ from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._playbook import load_playbook
-from sandboxverify.stages._probe import (
+from sandboxverify.stages._runtime_call import (
     ProbeError,
     ProbeSettings,
     Subject,

@@ -29,7 +29,7 @@ from sandboxverify.stages._imports import (
     failed_plugin_modules,
     judge_imports,
 )
-from sandboxverify.stages._probe import ProbeSettings
+from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._scripts import check_scripts
 
 WHEEL = Artifact(

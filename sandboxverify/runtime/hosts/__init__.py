@@ -51,7 +51,7 @@ def load_plugin(
 
         return load_llm(ref, registry, context)
     if host == "mcp":
-        from sandboxverify.runtime.hosts._mcp_client import load_mcp  # noqa: PLC0415 - only mcp loads pay
+        from sandboxverify.runtime.hosts._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
 
         if ref.group == "console_scripts":  # the server starts through the script, by name
             ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))

@@ -1,37 +1,25 @@
-"""The ``mcp`` host: start an MCP server over stdio, list its tools, call them for real.
+"""An MCP client over stdio: start a server, do the handshake, list its tools, call them.
 
 The client speaks MCP 2025-06-18 (and accepts a server that answers 2025-03-26 or 2024-11-05).
 One request is in flight at a time; while it waits, the same thread answers what the server asks
 (``ping``, ``elicitation/create``, ``sampling/createMessage``), so responders run on the
-caller's thread. Every wait is bounded by the host context's timeout.
+caller's thread. Every wait is bounded by the client's timeout.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
-import shlex
-import shutil
 import subprocess
-import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from sandboxverify._version import __version__
-from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
 from sandboxverify.runtime._results import ToolResult
-from sandboxverify.runtime.hosts._base import (
-    HostContext,
-    LoadedPlugin,
-    PluginLoadError,
-    Responder,
-    ServerFailure,
-)
+from sandboxverify.runtime.hosts._base import Responder, ServerFailure
 from sandboxverify.runtime.hosts._jsonrpc import StdioConnection, describe_exit
 
 #: protocol revisions this client understands, newest (the one it asks for) first
@@ -46,7 +34,6 @@ _MAX_PAGES = 1000
 #: seconds a server gets to exit after its stdin closes, and again after SIGTERM
 _GRACE = 2.0
 _NO_GRACE = 0.2
-_EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 FailureCode = Literal["probe_crashed", "timeout"]
 
 
@@ -340,99 +327,4 @@ def tool_result(result: dict[str, Any]) -> ToolResult:
         blocks.insert(0, {"type": "text", "text": text})
     return ToolResult(
         content=tuple(blocks), details=structured, is_error=result.get("isError") is True
-    )
-
-
-# -- the host -------------------------------------------------------------------------------
-def load_mcp(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
-    """Start the server ``ref.value`` names, register its tools; it runs until the registry
-    closes. Raises :class:`PluginLoadError`."""
-    argv = server_command(ref)
-    client = McpClient(
-        argv,
-        timeout=context.timeout,
-        elicit=context.elicit,
-        sample=context.sample,
-        label=os.path.basename(argv[0]),
-    )
-    try:
-        client.start()
-        tools = client.list_tools()
-    except ServerFailure as exc:
-        client.close()
-        raise PluginLoadError("server", exc) from exc
-    except Exception as exc:  # a responder raised during the handshake
-        client.close()
-        raise PluginLoadError("setup", exc) from exc
-    specs = [
-        ToolSpec(
-            name=tool["name"],
-            fn=_tool_function(client, tool["name"]),
-            description=tool["description"] if isinstance(tool.get("description"), str) else None,
-            parameters=tool["inputSchema"]
-            if isinstance(tool.get("inputSchema"), dict)
-            else dict(_EMPTY_SCHEMA),
-            plugin=ref.name,
-            wants_ctx=False,
-        )
-        for tool in tools
-    ]
-    added: list[str] = []
-    try:
-        for spec in specs:
-            registry.add_tool(spec)
-            added.append(spec.name)
-    except PluginRegistrationError as exc:
-        for name in added:
-            del registry.tools[name]
-        client.close()
-        raise PluginLoadError("setup", exc) from exc
-    registry.closers.append(client.close)
-    return LoadedPlugin(ref=ref, tools=[spec.describe() for spec in specs], handlers={})
-
-
-def _tool_function(client: McpClient, name: str) -> Callable[..., ToolResult]:
-    def call(**arguments: Any) -> ToolResult:
-        return client.call_tool(name, arguments)
-
-    call.__name__ = call.__qualname__ = f"mcp_{name}"
-    return call
-
-
-def server_command(ref: EntryPointRef) -> list[str]:
-    """``ref.value`` split into words, the first resolved in the sandbox's scripts directory
-    (where ``sys.executable`` lives) or else on PATH."""
-    posix = os.name != "nt"
-    words = [word if posix else word.strip('"') for word in shlex.split(ref.value, posix=posix)]
-    if not words:
-        raise PluginLoadError("validate", ValueError(f"{ref.name!r} names no server command"))
-    scripts = os.path.dirname(os.path.abspath(sys.executable))
-    if os.path.dirname(words[0]):
-        found = shutil.which(words[0])
-    else:
-        found = shutil.which(words[0], path=scripts) or shutil.which(words[0])
-    if found is None:
-        raise PluginLoadError("validate", FileNotFoundError(_not_found(words[0], scripts)))
-    return [found, *words[1:]]
-
-
-def _not_found(command: str, scripts: str) -> str:
-    try:
-        entries = os.listdir(scripts)
-    except OSError:
-        entries = []
-    names = sorted(
-        {
-            name[:-4] if name.lower().endswith(".exe") else name
-            for name in entries
-            if not name.lower().startswith(("activate", "deactivate", "__"))
-            and not name.lower().endswith((".bat", ".ps1"))
-        }
-    )
-    close = difflib.get_close_matches(command, names, n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    shown = ", ".join(names[:40]) + (f", ... ({len(names)} in all)" if len(names) > 40 else "")
-    return (
-        f"MCP server command {command!r} was not found in {scripts} nor on PATH{hint}; "
-        f"{scripts} has: {shown or '(nothing)'}"
     )

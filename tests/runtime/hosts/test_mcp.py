@@ -20,7 +20,8 @@ from sandboxverify.runtime._registry import Registry, ToolSpec
 from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime.hosts import HostContext, PluginLoadError, ServerFailure, load_plugin
 from sandboxverify.runtime.hosts._jsonrpc import STDERR_TAIL, parse_line
-from sandboxverify.runtime.hosts._mcp_client import McpClient, load_mcp, server_command, tool_result
+from sandboxverify.runtime.hosts._mcp import load_mcp, server_command
+from sandboxverify.runtime.hosts._mcp_client import McpClient, tool_result
 
 SERVER = os.path.join(os.path.dirname(__file__), "mcp_fake_server.py")
 PAGE_ONE = ["add", "echo", "fail", "structured", "mixed"]

@@ -5,15 +5,8 @@ An llm plugin is a module in entry-point group ``llm`` whose functions, marked w
 manager under the entry point's name (as llm itself does), fails loudly where llm stays silent (a
 misspelled hook name, a hook function without ``@llm.hookimpl``), then calls this plugin's own
 ``register_tools(register)`` hook, and no other plugin's, with a ``register`` that behaves like
-the one in ``llm.get_tools()``: a function becomes ``llm.Tool.function(fn, name=name)``, an
-``llm.Tool`` is used as is, an ``llm.Toolbox`` subclass contributes one tool per method, named
-``<Class>_<method>``.
-
-Calling a tool mirrors llm's ``Response.execute_tool_calls()``: the JSON arguments as keywords, a
-coroutine function run with ``asyncio.run``, a ``ToolOutput`` unwrapped, a non-string result sent
-as ``json.dumps(result, default=repr)``, and an exception sent as ``"Error: <exception>"`` (an
-error result). A Toolbox is created, without arguments, on the first call of one of its tools,
-then ``prepare()``-d once; its state lives as long as the registry.
+the one in ``llm.get_tools()``. What it makes of each registered tool, and how a tool is called,
+is ``_llm_tools``.
 
 ``llm`` itself is imported at call time only: it is a dependency of the plugin under test, never
 of the runtime. Before the import, ``LLM_LOAD_PLUGINS`` is set to ``""`` (unless already set), so
@@ -25,23 +18,18 @@ settings) points into the temporary directory unless already set, so nothing tou
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import importlib
 import inspect
-import json
 import os
 import sys
 import tempfile
-import threading
-import uuid
 from typing import Any, Callable
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
-from sandboxverify.runtime._results import ToolResult
-from sandboxverify.runtime._tracebacks import format_traceback
+from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import HostContext, LoadedPlugin, PluginLoadError, resolve
+from sandboxverify.runtime.hosts._llm_tools import tool_specs
 
 #: The first llm release with tools (the ``register_tools`` hook, ``llm.Tool``, ``llm.Toolbox``).
 TOOLS_SINCE = "0.26"
@@ -233,209 +221,8 @@ def _registerer(
     """The ``register(tool_or_function, name=None)`` a ``register_tools`` hook receives."""
 
     def register(tool_or_function: Any, name: str | None = None) -> None:
-        for spec in _tool_specs(llm, ref, tool_or_function, name):
+        for spec in tool_specs(llm, ref, tool_or_function, name):
             registry.add_tool(spec)
             added.append(spec.name)
 
     return register
-
-
-def _tool_specs(llm: Any, ref: EntryPointRef, obj: Any, name: str | None) -> list[ToolSpec]:
-    """What ``register(obj, name)`` in ``llm.get_tools()`` makes of ``obj``."""
-    if inspect.isclass(obj):
-        if not issubclass(obj, llm.Toolbox):
-            raise TypeError(
-                f"Toolbox classes must inherit from llm.Toolbox, {obj.__name__} does not."
-            )
-        box: Any = obj  # as llm does: the class is named after its plugin and registration
-        box.plugin = ref.name
-        box.name = name or box.__name__
-        return _toolbox_specs(llm, ref, box)
-    if isinstance(obj, llm.Tool):
-        tool = obj
-        if name:
-            tool.name = name
-    elif isinstance(obj, llm.Toolbox):
-        raise TypeError(
-            f"register() takes a Toolbox class, not an instance: "
-            f"register({type(obj).__name__}), not register({type(obj).__name__}(...))"
-        )
-    elif callable(obj):
-        tool = llm.Tool.function(obj, name=name)
-    else:
-        raise TypeError(
-            "register() takes a function, an llm.Tool or an llm.Toolbox subclass, "
-            f"got {type(obj).__name__} {obj!r}"
-        )
-    tool.plugin = ref.name
-    target = tool.implementation
-    return [_spec(ref, tool, _caller(llm, tool.name, lambda: target))]
-
-
-def _toolbox_specs(llm: Any, ref: EntryPointRef, box: type[Any]) -> list[ToolSpec]:
-    """One tool per method, enumerated on the class as llm does; created only when called."""
-    instance = _LazyToolbox(box)
-    specs: list[ToolSpec] = []
-    prefix = f"{box.__name__}_"
-    for tool in _method_tools(llm, box):
-        if tool.name.startswith(prefix):
-            method = tool.name[len(prefix) :]
-        else:
-            method = tool.implementation.__name__
-
-        def target(method: str = method) -> Callable[..., Any]:
-            return getattr(instance.get(), method)  # type: ignore[no-any-return]
-
-        specs.append(_spec(ref, tool, _caller(llm, tool.name, target)))
-    return specs
-
-
-def _method_tools(llm: Any, box: type[Any]) -> list[Any]:
-    method_tools = box.method_tools
-    if inspect.ismethod(method_tools):  # a classmethod: llm >= 0.27
-        return list(method_tools())
-    # llm 0.26 enumerates methods on an instance only; the same walk on the class
-    tools = []
-    for name in dir(box):
-        if name.startswith("_") or name in box._blocked:
-            continue
-        member = getattr(box, name)
-        if callable(member):
-            tools.append(llm.Tool.function(member, name=f"{box.__name__}_{name}"))
-    return tools
-
-
-def _spec(ref: EntryPointRef, tool: Any, fn: Callable[..., ToolResult]) -> ToolSpec:
-    name, schema = tool.name, tool.input_schema
-    if not isinstance(name, str) or not name.strip():
-        raise PluginRegistrationError(f"tool name must be a non-empty string, got {name!r}")
-    if not isinstance(schema, dict):
-        raise PluginRegistrationError(
-            f"tool {name!r}: input_schema must be a JSON Schema object, got {type(schema).__name__}"
-        )
-    description = tool.description
-    return ToolSpec(
-        name=name,
-        fn=fn,
-        description=description if isinstance(description, str) else None,
-        parameters=dict(schema),
-        plugin=ref.name,
-        wants_ctx=False,
-    )
-
-
-class _ToolboxUnavailable(Exception):
-    """The toolbox could not be created or prepared; the message says why."""
-
-
-class _LazyToolbox:
-    """One instance of a Toolbox class, created on the first call and then kept."""
-
-    def __init__(self, box: type[Any]) -> None:
-        self._box = box
-        self._instance: Any = None
-        self._lock = threading.Lock()
-
-    def get(self) -> Any:
-        with self._lock:
-            if self._instance is None:
-                self._instance = self._create()
-            instance = self._instance
-            if not getattr(instance, "_prepared", True):  # llm >= 0.27 has prepare()
-                name = self._box.__name__
-                try:
-                    instance.prepare()
-                except Exception as exc:
-                    raise _ToolboxUnavailable(
-                        f"{name}.prepare() raised {type(exc).__name__}: {exc}"
-                    ) from exc
-                instance._prepared = True
-            return instance
-
-    def _create(self) -> Any:
-        name = self._box.__name__
-        try:
-            return self._box()
-        except TypeError as exc:
-            try:
-                takes = f" (it takes {name}{inspect.signature(self._box)})"
-            except (TypeError, ValueError):
-                takes = ""
-            raise _ToolboxUnavailable(
-                f"toolbox {name} could not be created without arguments{takes}: {exc}; "
-                f"llm users pass them (llm -T '{name}(...)'), a smoke call cannot"
-            ) from exc
-        except Exception as exc:
-            raise _ToolboxUnavailable(
-                f"toolbox {name} could not be created: {name}() raised {type(exc).__name__}: {exc}"
-            ) from exc
-
-
-# -- calling tools ---------------------------------------------------------------------------
-
-
-def _caller(
-    llm: Any, tool_name: str, target: Callable[[], Callable[..., Any] | None]
-) -> Callable[..., ToolResult]:
-    def call(**arguments: Any) -> ToolResult:
-        try:
-            implementation = target()
-        except _ToolboxUnavailable as exc:
-            return _error(f"Error: {exc}", exc.__cause__ or exc)
-        if implementation is None:
-            raise ValueError(f"No implementation available for tool: {tool_name}")
-        return _execute(llm, tool_name, implementation, arguments)
-
-    return call
-
-
-def _execute(
-    llm: Any, tool_name: str, implementation: Callable[..., Any], arguments: dict[str, Any]
-) -> ToolResult:
-    """One call as ``Response.execute_tool_calls()`` makes it, and the text the model gets."""
-    pause = getattr(llm, "PauseChain", None)  # newer llm: pauses the chain, is no error
-    output_type = getattr(llm, "ToolOutput", None)  # llm >= 0.27
-    attachments: list[Any] = []
-    try:
-        kwargs = dict(arguments)
-        if _accepts_tool_call(implementation):
-            kwargs["llm_tool_call"] = llm.ToolCall(
-                name=tool_name, arguments=dict(arguments), tool_call_id=f"tc_{uuid.uuid4().hex}"
-            )
-        if inspect.iscoroutinefunction(implementation):
-            result = asyncio.run(implementation(**kwargs))
-        else:
-            result = implementation(**kwargs)
-        if output_type is not None and isinstance(result, output_type):
-            attachments = list(result.attachments or [])
-            result = result.output
-        text = result if isinstance(result, str) else json.dumps(result, default=repr)
-    except Exception as exc:
-        if pause is not None and isinstance(exc, pause):
-            raise
-        return _error(f"Error: {exc}", exc)
-    details: Any = None if isinstance(result, str) else json.loads(text)
-    if attachments:
-        details = {"output": details, "attachments": [_describe(item) for item in attachments]}
-    return ToolResult.from_text(text, details=details)
-
-
-def _accepts_tool_call(implementation: Callable[..., Any]) -> bool:
-    """Newer llm passes the ``ToolCall`` to an implementation with an ``llm_tool_call``
-    parameter, and decides that with this function."""
-    accepts = getattr(sys.modules.get("llm.models"), "_accepts_llm_tool_call", None)
-    return bool(accepts(implementation)) if accepts is not None else False
-
-
-def _describe(attachment: Any) -> dict[str, Any]:
-    fields = {key: getattr(attachment, key, None) for key in ("type", "path", "url")}
-    return {key: value for key, value in fields.items() if value is not None}
-
-
-def _error(text: str, exc: BaseException) -> ToolResult:
-    details = {
-        "error_type": type(exc).__name__,
-        "message": str(exc),
-        "traceback": format_traceback(exc),
-    }
-    return ToolResult.from_text(text, is_error=True, details=details)

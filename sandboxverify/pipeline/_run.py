@@ -144,6 +144,7 @@ class Verifier:
                     IndexOptions(self.options.index_url, self.options.find_links),
                     steps,
                     extra=self.options.with_requirements,
+                    requires_python=wheel.requires_python,
                 )
             )
             stage.summary = wheel.path.name

@@ -7,6 +7,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._environment import installer_env
@@ -61,10 +63,25 @@ def install(
     settings: StepSettings,
     *,
     extra: tuple[str, ...] = (),
+    requires_python: str | None = None,
 ) -> list[Failure]:
     """Install the wheel with its declared dependencies (and ``extra`` requirements: the
-    application that hosts the plugins), then make the installer check them."""
+    application that hosts the plugins), then make the installer check them.
+
+    The wheel's ``requires_python`` is enforced here, before any installer runs: pip refuses a
+    wheel whose Requires-Python excludes the interpreter, but ``uv pip install <path>`` installs
+    it anyway, and both installers must reach the same verdict."""
     version = sandbox.interpreter.version
+    refusal = _requires_python_refusal(wheel, requires_python, sandbox.interpreter)
+    if refusal is not None:
+        return [
+            Failure(
+                "install_failed",
+                f"installing {wheel.name} with {installer.name} refused: {refusal}",
+                python=version,
+                hint=_install_hint(refusal, version),
+            )
+        ]
     outcome = _run(
         installer.install(sandbox.python, wheel, index, extra), sandbox, "install", settings
     )
@@ -97,6 +114,24 @@ def install(
             details=check.tail,
         )
     ]
+
+
+def _requires_python_refusal(
+    wheel: Path, requires_python: str | None, interpreter: Interpreter
+) -> str | None:
+    """pip's own words when ``requires_python`` excludes ``interpreter`` (as pip decides: the
+    full X.Y.Z, pre-releases of Python included)."""
+    if not requires_python:
+        return None
+    try:
+        allowed = SpecifierSet(requires_python)
+    except InvalidSpecifier:
+        return f"its Requires-Python {requires_python!r} is not a valid version specifier"
+    full = ".".join(map(str, interpreter.version_info))
+    if allowed.contains(full, prereleases=True):
+        return None
+    name = wheel.name.split("-", 1)[0]
+    return f"Package {name!r} requires a different Python: {full} not in {requires_python!r}"
 
 
 def _install_hint(cause: str, version: str) -> str:

@@ -186,14 +186,26 @@ def test_a_build_that_fails_is_build_failed_with_the_backend_error() -> None:
     assert report.artifacts == ()
 
 
-def test_requires_python_that_excludes_the_interpreter_is_install_failed() -> None:
+@pytest.mark.parametrize("requires_python", [">=3.14", "<3.8"])
+def test_requires_python_that_excludes_the_interpreter_is_install_failed(
+    requires_python: str, tmp_path: Path
+) -> None:
+    """``uv pip install <wheel>`` ignores an upper bound by itself; both installers must refuse."""
+    project = copy_fixture("broken-requires-python", tmp_path)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace('">=3.14"', f'"{requires_python}"'), encoding="utf-8"
+    )
+    messages = {}
     for installer in ("uv", "pip"):
-        report = verify(fixture("broken-requires-python"), installer=installer)
+        report = verify(project, installer=installer)
 
         assert codes(report) == ["install_failed"], installer
         [failure] = report.failures
-        assert ">=3.14" in failure.message, installer
+        assert f"not in {requires_python!r}" in failure.message, installer
         assert failure.hint is not None and "requires-python excludes" in failure.hint
+        messages[installer] = failure.message.replace(f"with {installer} ", "with INSTALLER ")
+    assert messages["uv"] == messages["pip"]
 
 
 def test_a_distribution_without_plugins_in_the_group_is_no_plugins() -> None:

@@ -21,7 +21,7 @@ from sandboxverify.pipeline._check import check
 from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.report._model import Report
 from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
-from sandboxverify.stages._playbook import load_playbook
+from sandboxverify.stages.playbook import load_playbook
 
 HarnessFactory = Callable[..., TestSession]
 

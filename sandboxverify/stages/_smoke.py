@@ -18,7 +18,6 @@ from sandboxverify._errors import UsageError
 from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._venv import Sandbox
-from sandboxverify.stages._playbook import load_playbook
 from sandboxverify.stages._runtime_call import (
     ProbeError,
     ProbeSettings,
@@ -26,6 +25,7 @@ from sandboxverify.stages._runtime_call import (
     request_runtime,
     runtime_timeout,
 )
+from sandboxverify.stages.playbook import load_playbook
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from sandboxverify.runtime._smoke import smoke
-from sandboxverify.stages._playbook import parse_playbook
+from sandboxverify.stages.playbook import parse_playbook
 
 ECHO = "tests.runtime.test_smoke:echo_plugin"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.stages._playbook import load_playbook, parse_playbook
+from sandboxverify.stages.playbook import load_playbook, parse_playbook
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sandboxverify.harness import HarnessError, run_spec, session_from_spec
-from sandboxverify.stages._playbook import load_playbook, parse_playbook
+from sandboxverify.stages.playbook import load_playbook, parse_playbook
 from tests.helpers import FIXTURES
 
 PLANNER = "svfix_planner.plugin:setup"

@@ -1,0 +1,29 @@
+"""Smoke playbooks in TOML: read, check and normalise them on the host, before any sandbox exists.
+
+A playbook scripts the model's side of a session turn by turn (``[[turns]]`` with a ``prompt`` and
+``actions``: ``call``, ``parallel`` or ``say``), mocks tools and UI answers (``[mock_tools]``,
+``[mock_ui]``) and states what must have happened (``[expect]``). The runtime executes the
+normalised spec returned here; this package only validates, so every mistake surfaces up front as
+a one-line :class:`ConfigError` naming the file and the place (``turns[1].actions[0].params.id``).
+
+``_document`` reads the file and its top-level keys, ``_mocks`` the mocks, ``_turns`` the turns
+and their actions, ``_calls`` each call (and its ``${name}`` references to earlier captures);
+``_values`` holds the checks of single values they share.
+
+The normalised spec (a contract with the runtime; JSON-serialisable)::
+
+    {"source": str, "name": str | None, "mock_tools": {...}, "mock_ui": {...},
+     "plugins": [str, ...] | None,
+     "turns": [{"prompt": str, "where": "turns[0]", "actions": [action, ...]}],
+     "expect": {"called": [str], "not_called": [str], "called_before": [[str, str]]}}
+
+    action: {"kind": "call", "where", "tool", "params", "capture", "expect", "expect_error", "text"}
+          | {"kind": "parallel", "where", "text", "calls": [call action, ...]}
+          | {"kind": "say", "where", "text"}
+"""
+
+from __future__ import annotations
+
+from sandboxverify.stages.playbook._document import load_playbook, parse_playbook
+
+__all__ = ["load_playbook", "parse_playbook"]

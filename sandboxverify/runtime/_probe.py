@@ -117,7 +117,13 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
 def load(request: dict[str, Any]) -> dict[str, Any]:
     ref = EntryPointRef.from_json(request["plugin"])
     registry = Registry()
-    context = HostContext(timeout=float(request.get("timeout") or HostContext.timeout))
+    options = request.get("options") or {}
+    context = HostContext(
+        timeout=float(request.get("timeout") or HostContext.timeout),
+        require_callable=options.get("callable"),
+        kind=str(options.get("kind") or "tool"),
+        hookspecs=options.get("hookspecs"),
+    )
     try:
         loaded = load_plugin(request["host"], ref, registry, context)
     except PluginLoadError as exc:

@@ -25,9 +25,6 @@ DEFAULT_GROUPS: dict[str, str | None] = {
 
 #: the group of a plugin that is an MCP server command line rather than an entry point
 SERVER_COMMAND = "server-command"
-#: entry-point groups whose applications load a module, not call an object (pytest plugins):
-#: there an entry point naming a bare module is complete
-MODULE_GROUPS = frozenset({"pytest11"})
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,12 @@ class ToolSpec:
 
     def describe(self) -> dict[str, Any]:
         """The JSON-serialisable part, as reported by the probe."""
-        return {"name": self.name, "description": self.description, "parameters": self.parameters}
+        return {
+            "name": self.name,
+            "kind": "tool",
+            "description": self.description,
+            "parameters": self.parameters,
+        }
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,10 @@
 
 ``native`` calls the plugin's ``setup(api)``; ``entrypoints`` treats every entry point as one
 tool; ``llm`` registers an llm plugin module with llm's plugin manager; ``mcp`` starts a server
-and lists its tools. Every host fills a :class:`~sandboxverify.runtime._registry.Registry`.
+and lists its tools; ``pytest``, ``pluggy``, ``flake8``, ``sphinx`` and ``mkdocs`` load the
+plugin in its real application. Every host fills a
+:class:`~sandboxverify.runtime._registry.Registry` or returns its registrations, each with a
+``kind``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import shlex
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import (
+    ApplicationMissing,
     HostContext,
     LoadedPlugin,
     LoadStage,
@@ -24,6 +28,7 @@ from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
 from sandboxverify.runtime.hosts._native import load_native
 
 __all__ = [
+    "ApplicationMissing",
     "HostContext",
     "LoadStage",
     "LoadedPlugin",
@@ -45,7 +50,7 @@ def load_plugin(
     if host == "native":
         return load_native(ref, registry)
     if host == "entrypoints":
-        return load_entrypoint(ref)
+        return load_entrypoint(ref, context)
     if host == "llm":
         from sandboxverify.runtime.hosts._llm import load_llm  # noqa: PLC0415 - only llm loads pay
 

@@ -12,8 +12,10 @@ from typing import Any, Callable, Literal
 from sandboxverify.runtime._protocol import EntryPointRef
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
-#: the plugin's own registration code, or (``mcp``) the server process it runs.
-LoadStage = Literal["import", "validate", "setup", "server"]
+#: the plugin's own registration code, (``mcp``) the server process it runs, or the
+#: application that loads it (not installed, or it refused the plugin: a failed ``pytest
+#: --collect-only``, ``sphinx-build`` or ``mkdocs build``).
+LoadStage = Literal["import", "validate", "setup", "server", "application"]
 
 
 class PluginLoadError(Exception):
@@ -40,9 +42,22 @@ class ServerFailure(Exception):
         self.details = details
 
 
+class ApplicationMissing(Exception):
+    """The application that loads the plugin is not installed in the sandbox."""
+
+    def __init__(self, application: str, group: str) -> None:
+        super().__init__(
+            f"{application} is not installed in the sandbox, and it is the application that "
+            f"loads {group!r} plugins"
+        )
+        self.application = application
+
+
 @dataclass(frozen=True)
 class LoadedPlugin:
     ref: EntryPointRef
+    #: the registrations: ``{"name", "kind", "description", "parameters"}`` each; ``kind`` is
+    #: what the application knows it as (``tool``, ``fixture``, ``model``, ``hook``, ``code``...)
     tools: list[dict[str, Any]]
     handlers: dict[str, int]
 
@@ -61,6 +76,25 @@ class HostContext:
     timeout: float = 60.0
     elicit: Responder | None = None
     sample: Responder | None = None
+    #: ``entrypoints``: must the entry point name a callable? ``None``: unless the group's
+    #: application loads modules (``MODULE_GROUPS``)
+    require_callable: bool | None = None
+    #: ``entrypoints``: the kind its registrations are reported as
+    kind: str = "tool"
+    #: ``pluggy``: the module holding the application's hookspecs, when the group is not known
+    hookspecs: str | None = None
+
+
+def import_application(module: str, application: str, group: str) -> Any:
+    """Import the application's ``module``; its absence is :class:`ApplicationMissing`."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name and module.split(".", maxsplit=1)[0] == exc.name.split(".")[0]:
+            raise PluginLoadError("application", ApplicationMissing(application, group)) from exc
+        raise PluginLoadError("application", exc) from exc
+    except (Exception, SystemExit) as exc:
+        raise PluginLoadError("application", exc) from exc
 
 
 def resolve(ref: EntryPointRef) -> Any:

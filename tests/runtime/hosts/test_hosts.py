@@ -95,7 +95,9 @@ def test_each_way_to_fail_has_a_stage(
 def test_entrypoints_host_one_tool_per_entry_point(modules: Path) -> None:
     module(modules, "hostdemo_cmd", 'def hello():\n    """Say hello."""\n')
     loaded = load_entrypoint(ref("hostdemo_cmd:hello", name="hello"))
-    assert loaded.tools == [{"name": "hello", "description": "Say hello.", "parameters": None}]
+    assert loaded.tools == [
+        {"name": "hello", "kind": "tool", "description": "Say hello.", "parameters": None}
+    ]
 
 
 def test_entrypoints_host_accepts_a_module_only_where_the_application_loads_modules(
@@ -105,7 +107,9 @@ def test_entrypoints_host_accepts_a_module_only_where_the_application_loads_modu
     module(modules, "hostdemo_mod", '"""A pytest plugin."""\nVALUE = 1\n')
     pytest_plugin = EntryPointRef(name="mod", group="pytest11", value="hostdemo_mod")
     loaded = load_entrypoint(pytest_plugin)
-    assert loaded.tools == [{"name": "mod", "description": "A pytest plugin.", "parameters": None}]
+    assert loaded.tools == [
+        {"name": "mod", "kind": "tool", "description": "A pytest plugin.", "parameters": None}
+    ]
     # elsewhere the application calls what it loads: a module is a forgotten ':function'
     with pytest.raises(PluginLoadError) as info:
         load_entrypoint(ref("hostdemo_mod", name="mod"))

@@ -77,6 +77,7 @@ def test_load_registers_every_tool_across_pages_in_order(registry: Registry) -> 
     assert list(registry.tools) == PAGE_ONE + PAGE_TWO
     assert loaded.tools[0] == {
         "name": "add",
+        "kind": "tool",
         "description": "Add two integers",
         "parameters": {
             "type": "object",

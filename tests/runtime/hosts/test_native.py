@@ -42,6 +42,7 @@ def test_explicit_description_and_schema_win() -> None:
     plugin_api.register_tool("search", lambda **kw: kw, description="Search", parameters=schema)
     assert registry.tools["search"].describe() == {
         "name": "search",
+        "kind": "tool",
         "description": "Search",
         "parameters": schema,
     }

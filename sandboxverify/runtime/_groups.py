@@ -1,0 +1,67 @@
+"""Which application loads the plugins of an entry-point group, and so which host judges them.
+
+Shared by both sides: the host side chooses a host per plugin (``--host auto``) and words its
+hints from this table; the runtime's pluggy host finds an application's hookspecs here.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KnownGroup:
+    #: the host that judges a plugin of this group
+    host: str
+    #: the distribution that provides the application loading the group (``--with`` hint)
+    application: str | None
+    #: ``pluggy`` host: the module holding the application's hookspecs
+    hookspecs: str | None = None
+
+
+KNOWN_GROUPS: dict[str, KnownGroup] = {
+    "sandboxverify.plugins": KnownGroup("native", None),
+    "llm": KnownGroup("llm", "llm"),
+    "pytest11": KnownGroup("pytest", "pytest"),
+    "flake8.extension": KnownGroup("flake8", "flake8"),
+    "flake8.report": KnownGroup("flake8", "flake8"),
+    "sphinx.html_themes": KnownGroup("sphinx", "sphinx"),
+    "sphinx.builders": KnownGroup("sphinx", "sphinx"),
+    "mkdocs.plugins": KnownGroup("mkdocs", "mkdocs"),
+    "mkdocs.themes": KnownGroup("mkdocs", "mkdocs"),
+    # applications built on pluggy: their hookspecs validate a plugin's hook implementations
+    "datasette": KnownGroup("pluggy", "datasette", "datasette.hookspecs"),
+    "sqlite_utils": KnownGroup("pluggy", "sqlite-utils", "sqlite_utils.hookspecs"),
+    "tox": KnownGroup("pluggy", "tox", "tox.plugin.spec"),
+    "hatch": KnownGroup("pluggy", "hatchling", "hatchling.plugin.specs"),
+    "devpi_server": KnownGroup("pluggy", "devpi-server", "devpi_server.hookspecs"),
+    "devpi_client": KnownGroup("pluggy", "devpi-client", "devpi.hookspecs"),
+}
+
+#: groups no application loads as plugins: commands, not plugins
+SCRIPT_GROUPS = frozenset({"console_scripts", "gui_scripts"})
+
+#: a distribution depending on one of these ships MCP servers as console scripts
+MCP_SDKS = frozenset({"mcp", "fastmcp"})
+
+#: groups whose application loads a module rather than calling an object: an entry point naming
+#: a bare module is complete there, whichever host judges it
+MODULE_GROUPS = frozenset(
+    {"pytest11", "llm", "sphinx.builders", "datasette", "sqlite_utils", "tox", "devpi_server"}
+)
+
+
+def near_miss(group: str) -> str | None:
+    """The known group ``group`` was probably meant to be (``pytest_11`` -> ``pytest11``)."""
+    if group in KNOWN_GROUPS:
+        return None
+    squashed = {_squash(known): known for known in KNOWN_GROUPS}
+    if _squash(group) in squashed:
+        return squashed[_squash(group)]
+    close = difflib.get_close_matches(group, list(KNOWN_GROUPS), n=1, cutoff=0.85)
+    return close[0] if close else None
+
+
+def _squash(group: str) -> str:
+    return "".join(c for c in group.lower() if c.isalnum())

@@ -1,4 +1,4 @@
-"""``check``: build -> sandbox per Python (``_verifier``) -> verdict -> clean up."""
+"""``check``: build -> sandbox per Python (``_run``) -> verdict -> clean up."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from sandboxverify._errors import UsageError
-from sandboxverify.artifacts._metadata import check_metadata
+from sandboxverify.artifacts._metadata import check_metadata, dependency_names
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -72,6 +72,8 @@ class Artifact:
     requires_python: str | None = None
     #: the wheel's file paths (directories left out)
     files: tuple[str, ...] = ()
+    #: the distributions it depends on (Requires-Dist without extras), normalized
+    dependencies: frozenset[str] = frozenset()
 
 
 #: what reading a broken archive raises (zipfile reports bad members in several ways)
@@ -170,6 +172,7 @@ def inspect_wheel(path: Path) -> Artifact:
         facts.entry_points,
         facts.requires_python,
         facts.files,
+        facts.dependencies,
     )
 
 
@@ -178,6 +181,7 @@ class _WheelFacts:
     files: tuple[str, ...] = ()
     entry_points: tuple[EntryPointRef, ...] = ()
     requires_python: str | None = None
+    dependencies: frozenset[str] = frozenset()
 
 
 def _read_wheel(
@@ -211,11 +215,14 @@ def _read_wheel(
             )
         )
     requires_python = None
+    dependencies: frozenset[str] = frozenset()
     if f"{info}/METADATA" in names:
+        metadata = archive.read(f"{info}/METADATA")
         found_problems, requires_python = check_metadata(
-            filename, f"{info}/METADATA", archive.read(f"{info}/METADATA"), name, version
+            filename, f"{info}/METADATA", metadata, name, version
         )
         problems.extend(found_problems)
+        dependencies = frozenset(dependency_names(metadata))
     if f"{info}/RECORD" in names:
         problems.extend(record_problems(filename, archive, info, files))
     problems.extend(content_problems(filename, info, files))
@@ -225,7 +232,7 @@ def _read_wheel(
         if entry_points_file in names
         else []
     )
-    return problems, _WheelFacts(files, tuple(entry_points), requires_python)
+    return problems, _WheelFacts(files, tuple(entry_points), requires_python, dependencies)
 
 
 def inspect_sdist(path: Path) -> Artifact:

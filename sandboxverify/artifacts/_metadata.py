@@ -7,6 +7,7 @@ import re
 from functools import cache
 
 from packaging.metadata import ExceptionGroup, Metadata, RawMetadata, parse_email
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -39,6 +40,22 @@ _LATER_FIELDS = {
     "2.4": frozenset({"license-expression", "license-file"}),
     "2.5": frozenset({"import-name", "import-namespace"}),
 }
+
+
+def dependency_names(data: bytes) -> frozenset[NormalizedName]:
+    """The distributions METADATA requires unconditionally or under a marker (not extras-only):
+    what the sandbox installs next to the wheel, e.g. the application that loads the plugins."""
+    raw, _ = parse_email(data)
+    names: set[NormalizedName] = set()
+    for line in raw.get("requires_dist") or []:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue  # reported by check_metadata
+        if requirement.marker is not None and "extra" in str(requirement.marker):
+            continue
+        names.add(canonicalize_name(requirement.name))
+    return frozenset(names)
 
 
 def check_metadata(

@@ -50,3 +50,16 @@ def others_in_groups(dist_name: str, groups: list[str]) -> list[dict[str, str]]:
             if ep.group in groups
         )
     return found
+
+
+def installed_distributions() -> list[dict[str, str]]:
+    """Every distribution installed in the environment, as the report's ``installed`` lists it."""
+    found = {
+        canonical_name(dist.metadata["Name"]): {
+            "name": dist.metadata["Name"],
+            "version": dist.version,
+        }
+        for dist in metadata.distributions()
+        if dist.metadata["Name"]
+    }
+    return [found[name] for name in sorted(found)]

@@ -72,6 +72,7 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
         declared_groups,
         entry_points_of,
         find_distribution,
+        installed_distributions,
         others_in_groups,
     )
 
@@ -111,6 +112,7 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
         "others": others_in_groups(request["dist"], groups),
         # which .pth file put a directory on sys.path, to explain an isolation leak
         "path_sources": path_sources(site_packages(), own),
+        "installed": installed_distributions(),
     }
 
 

@@ -20,6 +20,10 @@ DEFAULT_GROUPS: dict[str, str | None] = {
     "llm": "llm",
     # an MCP server is started through the distribution's console script
     "mcp": "console_scripts",
+    "pytest": "pytest11",
+    "flake8": "flake8.extension",
+    "sphinx": "sphinx.html_themes",
+    "mkdocs": "mkdocs.plugins",
 }
 
 

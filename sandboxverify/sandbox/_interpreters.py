@@ -341,3 +341,25 @@ def _minor_versions_here() -> set[int]:
     minors = {int(match.group(1)) for match in map(_MINOR_NAME.match, names) if match}
     minors.add(sys.version_info[1])
     return minors
+
+
+def floor_note(requires_python: str | None, chosen: Sequence[Interpreter]) -> str | None:
+    """What ``--python min`` could not verify: the minor versions Requires-Python allows below
+    the floor sandboxes need (``>=3.7`` runs on 3.9 and skips 3.7 and 3.8)."""
+    try:
+        allowed = SpecifierSet(requires_python or "")
+    except InvalidSpecifier:
+        return None
+    floor = MIN_SANDBOX_PYTHON[1]
+    skipped = [
+        f"3.{minor}"
+        for minor in range(floor)
+        if any(allowed.contains(f"3.{minor}.{patch}") for patch in range(40))
+    ]
+    if not skipped or not chosen:
+        return None
+    return (
+        f"--python min: Requires-Python {requires_python or '(any)'!r} allows Python "
+        f"{skipped[0]}, but sandboxes need Python {MIN_SANDBOX_PYTHON[0]}.{floor} or newer: "
+        f"ran on {chosen[0].version}; not verified on {', '.join(skipped)}"
+    )

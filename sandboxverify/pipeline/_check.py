@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -32,6 +33,7 @@ from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 from sandboxverify.sandbox._interpreters import (
     SELECTORS,
     Interpreter,
+    floor_note,
     resolve_all,
     select_interpreters,
 )
@@ -45,12 +47,14 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only."""
     started = time.perf_counter()
     target = classify(options.targets)
+    options = _with_group_suffixes(options)
     groups = options.effective_groups
-    if not groups:
+    if not groups and options.host != "auto":
         raise UsageError(
             f"--host {options.host} needs --group NAME: it has no default group",
             hint="e.g. --host entrypoints --group myapp.plugins",
         )
+    _check_hookspecs(options)
     if options.timeout <= 0 or options.install_timeout <= 0:
         raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
@@ -90,6 +94,13 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             max_workers=len(interpreters),
         )
     failures = list(build.failures) + [f for result in results for f in result.failures]
+    notes = _floor_notes(options, interpreters, build)
+    notes += dict.fromkeys(note for result in results for note in result.notes)
+    if options.host == "auto" and not options.groups:
+        # the groups the distribution declares, as they were judged
+        groups = tuple(
+            dict.fromkeys(plugin.group for result in results for plugin in result.run.plugins)
+        )
     return Report(
         target=" ".join(options.targets),
         artifacts=tuple(
@@ -105,7 +116,51 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         workdir=str(workspace.root) if options.keep else None,
         expect_tools=options.expect_tools,
         with_requirements=options.with_requirements,
+        notes=tuple(notes),
     )
+
+
+def _floor_notes(
+    options: CheckOptions, interpreters: list[Interpreter], build: BuildResult
+) -> list[str]:
+    if "min" not in (spec.lower() for spec in options.python):
+        return []
+    releases = [*build.wheels, *([build.sdist] if build.sdist else [])]
+    chosen = sorted(interpreters, key=lambda interpreter: interpreter.version_info)
+    note = floor_note(releases[0].requires_python, chosen) if releases else None
+    return [note] if note else []
+
+
+def _with_group_suffixes(options: CheckOptions) -> CheckOptions:
+    """``--group NAME:callable``: the group's entry points must name callables."""
+    groups: list[str] = []
+    callables = list(options.callable_groups)
+    for group in options.groups:
+        name, _, suffix = group.partition(":")
+        if suffix and suffix != "callable":
+            raise UsageError(
+                f"--group {group!r}: unknown suffix {suffix!r}",
+                hint="a group is NAME, or NAME:callable when its entry points must name callables",
+            )
+        if not name.strip():
+            raise UsageError(
+                f"--group {group!r}: the group name is empty", hint="e.g. --group myapp.plugins"
+            )
+        groups.append(name.strip())
+        if suffix:
+            callables.append(name.strip())
+    return replace(options, groups=tuple(groups), callable_groups=tuple(dict.fromkeys(callables)))
+
+
+def _check_hookspecs(options: CheckOptions) -> None:
+    for spec in options.hookspecs:
+        group, _, module = spec.partition("=")
+        if not group.strip() or not module.strip() or " " in module.strip():
+            raise UsageError(
+                f"--hookspecs {spec!r}: expected GROUP=MODULE",
+                hint="e.g. --hookspecs myapp=myapp.hookspecs (the module that defines the "
+                "application's pluggy hookspecs)",
+            )
 
 
 def _selected(

@@ -6,11 +6,24 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from sandboxverify.runtime._protocol import DEFAULT_GROUPS
 from sandboxverify.sandbox._toolchain import InstallerChoice
+from sandboxverify.stages._hosts import default_groups
 
-HostName = Literal["native", "entrypoints", "llm", "mcp"]
-HOSTS: tuple[HostName, ...] = ("native", "entrypoints", "llm", "mcp")
+HostName = Literal[
+    "auto", "native", "entrypoints", "llm", "mcp", "pytest", "pluggy", "flake8", "sphinx", "mkdocs"
+]
+HOSTS: tuple[HostName, ...] = (
+    "auto",
+    "native",
+    "entrypoints",
+    "llm",
+    "mcp",
+    "pytest",
+    "pluggy",
+    "flake8",
+    "sphinx",
+    "mkdocs",
+)
 INSTALLERS: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
 
 DEFAULT_TIMEOUT = 60.0
@@ -27,8 +40,13 @@ class CheckOptions:
     """Options of ``sandboxverify check``; see ``sandboxverify check --help`` for each one."""
 
     targets: tuple[str, ...] = (".",)
-    host: HostName = "native"
+    #: ``auto``: the groups the distribution declares choose a host per plugin
+    host: HostName = "auto"
     groups: tuple[str, ...] = ()
+    #: groups whose entry points must name a callable (``--group NAME:callable``)
+    callable_groups: tuple[str, ...] = ()
+    #: ``GROUP=MODULE``: the hookspecs module of a pluggy application not in the known table
+    hookspecs: tuple[str, ...] = ()
     expect_tools: tuple[str, ...] = ()
     exact: bool = False
     expect_plugins: int | None = None
@@ -63,7 +81,10 @@ class CheckOptions:
 
     @property
     def effective_groups(self) -> tuple[str, ...]:
-        if self.groups:
-            return self.groups
-        default = DEFAULT_GROUPS.get(self.host)
-        return (default,) if default else ()
+        """The groups looked in: ``--group``, else the named host's own; ``auto`` without
+        ``--group`` looks in every group the distribution declares."""
+        return self.groups or default_groups(self.host)
+
+    @property
+    def hookspecs_by_group(self) -> dict[str, str]:
+        return dict(spec.split("=", 1) for spec in self.hookspecs if "=" in spec)

@@ -106,6 +106,9 @@ class PluginRecord:
     error: PluginError | None = None
     seconds: float = 0.0
     handlers: dict[str, int] = field(default_factory=dict)
+    #: the host that judged the plugin, and why (``--host auto``: its group chose it)
+    host: str | None = None
+    host_reason: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -116,6 +119,8 @@ class PluginRecord:
             "error": self.error.to_json() if self.error else None,
             "seconds": round(self.seconds, 3),
             "handlers": dict(self.handlers),
+            "host": self.host,
+            "host_reason": self.host_reason,
         }
 
 
@@ -125,6 +130,9 @@ class ToolRecord:
     plugin: str
     description: str | None
     parameters: dict[str, Any] | None = None
+    #: what the plugin's application knows the registration as: ``tool``, ``fixture``,
+    #: ``model``, ``command``, ``hook``, ``code``, ``theme``...
+    kind: str = "tool"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -132,6 +140,7 @@ class ToolRecord:
             "plugin": self.plugin,
             "description": self.description,
             "parameters": self.parameters,
+            "kind": self.kind,
         }
 
 
@@ -149,6 +158,8 @@ class Run:
     imports: dict[str, Any] | None = None
     #: stage ``scripts``: the distribution's console scripts, each with its ``--help`` outcome
     scripts: tuple[dict[str, Any], ...] | None = None
+    #: every distribution installed in the sandbox, ``{"name", "version"}``, sorted by name
+    installed: tuple[dict[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -162,6 +173,7 @@ class Run:
             "sandbox": self.sandbox,
             "imports": self.imports,
             "scripts": list(self.scripts) if self.scripts is not None else None,
+            "installed": [dict(dist) for dist in self.installed],
         }
 
 
@@ -181,6 +193,9 @@ class Report:
     expect_tools: tuple[str, ...] = ()
     #: ``--with``: requirements installed next to the wheel
     with_requirements: tuple[str, ...] = ()
+    #: what the check decided on the user's behalf and they should know (``--python min``
+    #: raising the floor; a distribution verified as a library)
+    notes: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -198,6 +213,7 @@ class Report:
             "workdir": self.workdir,
             "expect_tools": list(self.expect_tools),
             "with": list(self.with_requirements),
+            "notes": list(self.notes),
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],

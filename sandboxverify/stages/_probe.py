@@ -19,6 +19,7 @@ from sandboxverify.report._model import Failure, PluginError, PluginRecord, Tool
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._runtime_call import (
     ProbeError,
     ProbeSettings,
@@ -45,6 +46,8 @@ class Discovery:
     #: directories ``.pth`` files in the sandbox's site-packages add to ``sys.path``:
     #: ``{directory: {"pth": file name, "shipped": by the distribution under test}}``
     path_sources: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: every distribution in the sandbox: ``{"name", "version"}``
+    installed: tuple[dict[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,10 @@ def discover(
         base_prefix=str(result.get("base_prefix", "")),
         isolated=bool((result.get("flags") or {}).get("isolated")),
         path_sources=dict(result.get("path_sources") or {}),
+        installed=tuple(
+            {"name": str(d["name"]), "version": str(d["version"])}
+            for d in result.get("installed") or ()
+        ),
     )
 
 
@@ -98,26 +105,25 @@ class ProbeOutcome:
 def probe(
     sandbox: Sandbox,
     *,
-    host: str,
     dist: str,
     groups: tuple[str, ...],
     planned: Sequence[EntryPointRef],
+    to_load: Sequence[PlannedPlugin],
     settings: ProbeSettings,
-    to_load: Sequence[EntryPointRef] | None = None,
 ) -> ProbeOutcome:
-    """Discovery and every plugin load, all at once.
+    """Discovery and every plugin load, all at once, each plugin with its own host.
 
     The wheel's entry_points.txt says which plugins to load, so loads need not wait for
     discovery; discovery still runs in the sandbox and must agree with the wheel (``planned``),
-    so the installed metadata stays the authority. ``to_load`` replaces what is loaded (an MCP
-    server command given on the command line).
+    so the installed metadata stays the authority. ``to_load`` is usually the planned plugins;
+    an MCP server command given on the command line replaces them.
     """
     tasks: list[Callable[[], Discovery | PluginLoad]] = [
         lambda: discover(sandbox, dist, groups, settings)
     ]
     tasks += [
-        functools.partial(load, sandbox, host, ref.to_json(), settings, index)
-        for index, ref in enumerate(planned if to_load is None else to_load)
+        functools.partial(load, sandbox, plugin, settings, index)
+        for index, plugin in enumerate(to_load)
     ]
 
     def attempt(task: Callable[[], Discovery | PluginLoad]) -> Discovery | PluginLoad | Failure:
@@ -211,16 +217,18 @@ def _names(refs: Sequence[EntryPointRef]) -> str:
 
 
 def load(
-    sandbox: Sandbox, host: str, plugin: dict[str, str], settings: ProbeSettings, index: int = 0
+    sandbox: Sandbox, planned: PlannedPlugin, settings: ProbeSettings, index: int = 0
 ) -> PluginLoad:
+    plugin = planned.ref.to_json()
     name = plugin["name"]
     # the runtime bounds its own waits (an MCP server that never answers) a little earlier, so
     # its report, with the server's stderr, arrives before this process is killed
     request = {
         "action": "load",
-        "host": host,
+        "host": planned.host,
         "plugin": plugin,
         "timeout": runtime_timeout(settings.timeout),
+        "options": planned.load_options(),
     }
     try:
         result = request_runtime(
@@ -235,12 +243,18 @@ def load(
             type=exc.failure.code, message=exc.failure.message, traceback="", stage="probe"
         )
         record = PluginRecord(
-            name=name, group=plugin["group"], value=plugin["value"], ok=False, error=crash
+            name=name,
+            group=plugin["group"],
+            value=plugin["value"],
+            ok=False,
+            error=crash,
+            host=planned.host,
+            host_reason=planned.reason,
         )
         return PluginLoad(record, (), exc.failure)
     error_data = result.get("error")
     if error_data and error_data.get("code") in ("probe_crashed", "timeout"):
-        return _server_failure(sandbox, plugin, error_data, settings.timeout)
+        return _server_failure(sandbox, planned, error_data, settings.timeout)
     error: PluginError | None = None
     if error_data:
         error = PluginError(
@@ -258,6 +272,8 @@ def load(
         error=error,
         seconds=float(result.get("seconds", 0.0)),
         handlers=dict(result.get("handlers") or {}),
+        host=planned.host,
+        host_reason=planned.reason,
     )
     tools = tuple(
         ToolRecord(
@@ -265,6 +281,7 @@ def load(
             plugin=name,
             description=tool.get("description"),
             parameters=tool.get("parameters"),
+            kind=str(tool.get("kind") or "tool"),
         )
         for tool in result.get("tools") or []
     )
@@ -272,19 +289,22 @@ def load(
 
 
 def _server_failure(
-    sandbox: Sandbox, plugin: dict[str, str], error: dict[str, Any], timeout: float
+    sandbox: Sandbox, planned: PlannedPlugin, error: dict[str, Any], timeout: float
 ) -> PluginLoad:
     """A server the runtime started died, spoke no protocol, or never answered."""
-    name, code = plugin["name"], str(error["code"])
+    ref = planned.ref
+    name, code = ref.name, str(error["code"])
     message = str(error.get("message", ""))
     if code == "timeout":  # the runtime stops a little early to collect the server's output
         message += f" (--timeout {timeout:g}s, less a margin to collect its output)"
     record = PluginRecord(
         name=name,
-        group=plugin["group"],
-        value=plugin["value"],
+        group=ref.group,
+        value=ref.value,
         ok=False,
         error=PluginError(type=code, message=message, traceback="", stage="server"),
+        host=planned.host,
+        host_reason=planned.reason,
     )
     hint = (
         "the server must answer initialize and tools/list promptly; if it is only slow to "

@@ -36,14 +36,31 @@ from sandboxverify.stages._smoke import load as load_playbook
 
 @click.command()
 @click.argument("targets", nargs=-1, metavar="[TARGET]...")
-@click.option("--host", type=click.Choice(HOSTS), help="How plugins are loaded. [default: native]")
+@click.option(
+    "--host",
+    type=click.Choice(HOSTS),
+    help="Who judges the plugins. auto: each plugin by the application that loads its group "
+    "(pytest11 → pytest, llm → llm, datasette → pluggy, flake8.extension → flake8, "
+    "sphinx.html_themes → sphinx, mkdocs.plugins → mkdocs, sandboxverify.plugins → native, "
+    "console scripts of an MCP SDK user → mcp, any other group → EntryPoint.load()); a "
+    "distribution without plugins is verified as a library. [default: auto]",
+)
 @click.option(
     "--group",
     "group",
     multiple=True,
-    metavar="NAME",
-    help="Entry-point group to verify (repeatable). [default: sandboxverify.plugins for native, "
-    "llm for llm, console_scripts for mcp]",
+    metavar="NAME[:callable]",
+    help="Entry-point group to verify (repeatable); NAME:callable when its entry points must "
+    "name callables. [default: every group the distribution declares with --host auto, else "
+    "the host's own: sandboxverify.plugins for native, llm for llm, console_scripts for mcp, "
+    "pytest11 for pytest...]",
+)
+@click.option(
+    "--hookspecs",
+    multiple=True,
+    metavar="GROUP=MODULE",
+    help="The hookspecs module of a pluggy application sandboxverify does not know: its "
+    "plugins' hook implementations are validated against it (repeatable).",
 )
 @click.option(
     "--server-command",

@@ -35,6 +35,7 @@ def _keys() -> dict[str, _Key]:
     return {
         "host": _Key("choice", HOSTS),
         "group": _Key("list"),
+        "hookspecs": _Key("list"),
         "expect-tools": _Key("list"),
         "exact": _Key("bool"),
         "expect-plugins": _Key("int"),

@@ -67,8 +67,9 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
     """What ``check`` is asked to do, from the merged values; the defaults for what none gave."""
     return CheckOptions(
         targets=targets or (".",),
-        host=values.get("host", "native"),
+        host=values.get("host", "auto"),
         groups=tuple(values.get("group", ())),
+        hookspecs=tuple(values.get("hookspecs", ())),
         expect_tools=split_commas(values.get("expect-tools", ())),
         exact=bool(values.get("exact", False)),
         expect_plugins=values.get("expect-plugins"),

@@ -124,6 +124,7 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
             lines.extend(_run_lines(run, style))
     for failure in report.failures:
         lines.extend(_failure_lines(failure, style, verbose))
+    lines.extend(f"note: {note}" for note in report.notes)
     if report.workdir:
         lines.append(f"kept: {report.workdir}")
     lines.append(_verdict(report, style))
@@ -173,12 +174,13 @@ def _run_lines(run: Run, style: Style) -> list[str]:
     ]
     by_plugin: dict[str, list[str]] = {}
     for tool in run.tools:
-        by_plugin.setdefault(tool.plugin, []).append(tool.name)
+        label = tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}"
+        by_plugin.setdefault(tool.plugin, []).append(label)
     width = max((len(plugin.name) for plugin in run.plugins), default=0)
     for plugin in run.plugins:
         status = "passed" if plugin.ok else "failed"
         if plugin.ok:
-            detail = ", ".join(by_plugin.get(plugin.name, [])) or "registered no tools"
+            detail = ", ".join(by_plugin.get(plugin.name, [])) or "registered nothing"
         else:
             assert plugin.error is not None
             detail = f"{plugin.error.type}: {plugin.error.message}".splitlines()[0]
@@ -186,6 +188,9 @@ def _run_lines(run: Run, style: Style) -> list[str]:
             f"  {style.mark(status)} {plugin.name:<{width}}  "
             f"{style.paint(plugin.value, 'dim')}  {detail}"
         )
+        if plugin.host:
+            why = f" ({plugin.host_reason})" if plugin.host_reason else ""
+            lines.append(style.paint(f"    {'':<{width}}judged by host {plugin.host}{why}", "dim"))
     if run.smoke is not None:
         smoke = run.smoke
         status = "passed" if smoke.get("ok") else "failed"
@@ -219,10 +224,14 @@ def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
 
 def _verdict(report: Report, style: Style) -> str:
     plugins = {p.name for run in report.runs for p in run.plugins}
-    tools = {t.name for run in report.runs for t in run.tools}
+    kinds: dict[str, set[str]] = {}
+    for run in report.runs:
+        for tool in run.tools:
+            kinds.setdefault(tool.kind, set()).add(tool.name)
+    provided = ", ".join(f"{len(names)} {kind}(s)" for kind, names in kinds.items())
     pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
     counts = (
-        f"{len(plugins)} plugin(s), {len(tools)} tool(s) on Python {pythons} "
+        f"{len(plugins)} plugin(s), {provided or '0 tool(s)'} on Python {pythons} "
         f"in {report.seconds:.1f}s"
     )
     if report.ok:

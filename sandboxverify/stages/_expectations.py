@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
+from sandboxverify.runtime._groups import KNOWN_GROUPS
+from sandboxverify.stages._hosts import PluginPlan, host_for_group
 from sandboxverify.stages._probe import Discovery, PluginLoad
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
@@ -21,6 +23,8 @@ class Expectations:
     tools: tuple[str, ...] = ()
     exact: bool = False
     plugins: int | None = None
+    #: ``--group`` named (or a host other than ``auto``): the user says there are plugins
+    plugins_asked_for: bool = False
 
 
 @dataclass(frozen=True)
@@ -54,10 +58,10 @@ _WORDING = {
         'name = "package.module:function", or point --group at the group you use',
     ),
     "llm": _Wording(
-        empty="registered no tools: its register_tools hook registers nothing, or it has none",
-        empty_hint="implement @llm.hookimpl def register_tools(register): register(fn) in the "
-        "plugin module; --host llm checks tool plugins",
-        setup="the plugin's register_tools hook raised: fix its registration code "
+        empty="registered nothing: no tool, model, command, loader or other registration",
+        empty_hint="implement one of llm's registration hooks (register_tools, register_models, "
+        "register_commands, ...) with @llm.hookimpl in the plugin module",
+        setup="one of the plugin's llm hooks raised: fix its registration code "
         "(traceback in details)",
         validate_hint="decorate hook functions with @llm.hookimpl and name them after llm's "
         "hooks (register_tools, register_models, ...) with the documented arguments",
@@ -65,6 +69,60 @@ _WORDING = {
         'name = "package_module"',
         register_hint="register it in the plugin's register_tools hook (a Toolbox method is "
         "named <Class>_<method>), or fix --expect-tools",
+    ),
+    "pytest": _Wording(
+        empty="registered nothing with pytest: no fixture, option, ini key, marker or hook",
+        empty_hint="define fixtures or pytest_* hooks in the module the pytest11 entry point names",
+        setup="pytest refused the plugin while configuring or collecting (its output is in "
+        "details): run pytest --collect-only in an empty directory with the plugin installed",
+        validate_hint="pytest checks hook implementations against its hookspecs: fix the hook's "
+        "name, or drop the argument pytest does not pass to it",
+        declare_hint="declare the plugin module in pyproject.toml: [project.entry-points.pytest11] "
+        'name = "package.plugin"',
+        register_hint="define it in the plugin module (a fixture, option, ini key or marker), "
+        "or fix --expect-tools",
+    ),
+    "pluggy": _Wording(
+        empty="implements none of the application's hooks",
+        empty_hint="implement at least one of the application's hookspecs, marked with its "
+        "hookimpl marker",
+        setup="the application's plugin manager refused the plugin (traceback in details)",
+        validate_hint="hook implementations must match the application's hookspecs: fix the "
+        "hook's name, or its arguments (a subset of the spec's, never others)",
+        declare_hint="declare the plugin module in pyproject.toml: "
+        '[project.entry-points."{group}"] '
+        'name = "package.plugin"',
+        register_hint="implement that hook in the plugin, or fix --expect-tools",
+    ),
+    "flake8": _Wording(
+        empty="registered no error code",
+        empty_hint="name the entry point after the plugin's error-code prefix (e.g. 'ABC')",
+        setup="flake8 could not run the plugin on a sample file (traceback in details)",
+        validate_hint="flake8 takes an entry point name as the plugin's error-code prefix: 1-3 "
+        "capital letters and up to 3 digits (e.g. 'ABC1'), pointing at the checker",
+        declare_hint='declare it in pyproject.toml: [project.entry-points."flake8.extension"] '
+        'ABC = "package.checker:Checker"',
+        register_hint="name the entry point after that prefix, or fix --expect-tools",
+    ),
+    "sphinx": _Wording(
+        empty="registered nothing with sphinx",
+        empty_hint="a sphinx.html_themes entry point names the theme's module",
+        setup="sphinx-build failed with the theme or builder enabled (its output is in details)",
+        validate_hint="a sphinx.html_themes entry point names a module whose directory holds "
+        "theme.toml or theme.conf; a sphinx.builders one names an extension module",
+        declare_hint='declare it in pyproject.toml: [project.entry-points."sphinx.html_themes"] '
+        'name = "package_theme"',
+        register_hint="register it through the entry point, or fix --expect-tools",
+    ),
+    "mkdocs": _Wording(
+        empty="registered nothing with mkdocs",
+        empty_hint="an mkdocs.plugins entry point names a subclass of mkdocs.plugins.BasePlugin",
+        setup="mkdocs build failed with the plugin or theme enabled (its output is in details)",
+        validate_hint="an mkdocs.plugins entry point names a subclass of "
+        "mkdocs.plugins.BasePlugin; an mkdocs.themes one names the theme's package",
+        declare_hint='declare it in pyproject.toml: [project.entry-points."mkdocs.plugins"] '
+        'name = "package.plugin:Plugin"',
+        register_hint="register it through the entry point, or fix --expect-tools",
     ),
     "mcp": _Wording(
         empty="is an MCP server that lists no tools",
@@ -79,21 +137,30 @@ _WORDING = {
 }
 
 
+@dataclass(frozen=True)
+class Judgement:
+    failures: tuple[Failure, ...] = ()
+    #: what the user should know although nothing failed (a library without plugins)
+    notes: tuple[str, ...] = ()
+    #: the probe stage's one-line summary, when it says more than the counts
+    summary: str = ""
+
+
 def evaluate(
     *,
     python: str,
-    groups: Sequence[str],
+    plan: PluginPlan,
     discovery: Discovery,
     loads: Sequence[PluginLoad],
     expected: Expectations,
     own_modules: frozenset[str],
-    host: str = "native",
-) -> list[Failure]:
-    wording = _WORDING[host]
+    host: str = "auto",
+) -> Judgement:
     if not loads:
-        return [_no_plugins(python, host, groups, discovery, wording)]
+        return _without_plugins(python, host, plan, discovery, expected)
     failures: list[Failure] = []
     for load in loads:
+        wording = _wording(load.record.host or host)
         if load.failure is not None:
             failures.append(load.failure)
         elif not load.record.ok:
@@ -107,34 +174,103 @@ def evaluate(
         failures.append(
             Failure(
                 "plugin_count_mismatch",
-                f"expected {expected.plugins} plugin(s) in {_groups(groups)}, "
+                f"expected {expected.plugins} plugin(s) in {_groups(plan.groups)}, "
                 f"found {len(loads)}: {names}",
                 python=python,
                 hint="add or remove entry points in pyproject.toml, or fix --expect-plugins",
             )
         )
+    hosts = {load.record.host or host for load in loads}
+    wording = _wording(hosts.pop() if len(hosts) == 1 else host)
     failures += _tool_expectations(
         python, tools, [load.record for load in loads], expected, wording
     )
-    return failures
+    return Judgement(tuple(failures))
 
 
-def _no_plugins(
-    python: str, host: str, groups: Sequence[str], discovery: Discovery, wording: _Wording
-) -> Failure:
+def _wording(host: str) -> _Wording:
+    return _WORDING.get(host, _WORDING["entrypoints"])
+
+
+def _without_plugins(
+    python: str, host: str, plan: PluginPlan, discovery: Discovery, expected: Expectations
+) -> Judgement:
+    """Library mode: a distribution that declares no plugin passes on its build, install,
+    imports and scripts, unless plugins were expected or a declared group looks like a known
+    one misspelled."""
+    if plan.near_misses:
+        return Judgement((_near_miss(python, plan, discovery),))
+    wanted = (
+        bool(expected.tools)
+        or (expected.plugins or 0) > 0
+        or expected.plugins_asked_for
+        or host != "auto"
+    )
+    if expected.plugins == 0 or not wanted:
+        declared = ", ".join(discovery.declared_groups) or "no entry points"
+        return Judgement(
+            notes=(
+                f"{discovery.dist} {discovery.version} declares no plugins ({declared}): "
+                "verified as a library (build, install, imports, console scripts)",
+            ),
+            summary="no plugins: verified as a library",
+        )
+    return Judgement((_no_plugins(python, host, plan.groups, discovery),))
+
+
+def _no_plugins(python: str, host: str, groups: Sequence[str], discovery: Discovery) -> Failure:
     declared = ", ".join(discovery.declared_groups) or "no entry points at all"
     looked_for = (
         "no console script to start as an MCP server (looked in group 'console_scripts')"
         if host == "mcp" and list(groups) == ["console_scripts"]
         else f"no entry points in {_groups(groups)}"
+        if groups
+        else "no plugins in any group"
     )
     message = f"{discovery.dist} {discovery.version} declares {looked_for}; it declares: {declared}"
     if discovery.others:
         providers = sorted({other["dist"] for other in discovery.others})
         message += f" (other installed distributions do: {', '.join(providers)}; they are ignored)"
-    first = groups[0] if groups else "GROUP"
     return Failure(
-        "no_plugins", message, python=python, hint=wording.declare_hint.format(group=first)
+        "no_plugins", message, python=python, hint=_no_plugins_hint(host, groups, discovery)
+    )
+
+
+def _no_plugins_hint(host: str, groups: Sequence[str], discovery: Discovery) -> str:
+    """A next step that works: the host that judges the groups the distribution declares."""
+    first = groups[0] if groups else "GROUP"
+    judged = {
+        group: chosen
+        for group in discovery.declared_groups
+        if (chosen := host_for_group(group)) is not None
+    }
+    if judged:
+        listed = ", ".join(f"{group!r} (host {chosen})" for group, chosen in judged.items())
+        return (
+            f"it declares {listed}: drop --host and --group so --host auto judges each plugin "
+            f"by its group, or run --host {next(iter(judged.values()))}"
+        ) + ("" if host == "auto" else "; or " + _wording(host).declare_hint.format(group=first))
+    others = [g for g in discovery.declared_groups if g not in ("console_scripts", "gui_scripts")]
+    if others:
+        return (
+            f"it declares {', '.join(map(repr, others))}: check that group with --group "
+            f"{others[0]} (--host auto loads it as its application would), or declare a plugin "
+            "in the group you expected"
+        )
+    return _wording(host).declare_hint.format(group=first) + (
+        "; or drop --expect-tools/--expect-plugins/--host/--group to verify it as a library"
+    )
+
+
+def _near_miss(python: str, plan: PluginPlan, discovery: Discovery) -> Failure:
+    group, meant = next(iter(plan.near_misses.items()))
+    return Failure(
+        "no_plugins",
+        f"{discovery.dist} {discovery.version} declares entry points in {group!r}, which no "
+        f"application loads: did you mean {meant!r}?",
+        python=python,
+        hint=f"rename [project.entry-points.{group!r}] to [project.entry-points.{meant!r}] in "
+        "pyproject.toml (or the entry_points of setup.cfg/setup.py)",
     )
 
 
@@ -146,6 +282,10 @@ def _load_failure(
     cause = f"{error.type}: {error.message}" if error.message else error.type
     if error.stage == "setup":
         message = f"plugin {record.name!r} ({record.value}) raised while registering: {cause}"
+    elif error.stage == "application" and error.type == "ApplicationMissing":
+        message = f"plugin {record.name!r} ({record.value}) cannot be loaded: {error.message}"
+    elif error.stage == "application":
+        message = f"plugin {record.name!r} ({record.value}) was refused by its application: {cause}"
     elif error.stage == "validate":
         message = f"plugin {record.name!r} ({record.value}) is not a valid plugin: {cause}"
     else:
@@ -163,10 +303,8 @@ def _load_failure(
 def _empty(python: str, load: PluginLoad, wording: _Wording) -> Failure:
     record = load.record
     empty = wording.empty
-    if load.hooks and "register_tools" not in load.hooks:
-        empty = f"implements no register_tools hook (it implements {', '.join(load.hooks)})"
-    elif load.hooks:
-        empty = "registered no tools: its register_tools hook registered nothing"
+    if load.hooks:
+        empty = f"registered nothing through its hooks ({', '.join(load.hooks)})"
     return Failure(
         "plugin_empty",
         f"plugin {record.name!r} ({record.value}) loaded but {empty}",
@@ -182,6 +320,15 @@ def _load_hint(
     error = record.error
     assert error is not None
     if error.stage == "setup":
+        return wording.setup
+    if error.stage == "application" and error.type == "ApplicationMissing":
+        known = KNOWN_GROUPS.get(record.group)
+        application = known.application if known and known.application else "the application"
+        return (
+            f"install {application} in the sandbox: add it to [project] dependencies if the "
+            f"plugin cannot work without it, or pass --with {application}"
+        )
+    if error.stage == "application":
         return wording.setup
     if error.stage == "validate":
         return wording.validate_hint
@@ -220,20 +367,23 @@ def _load_hint(
 
 
 def _duplicates(python: str, tools: Sequence[ToolRecord]) -> list[Failure]:
-    owners: dict[str, list[str]] = {}
+    """Two plugins registering the same tool (or fixture, model...) under one name: the
+    application keeps one of them. Hooks are meant to be implemented by many."""
+    owners: dict[tuple[str, str], list[str]] = {}
     for tool in tools:
-        owners.setdefault(tool.name, []).append(tool.plugin)
+        if tool.kind != "hook":
+            owners.setdefault((tool.kind, tool.name), []).append(tool.plugin)
     return [
         Failure(
             "tool_duplicate",
-            f"tool {name!r} is registered by {len(plugins)} plugins: "
+            f"{kind} {name!r} is registered by {len(plugins)} plugins: "
             + ", ".join(repr(p) for p in plugins),
             python=python,
             plugin=plugins[-1],
             tool=name,
-            hint="tool names must be unique across a distribution's plugins: rename one",
+            hint=f"{kind} names must be unique across a distribution's plugins: rename one",
         )
-        for name, plugins in owners.items()
+        for (kind, name), plugins in owners.items()
         if len(plugins) > 1
     ]
 
@@ -245,16 +395,18 @@ def _tool_expectations(
     expected: Expectations,
     wording: _Wording,
 ) -> list[Failure]:
-    registered = sorted({tool.name for tool in tools})
+    registered = sorted({_label(tool) for tool in tools})
+    # a bare name matches a registration of any kind; ``kind:name`` only that kind
+    matchable = {tool.name for tool in tools} | {f"{tool.kind}:{tool.name}" for tool in tools}
     failed = [p.name for p in plugins if not p.ok]
     failures: list[Failure] = []
     for name in expected.tools:
-        if name in registered:
+        if name in matchable:
             continue
-        close = difflib.get_close_matches(name, registered, n=1)
+        close = difflib.get_close_matches(name, sorted(matchable), n=1)
         message = f"expected tool {name!r} is not registered"
         message += (
-            f" (registered: {', '.join(registered)})" if registered else " (no tools registered)"
+            f" (registered: {', '.join(registered)})" if registered else " (nothing registered)"
         )
         if failed:
             hint = (
@@ -267,20 +419,25 @@ def _tool_expectations(
             hint = wording.register_hint
         failures.append(Failure("tool_missing", message, python=python, tool=name, hint=hint))
     if expected.exact:
-        owner = {tool.name: tool.plugin for tool in tools}
+        wanted = set(expected.tools)
         failures.extend(
             Failure(
                 "tool_unexpected",
-                f"tool {name!r} is registered by plugin {owner[name]!r} but not expected (--exact)",
+                f"{tool.kind} {tool.name!r} is registered by plugin {tool.plugin!r} but not "
+                "expected (--exact)",
                 python=python,
-                plugin=owner[name],
-                tool=name,
+                plugin=tool.plugin,
+                tool=tool.name,
                 hint="add it to --expect-tools, or stop registering it",
             )
-            for name in registered
-            if name not in expected.tools
+            for tool in sorted(tools, key=_label)
+            if tool.kind != "hook" and not {tool.name, f"{tool.kind}:{tool.name}"} & wanted
         )
     return failures
+
+
+def _label(tool: ToolRecord) -> str:
+    return tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}"
 
 
 def _groups(groups: Sequence[str]) -> str:

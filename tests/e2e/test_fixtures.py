@@ -209,7 +209,7 @@ def test_requires_python_that_excludes_the_interpreter_is_install_failed(
 
 
 def test_a_distribution_without_plugins_in_the_group_is_no_plugins() -> None:
-    report = verify(fixture("broken-no-plugins"))
+    report = verify(fixture("broken-no-plugins"), host="native")
 
     assert codes(report) == ["no_plugins"]
     message = report.failures[0].message

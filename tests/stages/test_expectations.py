@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
 from sandboxverify.stages._expectations import Expectations, evaluate
+from sandboxverify.stages._hosts import PluginPlan
 from sandboxverify.stages._probe import Discovery, PluginLoad
+
+
+def plan(*groups: str, near_misses: dict[str, str] | None = None) -> PluginPlan:
+    return PluginPlan(groups or ("sandboxverify.plugins",), (), near_misses or {})
 
 
 def discovery(
@@ -46,14 +51,18 @@ def run(
     loads: list[PluginLoad],
     expected: Expectations = NOTHING_EXPECTED,
     own: frozenset[str] = frozenset({"demo"}),
+    host: str = "native",
 ) -> list[Failure]:
-    return evaluate(
-        python="3.12.1",
-        groups=["sandboxverify.plugins"],
-        discovery=disc,
-        loads=loads,
-        expected=expected,
-        own_modules=own,
+    return list(
+        evaluate(
+            python="3.12.1",
+            plan=plan(),
+            discovery=disc,
+            loads=loads,
+            expected=expected,
+            own_modules=own,
+            host=host,
+        ).failures
     )
 
 
@@ -153,28 +162,152 @@ def test_plugin_count_counts_declared_entry_points() -> None:
     assert failure.message == "expected 1 plugin(s) in group 'sandboxverify.plugins', found 2: a, b"
 
 
-def test_an_llm_plugin_without_tools_says_which_hooks_it_implements_instead() -> None:
-    def verdict(*hooks: str) -> Failure:
-        record = PluginRecord(name="fragments", group="llm", value="llm_fragments_x", ok=True)
-        [failure] = evaluate(
+def test_an_llm_plugin_that_registers_nothing_says_which_hooks_it_implements() -> None:
+    record = PluginRecord(name="fragments", group="llm", value="llm_fragments_x", ok=True)
+    [failure] = evaluate(
+        python="3.12.1",
+        host="llm",
+        plan=plan("llm"),
+        discovery=discovery("fragments", declared=("llm",)),
+        loads=[PluginLoad(record, (), None, ("register_fragment_loaders",))],
+        expected=NOTHING_EXPECTED,
+        own_modules=frozenset(),
+    ).failures
+    assert failure.code == "plugin_empty"
+    assert failure.message == (
+        "plugin 'fragments' (llm_fragments_x) loaded but registered nothing through its hooks "
+        "(register_fragment_loaders)"
+    )
+    assert failure.hint is not None and "register_models" in failure.hint
+
+
+def test_an_llm_plugin_registering_a_model_is_not_empty() -> None:
+    record = PluginRecord(name="echo", group="llm", value="llm_echo", ok=True, host="llm")
+    model = ToolRecord("echo", "echo", None, kind="model")
+    judged = evaluate(
+        python="3.12.1",
+        plan=plan("llm"),
+        discovery=discovery("echo", declared=("llm",)),
+        loads=[PluginLoad(record, (model,), None)],
+        expected=Expectations(tools=("echo", "model:echo")),
+        own_modules=frozenset(),
+    )
+    assert judged.failures == ()
+
+
+def test_expectations_match_any_kind_or_exactly_one_with_kind_prefix() -> None:
+    record = PluginRecord(name="p", group="pytest11", value="p", ok=True, host="pytest")
+    loads = [
+        PluginLoad(
+            record,
+            (
+                ToolRecord("mocker", "p", None, kind="fixture"),
+                ToolRecord("pytest_configure", "p", None, kind="hook"),
+            ),
+            None,
+        )
+    ]
+
+    def codes(*names: str, exact: bool = False) -> list[tuple[str, str | None]]:
+        judged = evaluate(
             python="3.12.1",
-            host="llm",
-            groups=["llm"],
-            discovery=discovery("fragments", declared=("llm",)),
-            loads=[PluginLoad(record, (), None, hooks)],
-            expected=NOTHING_EXPECTED,
+            plan=plan("pytest11"),
+            discovery=discovery("p", declared=("pytest11",)),
+            loads=loads,
+            expected=Expectations(tools=names, exact=exact),
             own_modules=frozenset(),
         )
-        assert failure.code == "plugin_empty"
-        return failure
+        return [(f.code, f.tool) for f in judged.failures]
 
-    no_hook = verdict("register_fragment_loaders")
-    assert no_hook.message == (
-        "plugin 'fragments' (llm_fragments_x) loaded but implements no register_tools hook "
-        "(it implements register_fragment_loaders)"
+    assert codes("mocker") == []
+    assert codes("fixture:mocker") == []
+    assert codes("marker:mocker") == [("tool_missing", "marker:mocker")]
+    # hooks are how a plugin works, not what it offers: --exact does not demand them
+    assert codes("mocker", exact=True) == []
+
+
+def test_a_library_without_plugins_passes_with_a_note() -> None:
+    judged = evaluate(
+        python="3.12.1",
+        plan=PluginPlan((), (), {}),
+        discovery=discovery(declared=("console_scripts",)),
+        loads=[],
+        expected=NOTHING_EXPECTED,
+        own_modules=frozenset(),
+        host="auto",
     )
-    assert no_hook.hint is not None and "def register_tools(register)" in no_hook.hint
-    assert verdict("register_tools").message.endswith("its register_tools hook registered nothing")
+    assert judged.failures == ()
+    assert "verified as a library" in judged.notes[0]
+
+
+def test_no_plugins_fails_when_plugins_were_expected() -> None:
+    def codes(expected: Expectations) -> list[str]:
+        judged = evaluate(
+            python="3.12.1",
+            plan=PluginPlan((), (), {}),
+            discovery=discovery(declared=()),
+            loads=[],
+            expected=expected,
+            own_modules=frozenset(),
+            host="auto",
+        )
+        return [f.code for f in judged.failures]
+
+    assert codes(Expectations(tools=("x",))) == ["no_plugins"]
+    assert codes(Expectations(plugins=1)) == ["no_plugins"]
+    assert codes(Expectations(plugins_asked_for=True)) == ["no_plugins"]
+    assert codes(Expectations(plugins=0)) == []
+
+
+def test_a_misspelled_known_group_is_no_plugins_with_did_you_mean() -> None:
+    [failure] = evaluate(
+        python="3.12.1",
+        plan=PluginPlan((), (), {"pytest_11": "pytest11"}),
+        discovery=discovery(declared=("pytest_11",)),
+        loads=[],
+        expected=NOTHING_EXPECTED,
+        own_modules=frozenset(),
+        host="auto",
+    ).failures
+    assert failure.code == "no_plugins"
+    assert "did you mean 'pytest11'?" in failure.message
+
+
+def test_the_no_plugins_hint_names_the_host_of_the_declared_groups() -> None:
+    [failure] = evaluate(
+        python="3.12.1",
+        plan=plan(),
+        discovery=discovery(declared=("console_scripts", "pytest11")),
+        loads=[],
+        expected=Expectations(plugins_asked_for=True),
+        own_modules=frozenset(),
+        host="native",
+    ).failures
+    assert failure.hint is not None
+    assert "'pytest11' (host pytest)" in failure.hint and "--host pytest" in failure.hint
+
+
+def test_a_missing_application_says_how_to_install_it() -> None:
+    error = PluginError(
+        type="ApplicationMissing",
+        message="pytest is not installed in the sandbox, and it is the application that loads "
+        "'pytest11' plugins",
+        traceback="",
+        stage="application",
+    )
+    record = PluginRecord(
+        name="p", group="pytest11", value="p", ok=False, error=error, host="pytest"
+    )
+    [failure] = evaluate(
+        python="3.12.1",
+        plan=plan("pytest11"),
+        discovery=discovery("p", declared=("pytest11",)),
+        loads=[PluginLoad(record, (), None)],
+        expected=NOTHING_EXPECTED,
+        own_modules=frozenset(),
+    ).failures
+    assert failure.code == "plugin_load_failed"
+    assert failure.hint is not None and "--with pytest" in failure.hint
 
 
 def test_missing_tools_hints_speak_the_hosts_language() -> None:
@@ -182,12 +315,12 @@ def test_missing_tools_hints_speak_the_hosts_language() -> None:
         [failure] = evaluate(
             python="3.12.1",
             host=host,
-            groups=["g"],
+            plan=plan("g"),
             discovery=discovery("p"),
             loads=[loaded("p", "other")],
             expected=Expectations(tools=("wanted",)),
             own_modules=frozenset(),
-        )
+        ).failures
         assert failure.code == "tool_missing" and failure.hint is not None
         return failure.hint
 

@@ -61,4 +61,8 @@ def load_plugin(
         if ref.group == "console_scripts":  # the server starts through the script, by name
             ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
         return load_mcp(ref, registry, context)
+    if host == "pluggy":
+        from sandboxverify.runtime.hosts._pluggy import load_pluggy  # noqa: PLC0415
+
+        return load_pluggy(ref, registry, context)
     raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))

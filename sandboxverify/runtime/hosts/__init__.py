@@ -61,6 +61,10 @@ def load_plugin(
         if ref.group == "console_scripts":  # the server starts through the script, by name
             ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
         return load_mcp(ref, registry, context)
+    if host == "pytest":
+        from sandboxverify.runtime.hosts._pytest import load_pytest  # noqa: PLC0415
+
+        return load_pytest(ref, registry, context)
     if host == "pluggy":
         from sandboxverify.runtime.hosts._pluggy import load_pluggy  # noqa: PLC0415
 

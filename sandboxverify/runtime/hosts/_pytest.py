@@ -1,0 +1,532 @@
+"""The ``pytest`` host: one ``pytest11`` plugin, loaded by a real ``pytest --collect-only``.
+
+pytest loads a plugin of an installed distribution by itself: it imports every ``pytest11`` entry
+point at start-up and registers it under the entry point's name. So this host runs
+
+    pytest --collect-only -q -p no:cacheprovider --rootdir TMP
+
+in-process (``pytest.main``) in a fresh, empty temporary directory holding an empty
+``pytest.ini`` (so no configuration of the user's tree applies, and nothing is written there),
+with the plugin active: autoloaded when its entry point is installed and autoloading is on,
+otherwise named with ``-p MODULE``. pytest's plugin manager then does what it does for every
+user of the plugin: imports it (with assertion rewriting), registers it (pluggy checks every hook
+implementation's arguments against pytest's hookspecs), calls its ``pytest_addoption`` and
+``pytest_configure``, collects (nothing) and finally refuses unknown ``pytest_*`` hooks
+(``check_pending``).
+
+Outcomes, as :class:`PluginLoadError` stages:
+
+- ``application``: pytest is not installed (:class:`ApplicationMissing`), or the run ended with
+  an exit status other than 0 (ok) and 5 (no tests collected), or without loading the plugin;
+  the message ends with the tail of pytest's output;
+- ``import``: the plugin does not import; the error is what a plain import raises
+  (``ModuleNotFoundError``...), not pytest's rewording of it;
+- ``validate``: pluggy refused a hook implementation (an argument the hookspec lacks), or the
+  plugin implements a ``pytest_*`` hook pytest does not have (with a did-you-mean).
+
+What the plugin registers, each a registration ``{"name", "kind", "description",
+"parameters": None}``, attributed to the plugin when the code doing it lives in the plugin
+module's top-level package:
+
+- ``fixture``: fixtures whose function is defined in the package (description: its docstring);
+- ``option``: command-line options its ``pytest_addoption`` adds (``--randomly-seed``;
+  description: the help);
+- ``ini``: ini keys it declares with ``parser.addini`` (description: the help);
+- ``marker``: markers it declares with ``config.addinivalue_line("markers", "name(args): doc")``
+  (name ``name``, description ``doc``);
+- ``hook``: the hooks implemented by the plugin and by plugin objects of the package it registers.
+
+Options, ini keys and markers are attributed by who calls pytest's ``OptionGroup.addoption``
+(``Parser.addoption`` goes through it), ``OptionGroup._addoption``, ``Parser.addini`` and
+``Config.addinivalue_line``, wrapped for the run: walking up the calling frames, the first frame
+in the plugin's package attributes it to the plugin, the first frame in pluggy (the hook call the
+code runs in, when it is some other plugin's) does not.
+
+pytest's output (and the plugin's, while pytest runs) is captured, then written to standard
+output after the run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any, Callable
+
+from sandboxverify.runtime._groups import KNOWN_GROUPS
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime.hosts._base import (
+    HostContext,
+    LoadedPlugin,
+    PluginLoadError,
+    import_application,
+    resolve,
+)
+from sandboxverify.runtime.hosts._pluggy import spec_names, summary, unknown_hook_error
+
+#: what pytest runs with: collect only, quietly, and never write a cache
+PYTEST_ARGS = ("--collect-only", "-q", "-p", "no:cacheprovider")
+#: exit statuses of a run that loaded its plugins: OK, NO_TESTS_COLLECTED
+OK_EXITS = frozenset({0, 5})
+#: lines of pytest's output a failure quotes
+TAIL_LINES = 40
+#: the order registrations are reported in
+KINDS = ("fixture", "option", "ini", "marker", "hook")
+
+
+class PytestRunFailed(Exception):
+    """pytest refused the plugin: an exit status other than 0 or 5, or the plugin not loaded."""
+
+
+def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
+    """Run ``pytest --collect-only`` with the plugin and report what it registered.
+
+    Raises :class:`PluginLoadError` (``application``, ``import``, ``validate``: see the module).
+    """
+    del registry, context  # nothing callable to register; pytest needs no limits or answers
+    known = KNOWN_GROUPS.get(ref.group)
+    application = known.application if known and known.host == "pytest" else None
+    pytest = import_application("pytest", application or "pytest", ref.group)
+    run = _Run(package=ref.module.split(".", 1)[0])
+    with _scratch_directory() as directory:
+        args = [*PYTEST_ARGS, "--rootdir", directory]
+        plugins: list[Any] = [_Collector(run)]
+        if _autoloaded(ref):  # asked where pytest will ask: in the directory it runs in
+            run.expected = ref.name
+        elif ref.attribute is None:
+            args += ["-p", ref.module]
+            run.expected = ref.module
+        else:  # an object: pytest's -p names modules only, so hand pytest the object itself
+            run.provided = resolve(ref)
+            plugins.append(run.provided)
+        with _recording(pytest, run), _captured() as output:
+            try:
+                run.status = int(pytest.main(args, plugins=plugins))
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # older pytest lets a plugin's errors out
+                run.escaped = exc
+        run.output = output.text
+    _judge(pytest, ref, run)
+    return LoadedPlugin(ref=ref, tools=run.registrations(), handlers={})
+
+
+# -- what one run saw -------------------------------------------------------------------------
+
+
+@dataclass
+class _Run:
+    #: the plugin module's top-level package: what it owns
+    package: str
+    #: the name pytest registers the plugin under (entry point name, or module with ``-p``)
+    expected: str | None = None
+    #: the plugin object handed to pytest, when the entry point names one
+    provided: Any = None
+    collector: Any = None
+    pm: Any = None
+    loaded: bool = False
+    found: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: ``(plugin, name, exception)`` for every registration pytest's plugin manager refused
+    refused: list[tuple[Any, Any, BaseException]] = field(default_factory=list)
+    internal_error: BaseException | None = None
+    #: how the run ended: pytest's exit status, or what escaped ``pytest.main``
+    status: int | None = None
+    escaped: BaseException | None = None
+    #: pytest's output
+    output: str = ""
+    #: ``(plugin, hook name, function)``: hook implementations of hooks without a spec
+    pending: list[tuple[Any, str, Any]] = field(default_factory=list)
+
+    def owns(self, plugin: Any, name: Any = None) -> bool:
+        if plugin is None or plugin is self.collector:
+            return False
+        if plugin is self.provided or (name is not None and name == self.expected):
+            return True
+        return _within(_module_of(plugin), self.package)
+
+    def add(self, kind: str, name: str, description: Any) -> None:
+        """Record a registration (the first of a kind and name)."""
+        if (kind, name) not in self.found:
+            self.found[(kind, name)] = {
+                "name": name,
+                "kind": kind,
+                "description": _one_line(description),
+                "parameters": None,
+            }
+
+    def registrations(self) -> list[dict[str, Any]]:
+        ordered: list[dict[str, Any]] = []
+        for kind in KINDS:
+            of_kind = [reg for (k, _), reg in self.found.items() if k == kind]
+            if kind in ("fixture", "hook"):  # found in no meaningful order
+                of_kind.sort(key=lambda reg: str(reg["name"]))
+            ordered += of_kind
+        return ordered
+
+    def from_plugin(self) -> bool:
+        """Is the code calling the wrapped pytest method (two frames up) the plugin's?"""
+        frame: FrameType | None = sys._getframe(2)
+        while frame is not None:
+            module = frame.f_globals.get("__name__")
+            module = module if isinstance(module, str) else ""
+            if module == __name__ or _within(module, "pluggy"):
+                return False  # the hook call it runs in, or this host's own code
+            if _within(module, self.package):
+                return True
+            frame = frame.f_back
+        return False
+
+    def finish(self, session: Any) -> None:
+        """At the end of the session: the plugin's fixtures and hooks."""
+        for fixturedef in _fixture_defs(getattr(session, "_fixturemanager", None)):
+            function = getattr(fixturedef, "func", None)
+            if _within(getattr(function, "__module__", None), self.package):
+                self.add("fixture", str(fixturedef.argname), summary(function))
+        pm = session.config.pluginmanager
+        for name, caller in sorted(vars(pm.hook).items()):
+            if name.startswith("_"):
+                continue
+            for impl in caller.get_hookimpls():
+                if self.owns(impl.plugin, pm.get_name(impl.plugin)):
+                    self.add("hook", name, summary(impl.function))
+
+    def find_pending(self) -> None:
+        """Hook implementations of the plugin's that pytest has no hook for."""
+        if self.pm is None:
+            return
+        for name, caller in sorted(vars(self.pm.hook).items()):
+            if name.startswith("_") or caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                optional = getattr(impl, "optionalhook", False)
+                if not optional and self.owns(impl.plugin, self.pm.get_name(impl.plugin)):
+                    self.pending.append((impl.plugin, name, impl.function))
+
+
+class _Collector:
+    """The plugin this host hands pytest: watches the session the plugin under test runs in."""
+
+    def __init__(self, run: _Run) -> None:
+        self._run = run
+        run.collector = self
+
+    def pytest_configure(self, config: Any) -> None:
+        self._run.pm = config.pluginmanager
+
+    def pytest_internalerror(self, excinfo: Any) -> None:
+        self._run.internal_error = excinfo.value
+        self._run.find_pending()
+
+    def pytest_sessionfinish(self, session: Any) -> None:
+        self._run.finish(session)
+
+
+# -- judging the run --------------------------------------------------------------------------
+
+
+def _judge(pytest: Any, ref: EntryPointRef, run: _Run) -> None:
+    status, escaped, output = run.status, run.escaped, run.output
+    validation = _validation_error(run, escaped)
+    if validation is not None:
+        raise PluginLoadError("validate", validation)
+    if not run.loaded:
+        _reimport(ref)  # raises what a plain import of the plugin raises, if it does not import
+    if escaped is not None or status not in OK_EXITS:
+        cause = escaped or run.internal_error or _first_refusal(run)
+        if status is None:
+            what = f"raised {type(escaped).__name__}: {escaped}"
+        else:
+            what = f"exited with status {_status_name(pytest, status)}"
+            if run.internal_error is not None:
+                what += f", {type(run.internal_error).__name__}: {run.internal_error}"
+        failure = PytestRunFailed(f"pytest --collect-only {what}{_tail(output)}")
+        failure.__cause__ = cause
+        raise PluginLoadError("application", failure)
+    if not run.loaded:
+        raise PluginLoadError(
+            "application",
+            PytestRunFailed(
+                "pytest --collect-only ran without loading the plugin "
+                f"{run.expected or ref.value!r}: is it blocked (-p no:NAME, "
+                f"--disable-plugin-autoload in PYTEST_ADDOPTS)?{_tail(output)}"
+            ),
+        )
+
+
+def _validation_error(run: _Run, escaped: BaseException | None) -> BaseException | None:
+    """The plugin's hook implementations pluggy refused, registering it or after collection."""
+    candidates: list[tuple[Any, Any, BaseException]] = list(run.refused)
+    if run.internal_error is not None:
+        candidates.append((getattr(run.internal_error, "plugin", None), None, run.internal_error))
+    if escaped is not None:
+        candidates.append((getattr(escaped, "plugin", None), None, escaped))
+    for plugin, name, error in candidates:
+        found = _pluggy_validation(error)
+        if found is None or not run.owns(getattr(found, "plugin", plugin), name):
+            continue
+        if error is run.internal_error and run.pending:  # check_pending: an unknown hook
+            pending_plugin, hook, function = run.pending[0]
+            better = unknown_hook_error(
+                pending_plugin,
+                hook,
+                function,
+                "pytest",
+                spec_names(run.pm),
+                consequence="pytest refuses the plugin",
+                listed=False,
+            )
+            better.__cause__ = found
+            return better
+        return found
+    return None
+
+
+def _pluggy_validation(error: BaseException) -> BaseException | None:
+    """The ``PluginValidationError`` in ``error``'s chain (pytest 9.2 wraps load failures)."""
+    seen: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and current not in seen:
+        if type(current).__name__ == "PluginValidationError":
+            return current
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def _first_refusal(run: _Run) -> BaseException | None:
+    owned = [error for plugin, name, error in run.refused if run.owns(plugin, name)]
+    return owned[0] if owned else None
+
+
+def _reimport(ref: EntryPointRef) -> None:
+    """Import the plugin the plain way; a failure is the plugin's ``import`` error."""
+    try:
+        resolve(ref)
+    except PluginLoadError:
+        raise
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # pytest.skip() at import: an OutcomeException
+        raise PluginLoadError("import", exc) from exc
+
+
+def _status_name(pytest: Any, status: int | None) -> str:
+    try:
+        return f"{status} ({pytest.ExitCode(status).name})"
+    except ValueError:
+        return str(status)
+
+
+def _tail(output: str) -> str:
+    lines = [line for line in output.rstrip().splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return "; pytest said:\n" + "\n".join(lines[-TAIL_LINES:])
+
+
+# -- recording what the plugin registers ------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _recording(pytest: Any, run: _Run) -> Iterator[None]:
+    """Wrap the pytest methods a plugin registers options, ini keys, markers and itself with."""
+
+    def option(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def addoption(self: Any, *opts: Any, **attrs: Any) -> Any:
+            result = original(self, *opts, **attrs)
+            if opts and run.from_plugin():
+                run.add("option", _option_name(opts), attrs.get("help"))
+            return result
+
+        return addoption
+
+    def ini(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def addini(self: Any, *args: Any, **kwargs: Any) -> Any:
+            result = original(self, *args, **kwargs)
+            name = args[0] if args else kwargs.get("name")
+            help_text = args[1] if len(args) > 1 else kwargs.get("help")
+            if isinstance(name, str) and run.from_plugin():
+                run.add("ini", name, help_text)
+            return result
+
+        return addini
+
+    def line(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def addinivalue_line(self: Any, name: Any, value: Any) -> Any:
+            result = original(self, name, value)
+            if name == "markers" and isinstance(value, str) and run.from_plugin():
+                marker = _marker(value)
+                if marker is not None:
+                    run.add("marker", marker[0], marker[1])
+            return result
+
+        return addinivalue_line
+
+    def register(original: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(original)
+        def register(self: Any, plugin: Any, *args: Any, **kwargs: Any) -> Any:
+            name = args[0] if args else kwargs.get("name")
+            run.pm = self
+            try:
+                result = original(self, plugin, *args, **kwargs)
+            except Exception as exc:
+                run.refused.append((plugin, name, exc))
+                raise
+            if result is not None and (plugin is run.provided or result == run.expected):
+                run.loaded = True
+            return result
+
+        return register
+
+    wrapped = [
+        (pytest.OptionGroup, "addoption", option),
+        (pytest.OptionGroup, "_addoption", option),
+        (pytest.Parser, "addini", ini),
+        (pytest.Config, "addinivalue_line", line),
+        (pytest.PytestPluginManager, "register", register),
+    ]
+    restore: list[tuple[type, str, Any]] = []
+    try:
+        for cls, name, wrap in wrapped:
+            original = getattr(cls, name, None)
+            if original is None:
+                continue
+            restore.append((cls, name, cls.__dict__.get(name)))
+            setattr(cls, name, wrap(original))
+        yield
+    finally:
+        for cls, name, own in reversed(restore):
+            if own is None:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, own)
+
+
+def _option_name(opts: tuple[Any, ...]) -> str:
+    names = [str(opt) for opt in opts]
+    return next((name for name in names if name.startswith("--")), names[0])
+
+
+_MARKER = re.compile(r"\s*([^\s(:]+)\s*(?:\([^)]*\))?\s*:?\s*(.*)", re.DOTALL)
+
+
+def _marker(line: str) -> tuple[str, str | None] | None:
+    """``"timeout(seconds): stop a slow test"`` -> ``("timeout", "stop a slow test")``."""
+    match = _MARKER.match(line)
+    if match is None:
+        return None
+    return match.group(1), match.group(2).strip() or None
+
+
+def _one_line(text: Any) -> str | None:
+    if not isinstance(text, str) or not text.strip():
+        return None
+    return " ".join(text.split())
+
+
+# -- where pytest runs ------------------------------------------------------------------------
+
+
+def _autoloaded(ref: EntryPointRef) -> bool:
+    """Will pytest load this entry point by itself (installed, and autoloading on)?
+
+    pluggy loads the first ``pytest11`` entry point of a name over all distributions.
+    """
+    if ref.group != "pytest11" or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return False
+    from importlib import metadata  # noqa: PLC0415 - pytest imports it anyway
+
+    for dist in metadata.distributions():
+        for entry_point in dist.entry_points:
+            if entry_point.group == "pytest11" and entry_point.name == ref.name:
+                return _squash(entry_point.value) == _squash(ref.value)
+    return False
+
+
+def _squash(value: str) -> str:
+    return "".join(value.split())
+
+
+@contextlib.contextmanager
+def _scratch_directory() -> Iterator[str]:
+    """A fresh empty directory to run in, with an empty ``pytest.ini`` so none above applies."""
+    directory = tempfile.mkdtemp(prefix="sandboxverify-pytest-")
+    with open(os.path.join(directory, "pytest.ini"), "w", encoding="utf-8") as ini:
+        ini.write("[pytest]\n")
+    previous = os.getcwd()
+    os.chdir(directory)
+    try:
+        yield directory
+    finally:
+        os.chdir(previous)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+class _Output:
+    text = ""
+
+
+@contextlib.contextmanager
+def _captured() -> Iterator[_Output]:
+    """pytest's output (stdout and stderr, in a real file: pytest may ask for its fileno),
+    written to standard output again afterwards."""
+    output = _Output()
+    stdout, stderr = sys.stdout, sys.stderr
+    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="backslashreplace") as capture:
+        sys.stdout = sys.stderr = capture
+        try:
+            yield output
+        finally:
+            sys.stdout, sys.stderr = stdout, stderr
+            with contextlib.suppress(Exception):
+                capture.flush()
+                capture.seek(0)
+                output.text = capture.read()
+            with contextlib.suppress(Exception):
+                stdout.write(output.text)
+                stdout.flush()
+
+
+def _fixture_defs(manager: Any) -> list[Any]:
+    """Every fixture definition pytest's fixture manager holds (its internals differ by
+    version: ``_get_all_fixture_defs()`` since 9.2, ``_arg2fixturedefs`` before)."""
+    if manager is None:
+        return []
+    every = getattr(manager, "_get_all_fixture_defs", None)
+    if callable(every):
+        return list(every())
+    found: list[Any] = []
+    pending: list[Any] = [getattr(manager, "_arg2fixturedefs", {})]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            pending.extend(value)
+        elif hasattr(value, "argname") and hasattr(value, "func"):
+            found.append(value)
+    return found
+
+
+def _module_of(plugin: Any) -> str | None:
+    """The module a plugin object belongs to: its own name for a module."""
+    if isinstance(plugin, type(sys)):
+        return plugin.__name__
+    if isinstance(plugin, type):
+        return plugin.__module__
+    return type(plugin).__module__
+
+
+def _within(module: Any, package: str) -> bool:
+    return isinstance(module, str) and (module == package or module.startswith(package + "."))

@@ -27,7 +27,13 @@ from typing import Any
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
-from sandboxverify.runtime.hosts import HostContext, PluginLoadError, ServerFailure, load_plugin
+from sandboxverify.runtime.hosts import (
+    ApplicationFailed,
+    HostContext,
+    PluginLoadError,
+    ServerFailure,
+    load_plugin,
+)
 
 
 def main() -> None:
@@ -130,7 +136,10 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         loaded = load_plugin(request["host"], ref, registry, context)
     except PluginLoadError as exc:
         record = _error_record(exc.cause)
+        record["message"] = exc.message
         record["stage"] = exc.stage
+        if isinstance(exc.cause, ApplicationFailed) and exc.cause.details:
+            record["traceback"] = exc.cause.details  # the application's own account
         if isinstance(exc.cause, ServerFailure):
             record["code"] = exc.cause.code
             record["details"] = exc.cause.details

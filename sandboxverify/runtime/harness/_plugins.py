@@ -86,7 +86,7 @@ def load_plugins(
                     name,
                     exc.stage,
                     type(exc.cause).__name__,
-                    str(exc.cause),
+                    exc.message,
                     format_traceback(exc.cause),
                 )
             )

@@ -15,6 +15,7 @@ import shlex
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import (
+    ApplicationFailed,
     ApplicationMissing,
     HostContext,
     LoadedPlugin,
@@ -28,6 +29,7 @@ from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
 from sandboxverify.runtime.hosts._native import load_native
 
 __all__ = [
+    "ApplicationFailed",
     "ApplicationMissing",
     "HostContext",
     "LoadStage",

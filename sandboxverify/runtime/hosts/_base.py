@@ -19,12 +19,22 @@ LoadStage = Literal["import", "validate", "setup", "server", "application"]
 
 
 class PluginLoadError(Exception):
-    """Loading one plugin failed; ``cause`` is what the plugin's code (or the import) raised."""
+    """Loading one plugin failed; ``cause`` is what the plugin's code (or the import) raised.
 
-    def __init__(self, stage: LoadStage, cause: BaseException) -> None:
-        super().__init__(f"{stage}: {cause}")
+    ``where`` names the part of the plugin that raised when the stage alone does not (``the
+    register_models hook``); :attr:`message` is the cause's message with it.
+    """
+
+    def __init__(self, stage: LoadStage, cause: BaseException, *, where: str | None = None) -> None:
         self.stage = stage
         self.cause = cause
+        self.where = where
+        super().__init__(f"{stage}: {self.message}")
+
+    @property
+    def message(self) -> str:
+        """What is reported: the cause's message, and where it was raised if that is known."""
+        return f"{self.cause} (in {self.where})" if self.where else str(self.cause)
 
 
 class ServerFailure(Exception):
@@ -39,6 +49,18 @@ class ServerFailure(Exception):
     ) -> None:
         super().__init__(message)
         self.code = code
+        self.details = details
+
+
+class ApplicationFailed(Exception):
+    """The application ran with the plugin and failed: a build or a check exited non-zero.
+
+    The message is the application's own error output (its tail); ``details`` is the longer
+    account it keeps, such as the traceback a ``sphinx-build`` saves, reported in its place.
+    """
+
+    def __init__(self, message: str, *, details: str = "") -> None:
+        super().__init__(message)
         self.details = details
 
 
@@ -95,6 +117,23 @@ def import_application(module: str, application: str, group: str) -> Any:
         raise PluginLoadError("application", exc) from exc
     except (Exception, SystemExit) as exc:
         raise PluginLoadError("application", exc) from exc
+
+
+def summary(target: Any) -> str | None:
+    """The first paragraph of ``target``'s own docstring (a class's, not its base's), on one
+    line: a registration's description."""
+    doc = (
+        vars(target).get("__doc__") if inspect.isclass(target) else getattr(target, "__doc__", None)
+    )
+    if not isinstance(doc, str) or not doc.strip():
+        return None
+    return inspect.cleandoc(doc).split("\n\n", 1)[0].replace("\n", " ")
+
+
+def tail(text: str, lines: int = 20) -> str:
+    """The last ``lines`` non-blank lines of an application's output."""
+    kept = [line.rstrip() for line in text.splitlines() if line.strip()]
+    return "\n".join(kept[-lines:])
 
 
 def resolve(ref: EntryPointRef) -> Any:

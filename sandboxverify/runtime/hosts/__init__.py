@@ -71,4 +71,8 @@ def load_plugin(
         from sandboxverify.runtime.hosts._pluggy import load_pluggy  # noqa: PLC0415
 
         return load_pluggy(ref, registry, context)
+    if host == "flake8":
+        from sandboxverify.runtime.hosts._flake8 import load_flake8  # noqa: PLC0415
+
+        return load_flake8(ref, registry, context)
     raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))

@@ -75,4 +75,8 @@ def load_plugin(
         from sandboxverify.runtime.hosts._flake8 import load_flake8  # noqa: PLC0415
 
         return load_flake8(ref, registry, context)
+    if host == "sphinx":
+        from sandboxverify.runtime.hosts._sphinx import load_sphinx  # noqa: PLC0415
+
+        return load_sphinx(ref, registry, context)
     raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))

@@ -38,8 +38,9 @@ from sandboxverify.runtime.hosts import (
 
 def main() -> None:
     request = json.loads(sys.stdin.read())
-    # Plugins must not be able to read the request (result path, nonce) from stdin later.
-    sys.stdin = io.StringIO("")
+    # Plugins must not be able to read the request (result path, nonce) from stdin later; what
+    # they find instead is an empty stdin, binary buffer included (MkDocs compares against it).
+    sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
     result: dict[str, Any] = {
         "protocol": PROTOCOL,
         "nonce": request["nonce"],

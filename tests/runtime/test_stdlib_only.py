@@ -79,8 +79,8 @@ def test_the_runtime_copy_imports_without_site_packages(python: Path) -> None:
             "import sandboxverify.runtime._smoke, sandboxverify.harness as h;"
             "import sandboxverify.runtime.hosts._mcp, sandboxverify.runtime.hosts._llm;"
             "import sandboxverify.runtime.hosts._pytest, sandboxverify.runtime.hosts._pluggy;"
-            "import sandboxverify.runtime.hosts._flake8;"
-            "import sandboxverify.runtime.hosts._sphinx;"
+            "import sandboxverify.runtime.hosts._flake8, sandboxverify.runtime.hosts._sphinx;"
+            "import sandboxverify.runtime.hosts._mkdocs;"
             "assert 'create_test_session' in h.__all__;"
             "import sandboxverify; print(sandboxverify.__version__)"
         )

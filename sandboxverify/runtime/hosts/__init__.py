@@ -79,4 +79,8 @@ def load_plugin(
         from sandboxverify.runtime.hosts._sphinx import load_sphinx  # noqa: PLC0415
 
         return load_sphinx(ref, registry, context)
+    if host == "mkdocs":
+        from sandboxverify.runtime.hosts._mkdocs import load_mkdocs  # noqa: PLC0415
+
+        return load_mkdocs(ref, registry, context)
     raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))

@@ -153,7 +153,7 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         "tools": loaded.tools,
         "handlers": loaded.handlers,
     }
-    if request["host"] == "llm" and not loaded.tools:  # say what the plugin does instead
+    if request["host"] == "llm" and not loaded.tools:  # its hooks registered nothing: say which
         from sandboxverify.runtime.hosts._llm import describe_hooks  # noqa: PLC0415
 
         result["hooks"] = describe_hooks(ref.name)

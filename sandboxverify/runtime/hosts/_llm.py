@@ -1,12 +1,15 @@
-"""The ``llm`` host: one plugin of Simon Willison's ``llm`` and the tools it registers.
+"""The ``llm`` host: one plugin of Simon Willison's ``llm`` and everything it registers.
 
 An llm plugin is a module in entry-point group ``llm`` whose functions, marked with
 ``@llm.hookimpl``, implement llm's pluggy hooks. This host registers the module with llm's plugin
 manager under the entry point's name (as llm itself does), fails loudly where llm stays silent (a
-misspelled hook name, a hook function without ``@llm.hookimpl``), then calls this plugin's own
-``register_tools(register)`` hook, and no other plugin's, with a ``register`` that behaves like
-the one in ``llm.get_tools()``. What it makes of each registered tool, and how a tool is called,
-is ``_llm_tools``.
+misspelled hook name, a hook function without ``@llm.hookimpl``), then calls each registration
+hook this plugin implements (and no other plugin's): ``register_tools``, ``register_models``,
+``register_embedding_models``, ``register_template_loaders``, ``register_fragment_loaders``,
+``register_commands`` and any a newer llm adds, each with what llm passes it. Every registration
+has a kind (``tool``, ``model``, ``embedding_model``, ``template_loader``, ``fragment_loader``,
+``command``...): see ``_llm_hooks``. Tools also go into the registry, to be called the way llm
+calls them (``_llm_tools``); the other kinds are reported.
 
 ``llm`` itself is imported at call time only: it is a dependency of the plugin under test, never
 of the runtime. Before the import, ``LLM_LOAD_PLUGINS`` is set to ``""`` (unless already set), so
@@ -24,43 +27,45 @@ import inspect
 import os
 import sys
 import tempfile
-from typing import Any, Callable
+from typing import Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import HostContext, LoadedPlugin, PluginLoadError, resolve
-from sandboxverify.runtime.hosts._llm_tools import tool_specs
+from sandboxverify.runtime.hosts._llm_hooks import HOOK_ORDER, collector_for
 
 #: The first llm release with tools (the ``register_tools`` hook, ``llm.Tool``, ``llm.Toolbox``).
 TOOLS_SINCE = "0.26"
 
 
 def load_llm(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
-    """Register the plugin with llm and collect the tools its ``register_tools`` hook registers.
+    """Register the plugin with llm and collect what each of its registration hooks registers.
 
     Raises :class:`PluginLoadError`: ``import`` (llm or the plugin module cannot be imported),
     ``validate`` (a hook llm does not have, a hook signature pluggy rejects, a hook function not
-    marked with ``@llm.hookimpl``), ``setup`` (``register_tools`` raised or registered something
-    that is not a tool). A plugin without a ``register_tools`` hook loads with no tools; see
-    :func:`describe_hooks` for what it implements instead.
+    marked with ``@llm.hookimpl``), ``setup`` (a hook raised, or registered something llm cannot
+    use; ``where`` names the hook). A plugin whose hooks register nothing loads with no
+    registrations; see :func:`describe_hooks` for the hooks it implements.
     """
     del context  # an llm plugin needs no limits or answers while it registers
     llm = import_llm()
     plugin = resolve(ref)
     pm = importlib.import_module("llm.plugins").pm
+    # llm's command line calls every registered plugin's register_commands when it is first
+    # imported: import it before this plugin is registered, to call its hook once, on a copy
+    cli = _llm_cli() if _implements(pm, plugin, "register_commands") else None
     registered = _register(pm, ref, plugin)
-    added: list[str] = []
+    tools_before = set(registry.tools)
     try:
         _validate(pm, plugin)
-        _call_register_tools(pm, plugin, _registerer(llm, ref, registry, added))
+        registrations = _call_hooks(pm, plugin, llm=llm, ref=ref, registry=registry, cli=cli)
     except PluginLoadError:
-        for name in added:
-            registry.tools.pop(name, None)
+        for name in set(registry.tools) - tools_before:
+            del registry.tools[name]
         if registered:
             pm.unregister(plugin)
         raise
-    tools = [registry.tools[name].describe() for name in added]
-    return LoadedPlugin(ref=ref, tools=tools, handlers={})
+    return LoadedPlugin(ref=ref, tools=registrations, handlers={})
 
 
 def describe_hooks(plugin: Any) -> list[str]:
@@ -200,29 +205,60 @@ def _llm_version() -> str:
         return "(unknown version)"
 
 
-# -- collecting tools ------------------------------------------------------------------------
+# -- calling the registration hooks ----------------------------------------------------------
 
 
-def _call_register_tools(pm: Any, plugin: Any, register: Callable[..., None]) -> None:
-    """Call this plugin's ``register_tools`` hookimpls only, the way ``llm.get_tools()`` does."""
-    caller = getattr(pm.hook, "register_tools", None)
-    if caller is None:
-        return
-    for impl in [impl for impl in caller.get_hookimpls() if impl.plugin is plugin]:
+def _call_hooks(pm: Any, plugin: Any, **given: Any) -> list[dict[str, Any]]:
+    """Call this plugin's hookimpls only, hook by hook, the way llm calls each hook."""
+    registrations: list[dict[str, Any]] = []
+    for hook in _hook_order(pm, plugin):
+        caller = getattr(pm.hook, hook)
+        impls = [
+            impl
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin
+            and not getattr(impl, "hookwrapper", False)
+            and not getattr(impl, "wrapper", False)
+        ]
+        if not impls:
+            continue
+        argnames = tuple(caller.spec.argnames) if caller.spec is not None else ()
+        collector = collector_for(hook, argnames, **given)
+        for impl in impls if collector.callable else ():
+            arguments = collector.arguments()
+            unknown = [name for name in impl.argnames if name not in arguments]
+            if unknown:  # a newer llm passes more than this host knows to build
+                collector.add(hook, "hook", f"takes {', '.join(unknown)}; not called")
+                continue
+            try:
+                impl.function(**{name: arguments[name] for name in impl.argnames})
+            except (Exception, SystemExit) as exc:
+                raise PluginLoadError("setup", exc, where=f"its {hook} hook") from exc
+        registrations += collector.finish()
+    return registrations
+
+
+def _hook_order(pm: Any, plugin: Any) -> list[str]:
+    implemented = {caller.name for caller in pm.get_hookcallers(plugin) or [] if caller.has_spec()}
+    known = [hook for hook in HOOK_ORDER if hook in implemented]
+    return known + sorted(implemented - set(known))
+
+
+def _implements(pm: Any, plugin: Any, hook: str) -> bool:
+    """Does ``plugin`` (not yet registered) implement ``hook``, under its name or another?"""
+    for name in dir(plugin):
         try:
-            impl.function(register=register)
-        except (Exception, SystemExit) as exc:
-            raise PluginLoadError("setup", exc) from exc
+            opts = pm.parse_hookimpl_opts(plugin, name)
+        except Exception:
+            continue
+        if opts is not None and (opts.get("specname") or name) == hook:
+            return True
+    return False
 
 
-def _registerer(
-    llm: Any, ref: EntryPointRef, registry: Registry, added: list[str]
-) -> Callable[..., None]:
-    """The ``register(tool_or_function, name=None)`` a ``register_tools`` hook receives."""
-
-    def register(tool_or_function: Any, name: str | None = None) -> None:
-        for spec in tool_specs(llm, ref, tool_or_function, name):
-            registry.add_tool(spec)
-            added.append(spec.name)
-
-    return register
+def _llm_cli() -> Any:
+    """llm's own ``cli`` group, or None if its command line does not import."""
+    try:
+        return importlib.import_module("llm.cli").cli
+    except (Exception, SystemExit):
+        return None

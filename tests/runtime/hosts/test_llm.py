@@ -20,6 +20,7 @@ from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import PluginRegistrationError, Registry
 from sandboxverify.runtime.hosts import HostContext, LoadedPlugin, PluginLoadError, load_plugin
 from sandboxverify.runtime.hosts._llm import describe_hooks, load_llm
+from tests.runtime.hosts.installed import probe_load
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -423,6 +424,7 @@ def test_register_tools_raising_fails_at_setup(llm: Any, write: Write) -> None:
     error = load_error("llmdemo_setup_raises", registry)
     assert error.stage == "setup"
     assert str(error.cause) == "no API key configured"
+    assert error.message == "no API key configured (in its register_tools hook)"
     assert registry.tools == {}  # what it registered before raising is withdrawn
     assert describe_hooks("llmdemo_setup_raises") == []  # and llm no longer has it
 
@@ -538,7 +540,7 @@ def test_a_hook_signature_pluggy_rejects_fails_validation(llm: Any, write: Write
     assert "registry" in str(error.cause)
 
 
-def test_a_plugin_without_register_tools_loads_with_no_tools(llm: Any, write: Write) -> None:
+def test_hooks_that_register_nothing_load_with_no_registrations(llm: Any, write: Write) -> None:
     write(
         "llmdemo_commands",
         """
@@ -547,14 +549,275 @@ def test_a_plugin_without_register_tools_loads_with_no_tools(llm: Any, write: Wr
         @llm.hookimpl
         def register_commands(cli):
             pass
+
+        @llm.hookimpl
+        def register_models(register):
+            pass
         """,
     )
-    loaded = load("llmdemo_commands")
+    registry = Registry()
+    loaded = load("llmdemo_commands", registry)
     assert loaded.tools == []
     assert loaded.handlers == {}
-    assert describe_hooks("llmdemo_commands") == ["register_commands"]
-    assert describe_hooks(sys.modules["llmdemo_commands"]) == ["register_commands"]
+    assert registry.tools == {}
+    assert describe_hooks("llmdemo_commands") == ["register_commands", "register_models"]
+    assert describe_hooks(sys.modules["llmdemo_commands"]) == [
+        "register_commands",
+        "register_models",
+    ]
     assert describe_hooks("llmdemo_never_loaded") == []
+
+
+# -- what else a plugin registers --------------------------------------------------------------
+
+MODELS = """
+    import llm
+
+    class Markov(llm.Model):
+        model_id = "markov"
+
+        class Options(llm.Options):
+            length: int = 10
+
+        def execute(self, prompt, stream, response, conversation):
+            yield "hello"
+
+    class AsyncMarkov(llm.AsyncModel):
+        model_id = "markov"
+
+        async def execute(self, prompt, stream, response, conversation):
+            yield "hello"
+
+    class Chain(llm.Model):
+        model_id = "chain"
+
+        def execute(self, prompt, stream, response, conversation):
+            yield "chain"
+
+    class Embed(llm.EmbeddingModel):
+        model_id = "embed-demo"
+
+        def embed_batch(self, items):
+            return [[1.0, 0.0] for _ in items]
+
+    @llm.hookimpl
+    def register_models(register):
+        register(Markov(), AsyncMarkov(), aliases=("mk",))
+        register(Chain())
+
+    @llm.hookimpl
+    def register_embedding_models(register):
+        register(Embed(), aliases=["e"])
+"""
+
+
+def test_a_model_plugin_registers_its_models_by_model_id(llm: Any, write: Write) -> None:
+    write("llmdemo_models", MODELS)
+    registry = Registry()
+    loaded = load("llmdemo_models", registry)
+    markov, chain, embed = loaded.tools
+    assert [(r["name"], r["kind"]) for r in loaded.tools] == [
+        ("markov", "model"),
+        ("chain", "model"),
+        ("embed-demo", "embedding_model"),
+    ]
+    assert markov["description"] == "Markov: markov (and async) (aliases: mk)"
+    assert markov["parameters"]["properties"]["length"]["default"] == 10
+    assert chain == {
+        "name": "chain",
+        "kind": "model",
+        "description": "Chain: chain",
+        "parameters": None,
+    }
+    assert embed["description"] == "Embed: embed-demo (aliases: e)"
+    assert registry.tools == {}  # models are reported, not called by smoke runs
+    # what llm itself makes of the plugin
+    llm.plugins.pm.unregister(name="llmdemo_models")
+    llm.plugins.pm.register(sys.modules["llmdemo_models"], name="llmdemo_models")
+    assert {"markov", "chain"} <= {model.model_id for model in llm.get_models()}
+
+
+def test_a_command_plugin_registers_the_commands_it_adds_to_llms_cli(
+    llm: Any, write: Write
+) -> None:
+    write(
+        "llmdemo_cli",
+        """
+        import click
+        import llm
+
+        @llm.hookimpl
+        def register_commands(cli):
+            @cli.command()
+            def hello():
+                "Say hello."
+
+            @cli.group(name="demo-tools")
+            def demo_tools():
+                "Demo commands."
+
+            @demo_tools.command()
+            def inner():
+                pass
+
+            @cli.commands["models"].command(name="llmdemo-extra")
+            def extra():
+                "An extra models subcommand."
+        """,
+    )
+    try:
+        loaded = load("llmdemo_cli")
+        assert loaded.tools == [
+            {"name": "hello", "kind": "command", "description": "Say hello.", "parameters": None},
+            {
+                "name": "demo-tools",
+                "kind": "command",
+                "description": "Demo commands.",
+                "parameters": None,
+            },
+            {
+                "name": "models llmdemo-extra",
+                "kind": "command",
+                "description": "An extra models subcommand.",
+                "parameters": None,
+            },
+        ]
+        cli = importlib.import_module("llm.cli").cli
+        assert "hello" not in cli.commands  # added to a copy of llm's group, not llm's
+    finally:
+        importlib.import_module("llm.cli").cli.commands["models"].commands.pop(
+            "llmdemo-extra", None
+        )
+
+
+def test_loader_plugins_register_their_prefixes(llm: Any, write: Write) -> None:
+    write(
+        "llmdemo_loaders",
+        """
+        import llm
+
+        def github(argument):
+            "Fragments from a GitHub repository."
+            return llm.Fragment("text", source=argument)
+
+        def gist(argument):
+            return llm.Fragment("gist", source=argument)
+
+        @llm.hookimpl
+        def register_fragment_loaders(register):
+            register("gh", github)
+            register("gh", gist)
+
+        @llm.hookimpl
+        def register_template_loaders(register):
+            register("demo", lambda name: llm.Template(name=name, prompt="hi"))
+        """,
+    )
+    loaded = load("llmdemo_loaders")
+    assert loaded.tools == [
+        {"name": "demo", "kind": "template_loader", "description": None, "parameters": None},
+        {
+            "name": "gh",
+            "kind": "fragment_loader",
+            "description": "Fragments from a GitHub repository.",
+            "parameters": None,
+        },
+        {"name": "gh_1", "kind": "fragment_loader", "description": None, "parameters": None},
+    ]
+    assert set(llm.get_fragment_loaders()) >= {"gh", "gh_1"}  # llm's own names for them
+
+
+def test_tools_and_other_kinds_come_hook_by_hook(llm: Any, write: Write) -> None:
+    write(
+        "llmdemo_mixed",
+        MODELS
+        + """
+    def shout(text: str) -> str:
+        return text.upper()
+
+    @llm.hookimpl
+    def register_tools(register):
+        register(shout)
+    """,
+    )
+    registry = Registry()
+    loaded = load("llmdemo_mixed", registry)
+    assert [(r["name"], r["kind"]) for r in loaded.tools] == [
+        ("shout", "tool"),
+        ("markov", "model"),
+        ("chain", "model"),
+        ("embed-demo", "embedding_model"),
+    ]
+    assert list(registry.tools) == ["shout"]
+
+
+@pytest.mark.parametrize(
+    ("hook", "body", "message"),
+    [
+        ("register_models(register)", "register(object())", "takes an llm model with a model_id"),
+        (
+            "register_fragment_loaders(register)",
+            "register('x', 'not callable')",
+            "register('x', loader): loader must be callable, got str",
+        ),
+        ("register_commands(cli)", "raise RuntimeError('no config')", "no config"),
+    ],
+)
+def test_a_hook_raising_fails_at_setup_naming_the_hook(
+    llm: Any, write: Write, hook: str, body: str, message: str
+) -> None:
+    write(
+        "llmdemo_hook_raises",
+        f"""
+        import llm
+
+        def tool() -> str:
+            return "tool"
+
+        @llm.hookimpl
+        def register_tools(register):
+            register(tool)
+
+        @llm.hookimpl
+        def {hook}:
+            {body}
+        """,
+    )
+    registry = Registry()
+    error = load_error("llmdemo_hook_raises", registry)
+    assert error.stage == "setup"
+    assert message in str(error.cause)
+    name = hook.partition("(")[0]
+    assert error.where == f"its {name} hook"
+    assert error.message == f"{error.cause} (in its {name} hook)"
+    assert registry.tools == {}  # the tool registered first is withdrawn
+    assert describe_hooks("llmdemo_hook_raises") == []
+
+
+def test_the_probe_reports_every_kind_and_hooks_only_when_nothing_registered(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("llm")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "llmdemo_probe_models.py").write_text(textwrap.dedent(MODELS))
+    (site / "llmdemo_probe_nothing.py").write_text(
+        "import llm\n\n@llm.hookimpl\ndef register_commands(cli):\n    pass\n"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "LLM_LOAD_PLUGINS"}
+    env["LLM_USER_PATH"] = str(tmp_path / "llm-user")
+    results = {}
+    for name in ("llmdemo_probe_models", "llmdemo_probe_nothing"):
+        plugin = {"name": name, "group": "llm", "value": name}
+        results[name] = probe_load(tmp_path, "llm", plugin, sites=[site], env=env)
+    models = results["llmdemo_probe_models"]
+    assert models["ok"] is True, models["error"]
+    assert [tool["kind"] for tool in models["tools"]] == ["model", "model", "embedding_model"]
+    assert "hooks" not in models
+    nothing = results["llmdemo_probe_nothing"]
+    assert nothing["ok"] is True, nothing["error"]
+    assert nothing["tools"] == []
+    assert nothing["hooks"] == ["register_commands"]
 
 
 def test_only_this_plugins_tools_are_collected(llm: Any, write: Write) -> None:

@@ -10,7 +10,9 @@ plugin in its real application. Every host fills a
 
 from __future__ import annotations
 
+import importlib
 import shlex
+from typing import cast
 
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
@@ -44,6 +46,19 @@ __all__ = [
 ]
 
 
+# Hosts that drive an application import it only when a plugin of theirs is loaded, so a
+# check of a native plugin never pays for importing llm, mcp, pytest or sphinx.
+_APPLICATION_HOSTS = {
+    "llm": "_llm",
+    "mcp": "_mcp",
+    "pytest": "_pytest",
+    "pluggy": "_pluggy",
+    "flake8": "_flake8",
+    "sphinx": "_sphinx",
+    "mkdocs": "_mkdocs",
+}
+
+
 def load_plugin(
     host: str, ref: EntryPointRef, registry: Registry, context: HostContext | None = None
 ) -> LoadedPlugin:
@@ -53,34 +68,10 @@ def load_plugin(
         return load_native(ref, registry)
     if host == "entrypoints":
         return load_entrypoint(ref, context)
-    if host == "llm":
-        from sandboxverify.runtime.hosts._llm import load_llm  # noqa: PLC0415 - only llm loads pay
-
-        return load_llm(ref, registry, context)
-    if host == "mcp":
-        from sandboxverify.runtime.hosts._mcp import load_mcp  # noqa: PLC0415 - only mcp loads pay
-
-        if ref.group == "console_scripts":  # the server starts through the script, by name
-            ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
-        return load_mcp(ref, registry, context)
-    if host == "pytest":
-        from sandboxverify.runtime.hosts._pytest import load_pytest  # noqa: PLC0415
-
-        return load_pytest(ref, registry, context)
-    if host == "pluggy":
-        from sandboxverify.runtime.hosts._pluggy import load_pluggy  # noqa: PLC0415
-
-        return load_pluggy(ref, registry, context)
-    if host == "flake8":
-        from sandboxverify.runtime.hosts._flake8 import load_flake8  # noqa: PLC0415
-
-        return load_flake8(ref, registry, context)
-    if host == "sphinx":
-        from sandboxverify.runtime.hosts._sphinx import load_sphinx  # noqa: PLC0415
-
-        return load_sphinx(ref, registry, context)
-    if host == "mkdocs":
-        from sandboxverify.runtime.hosts._mkdocs import load_mkdocs  # noqa: PLC0415
-
-        return load_mkdocs(ref, registry, context)
-    raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
+    module = _APPLICATION_HOSTS.get(host)
+    if module is None:
+        raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
+    if host == "mcp" and ref.group == "console_scripts":  # the server starts through the script
+        ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
+    loader = getattr(importlib.import_module(f"{__name__}.{module}"), f"load_{host}")
+    return cast("LoadedPlugin", loader(ref, registry, context))

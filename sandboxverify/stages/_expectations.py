@@ -167,6 +167,8 @@ def evaluate(
             failures.append(_load_failure(python, load.record, own_modules, wording))
         elif not load.tools and not load.record.handlers:
             failures.append(_empty(python, load, wording))
+    if plan.near_misses:
+        failures.append(_near_miss(python, plan, discovery))
     tools = [tool for load in loads for tool in load.tools]
     failures += _duplicates(python, tools)
     if expected.plugins is not None and expected.plugins != len(loads):

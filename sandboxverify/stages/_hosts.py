@@ -72,7 +72,13 @@ def plan_plugins(
     """Each entry point of the wheel in the checked groups, with the host that judges it."""
     hookspecs = dict(hookspecs or {})
     declared = list(dict.fromkeys(ref.group for ref in entry_points))
-    near_misses = {group: miss for group in declared if (miss := near_miss(group)) is not None}
+    # A group the user names is meant as written; any other near miss of a known group is a
+    # plugin its application will never find, so it is reported, not loaded.
+    near_misses = {
+        group: miss
+        for group in declared
+        if group not in groups and (miss := near_miss(group)) is not None
+    }
     sdks = sorted(MCP_SDKS & dependencies)
     if host != "auto":
         chosen = tuple(groups) or default_groups(host)
@@ -82,7 +88,8 @@ def plan_plugins(
         chosen = tuple(
             group
             for group in declared
-            if group not in SCRIPT_GROUPS or (group == "console_scripts" and sdks)
+            if group not in near_misses
+            and (group not in SCRIPT_GROUPS or (group == "console_scripts" and sdks))
         )
     plugins = tuple(
         _planned(ref, host, sdks, ref.group in callable_groups, hookspecs)

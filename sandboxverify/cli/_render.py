@@ -16,7 +16,7 @@ from sandboxverify.pipeline._events import (
     StageFinished,
     StageStarted,
 )
-from sandboxverify.report._model import Failure, Report, Run
+from sandboxverify.report._model import Failure, Report, Run, registrations
 from sandboxverify.sandbox._subprocess import format_argv
 
 _DETAIL_LINES = 20
@@ -224,16 +224,9 @@ def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
 
 def _verdict(report: Report, style: Style) -> str:
     plugins = {p.name for run in report.runs for p in run.plugins}
-    kinds: dict[str, set[str]] = {}
-    for run in report.runs:
-        for tool in run.tools:
-            kinds.setdefault(tool.kind, set()).add(tool.name)
-    provided = ", ".join(f"{len(names)} {kind}(s)" for kind, names in kinds.items())
+    provided = registrations(tool for run in report.runs for tool in run.tools)
     pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
-    counts = (
-        f"{len(plugins)} plugin(s), {provided or '0 tool(s)'} on Python {pythons} "
-        f"in {report.seconds:.1f}s"
-    )
+    counts = f"{len(plugins)} plugin(s) {provided} on Python {pythons} in {report.seconds:.1f}s"
     if report.ok:
         return f"{style.paint('PASSED', 'passed')}: {counts}"
     return f"{style.paint('FAILED', 'failed')}: {len(report.failures)} failure(s); {counts}"

@@ -11,7 +11,14 @@ from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.pipeline._events import EventSink, PluginLoaded
 from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.pipeline._stages import StageTimer
-from sandboxverify.report._model import Failure, PluginRecord, Stage, StageName, ToolRecord
+from sandboxverify.report._model import (
+    Failure,
+    PluginRecord,
+    Stage,
+    StageName,
+    ToolRecord,
+    registrations,
+)
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
@@ -225,11 +232,7 @@ class Inspector:
 
 
 def _summary(plugins: Sequence[PluginRecord], tools: Sequence[ToolRecord]) -> str:
-    kinds: dict[str, int] = {}
-    for tool in tools:
-        kinds[tool.kind] = kinds.get(tool.kind, 0) + 1
-    provided = ", ".join(f"{count} {kind}(s)" for kind, count in kinds.items()) or "0 tool(s)"
-    return f"{len(plugins)} plugin(s), {provided}"
+    return f"{len(plugins)} plugin(s) {registrations(tools)}"
 
 
 def one_failure_per_cause(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -142,6 +143,16 @@ class ToolRecord:
             "parameters": self.parameters,
             "kind": self.kind,
         }
+
+
+def registrations(tools: Iterable[ToolRecord]) -> str:
+    """What the plugins register, counted by kind: ``registering 1 fixture(s), 2 hook(s)``."""
+    kinds: dict[str, set[str]] = {}
+    for tool in tools:
+        kinds.setdefault(tool.kind, set()).add(tool.name)
+    if not kinds:
+        return "registering nothing"
+    return "registering " + ", ".join(f"{len(names)} {kind}(s)" for kind, names in kinds.items())
 
 
 @dataclass(frozen=True)

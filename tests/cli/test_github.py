@@ -644,7 +644,7 @@ def test_the_summary_has_verdict_artifacts_stages_plugins_and_outcomes() -> None
     text = step_summary(make_report(failure, run=full_run()))
 
     assert text.startswith(
-        "## sandboxverify failed\n\n**failed: 1 failure(s)**; 2 plugin(s), 2 tool(s)"
+        "## sandboxverify failed\n\n**failed: 1 failure(s)**; 2 plugin(s) registering 2 tool(s)"
     )
     assert "in 4.2s" in text or "in 4.3s" in text
     assert "| wheel | demo-1.0-py3-none-any.whl | `c0ffeec0ffee` |" in text.replace("\\_", "_")

@@ -54,7 +54,10 @@ def test_passing_report_lists_plugins_tools_and_a_verdict() -> None:
     assert "ok   greeter  demo.plugin:setup  greet, add" in text
     assert "FAIL broken   demo.broken:setup  ImportError: nope" in text
     assert "second line" not in text
-    assert text.splitlines()[-1] == "PASSED: 2 plugin(s), 2 tool(s) on Python 3.12.1 in 2.5s"
+    assert (
+        text.splitlines()[-1]
+        == "PASSED: 2 plugin(s) registering 2 tool(s) on Python 3.12.1 in 2.5s"
+    )
     assert "\x1b[" not in text
 
 
@@ -81,7 +84,9 @@ def test_failures_show_code_hint_and_the_last_lines_of_details() -> None:
 
 def test_quiet_keeps_only_failures_and_verdict() -> None:
     text = render_report(report(), colour=False, quiet=True)
-    assert text.splitlines() == ["PASSED: 2 plugin(s), 2 tool(s) on Python 3.12.1 in 2.5s"]
+    assert text.splitlines() == [
+        "PASSED: 2 plugin(s) registering 2 tool(s) on Python 3.12.1 in 2.5s"
+    ]
 
 
 def test_colour_only_when_asked() -> None:

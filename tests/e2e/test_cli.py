@@ -30,7 +30,7 @@ def test_passing_check_exits_0_with_a_readable_report() -> None:
     assert sorted(line.split()[2] for line in lines[3:6]) == ["imports", "probe", "scripts"]
     assert "\x1b[" not in result.stdout
     assert any("greeter" in line and "greet, add" in line for line in lines)
-    assert lines[-1].startswith("PASSED: 1 plugin(s), 2 tool(s)")
+    assert lines[-1].startswith("PASSED: 1 plugin(s) registering 2 tool(s)")
 
 
 def test_failing_check_exits_1_and_prints_code_message_and_hint() -> None:

@@ -73,7 +73,7 @@ def test_tox_verifies_the_sdist_it_built(tmp_path: Path) -> None:
     result = tox(project, tmp_path, "--json", str(report_file))
 
     assert result.code == 0, result.stdout + result.stderr
-    assert "PASSED: 1 plugin(s), 2 tool(s)" in result.stdout
+    assert "PASSED: 1 plugin(s) registering 2 tool(s)" in result.stdout
     report = json.loads(report_file.read_text(encoding="utf-8"))
     # TOX_PACKAGE, not the project directory: the sdist in tox's work dir, the wheel built from it
     target = Path(report["target"])

@@ -349,3 +349,25 @@ def test_plugins_of_other_installed_distributions_are_ignored(tmp_path: Path) ->
     assert report.failures[0].tool == "greet"
     assert [plugin.name for plugin in report.runs[0].plugins] == ["consumer"]
     assert tool_names(report) == ["consume"]
+
+
+BROKEN = sorted(path.name for path in fixture(".").iterdir() if path.name.startswith("broken-"))
+# options that make a fixture's one fault show (and keep a hang short)
+BROKEN_OPTIONS: dict[str, dict[str, Any]] = {
+    "broken-hangs": {"timeout": 5.0},
+    "broken-mcp-crash": {"host": "mcp"},
+    "broken-no-plugins": {"host": "native"},
+    "broken-llm-plugin": {"host": "llm"},
+    "broken-python-floor": {"python": ("min",)},
+}
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_every_broken_fixture_gets_the_same_verdict_from_both_installers(name: str) -> None:
+    options = BROKEN_OPTIONS.get(name, {})
+    verdicts = {}
+    for installer in ("uv", "pip"):
+        report = verify(fixture(name), installer=installer, **options)
+        verdicts[installer] = sorted((f.code, f.plugin or "") for f in report.failures)
+        assert not report.ok, (installer, name)
+    assert verdicts["uv"] == verdicts["pip"]

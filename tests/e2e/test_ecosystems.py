@@ -1,0 +1,120 @@
+"""One good and one broken sample package per plugin ecosystem, checked with no options: the
+host is chosen from the group, the plugin is loaded in its real application, and the verdict
+names what that application says."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandboxverify import CheckOptions, Report, check
+from tests.helpers import fixture, run_cli
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+
+def verify(name: str, **options: object) -> Report:
+    return check(CheckOptions(targets=(str(fixture(name)),), installer="uv", **options))  # type: ignore[arg-type]
+
+
+def registered(report: Report) -> set[str]:
+    return {f"{tool.kind}:{tool.name}" for run in report.runs for tool in run.tools}
+
+
+@pytest.mark.parametrize(
+    ("name", "host", "registrations"),
+    [
+        (
+            "good-pytest-plugin",
+            "pytest",
+            {"fixture:greeting", "option:--greeting", "ini:greeting_name", "marker:greets"},
+        ),
+        ("good-llm-model", "llm", {"model:parrot", "command:parrot-say"}),
+        ("good-datasette-plugin", "pluggy", {"hook:extra_css_urls", "hook:prepare_connection"}),
+        ("good-flake8-plugin", "flake8", {"code:SVF"}),
+        ("good-sphinx-theme", "sphinx", {"theme:good_sphinx_theme"}),
+        ("good-mkdocs-plugin", "mkdocs", {"plugin:svfix-stamp"}),
+    ],
+)
+def test_a_good_plugin_passes_in_its_own_application(
+    name: str, host: str, registrations: set[str]
+) -> None:
+    report = verify(name)
+
+    assert report.ok, report.failures
+    assert report.host == "auto"
+    [run] = report.runs
+    [plugin] = run.plugins
+    assert plugin.host == host
+    assert plugin.host_reason and "group" in plugin.host_reason
+    assert registrations <= registered(report)
+    assert any(d["name"] == name.replace("good-", "svfix-good-") for d in run.installed)
+
+
+def test_expected_names_match_any_kind_and_kind_name_is_exact() -> None:
+    assert verify("good-pytest-plugin", expect_tools=("greeting", "fixture:greeting")).ok
+    wrong_kind = verify("good-pytest-plugin", expect_tools=("marker:greeting",))
+    assert [f.code for f in wrong_kind.failures] == ["tool_missing"]
+
+
+@pytest.mark.parametrize(
+    ("name", "host", "fragments"),
+    [
+        (
+            "broken-pytest-hookimpl",
+            "pytest",
+            ["PluginValidationError", "pytest_collection_modifyitems", "'reverse'"],
+        ),
+        ("broken-datasette-plugin", "pluggy", ["extra_css_url", "did you mean 'extra_css_urls'"]),
+        ("broken-flake8-prefix", "flake8", ["svf-print", "does not match"]),
+        ("broken-sphinx-theme", "sphinx", ["sphinx-build", "no theme configuration file"]),
+        ("broken-mkdocs-plugin", "mkdocs", ["KeyError", "SVFIX_STAMP_API", "mkdocs build"]),
+    ],
+)
+def test_a_broken_plugin_fails_with_what_its_application_says(
+    name: str, host: str, fragments: list[str]
+) -> None:
+    report = verify(name)
+
+    assert [f.code for f in report.failures] == ["plugin_load_failed"]
+    [failure] = report.failures
+    assert failure.hint
+    for fragment in fragments:
+        assert fragment in failure.message
+    [plugin] = report.runs[0].plugins
+    assert plugin.host == host and not plugin.ok
+
+
+def test_the_pytest_hookimpl_that_import_checks_pass_fails_under_pytest() -> None:
+    # the group's old default: importing the module is all the entrypoints host checks
+    imported = verify("broken-pytest-hookimpl", host="entrypoints", groups=("pytest11",))
+    assert imported.ok
+    assert not verify("broken-pytest-hookimpl").ok
+
+
+def test_a_library_without_plugins_passes_on_its_build_install_imports_and_scripts() -> None:
+    report = verify("good-library")
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    assert run.plugins == () and run.tools == ()
+    assert run.imports is not None and run.imports["failed"] == []
+    assert any("verified as a library" in note for note in report.notes)
+    expecting = verify("good-library", expect_plugins=1)
+    assert [f.code for f in expecting.failures] == ["no_plugins"]
+
+
+def test_a_near_miss_group_is_no_plugins_with_did_you_mean() -> None:
+    report = verify("broken-near-miss-group")
+
+    assert [f.code for f in report.failures] == ["no_plugins"]
+    [failure] = report.failures
+    assert "did you mean 'sandboxverify.plugins'" in failure.message
+    assert failure.hint and "[project.entry-points.'sandboxverify.plugins']" in failure.hint
+
+
+def test_the_text_says_which_host_judged_each_plugin_and_why() -> None:
+    result = run_cli(["check", str(fixture("good-pytest-plugin")), "--installer", "uv"])
+
+    assert result.code == 0, result.stderr
+    assert "judged by host pytest (group 'pytest11' is loaded by pytest)" in result.stdout
+    assert "fixture:greeting" in result.stdout

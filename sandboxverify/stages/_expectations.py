@@ -14,6 +14,7 @@ from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
 from sandboxverify.runtime._groups import KNOWN_GROUPS
 from sandboxverify.stages._hosts import PluginPlan, host_for_group
 from sandboxverify.stages._probe import Discovery, PluginLoad
+from sandboxverify.stages._wording import Wording, wording_for
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 
@@ -25,116 +26,6 @@ class Expectations:
     plugins: int | None = None
     #: ``--group`` named (or a host other than ``auto``): the user says there are plugins
     plugins_asked_for: bool = False
-
-
-@dataclass(frozen=True)
-class _Wording:
-    """How failures explain themselves for one host: what a plugin is and how it registers."""
-
-    empty: str
-    empty_hint: str
-    setup: str
-    validate_hint: str
-    declare_hint: str
-    register_hint: str = "register it in the plugin's setup(api), or fix --expect-tools"
-
-
-_WORDING = {
-    "native": _Wording(
-        empty="registered no tools and no event handlers: it does nothing",
-        empty_hint="call api.register_tool(...) (or api.on(...)) in setup(api); "
-        "a registration may be missing or behind a condition that is false here",
-        setup="the plugin's setup(api) raised: fix its registration code (traceback in details)",
-        validate_hint="point the entry point at a callable, e.g. 'package.module:setup'",
-        declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
-        'name = "package.module:setup", or point --group at the group you use',
-    ),
-    "entrypoints": _Wording(
-        empty="provides no tool",
-        empty_hint="point the entry point at a callable",
-        setup="the entry point raised while loading (traceback in details)",
-        validate_hint="point the entry point at a callable, e.g. 'package.module:main'",
-        declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
-        'name = "package.module:function", or point --group at the group you use',
-    ),
-    "llm": _Wording(
-        empty="registered nothing: no tool, model, command, loader or other registration",
-        empty_hint="implement one of llm's registration hooks (register_tools, register_models, "
-        "register_commands, ...) with @llm.hookimpl in the plugin module",
-        setup="one of the plugin's llm hooks raised: fix its registration code "
-        "(traceback in details)",
-        validate_hint="decorate hook functions with @llm.hookimpl and name them after llm's "
-        "hooks (register_tools, register_models, ...) with the documented arguments",
-        declare_hint="declare the plugin module in pyproject.toml: [project.entry-points.llm] "
-        'name = "package_module"',
-        register_hint="register it in the plugin's register_tools hook (a Toolbox method is "
-        "named <Class>_<method>), or fix --expect-tools",
-    ),
-    "pytest": _Wording(
-        empty="registered nothing with pytest: no fixture, option, ini key, marker or hook",
-        empty_hint="define fixtures or pytest_* hooks in the module the pytest11 entry point names",
-        setup="pytest refused the plugin while configuring or collecting (its output is in "
-        "details): run pytest --collect-only in an empty directory with the plugin installed",
-        validate_hint="pytest checks hook implementations against its hookspecs: fix the hook's "
-        "name, or drop the argument pytest does not pass to it",
-        declare_hint="declare the plugin module in pyproject.toml: [project.entry-points.pytest11] "
-        'name = "package.plugin"',
-        register_hint="define it in the plugin module (a fixture, option, ini key or marker), "
-        "or fix --expect-tools",
-    ),
-    "pluggy": _Wording(
-        empty="implements none of the application's hooks",
-        empty_hint="implement at least one of the application's hookspecs, marked with its "
-        "hookimpl marker",
-        setup="the application's plugin manager refused the plugin (traceback in details)",
-        validate_hint="hook implementations must match the application's hookspecs: fix the "
-        "hook's name, or its arguments (a subset of the spec's, never others)",
-        declare_hint="declare the plugin module in pyproject.toml: "
-        '[project.entry-points."{group}"] '
-        'name = "package.plugin"',
-        register_hint="implement that hook in the plugin, or fix --expect-tools",
-    ),
-    "flake8": _Wording(
-        empty="registered no error code",
-        empty_hint="name the entry point after the plugin's error-code prefix (e.g. 'ABC')",
-        setup="flake8 could not run the plugin on a sample file (traceback in details)",
-        validate_hint="flake8 takes an entry point name as the plugin's error-code prefix: 1-3 "
-        "capital letters and up to 3 digits (e.g. 'ABC1'), pointing at the checker",
-        declare_hint='declare it in pyproject.toml: [project.entry-points."flake8.extension"] '
-        'ABC = "package.checker:Checker"',
-        register_hint="name the entry point after that prefix, or fix --expect-tools",
-    ),
-    "sphinx": _Wording(
-        empty="registered nothing with sphinx",
-        empty_hint="a sphinx.html_themes entry point names the theme's module",
-        setup="sphinx-build failed with the theme or builder enabled (its output is in details)",
-        validate_hint="a sphinx.html_themes entry point names a module whose directory holds "
-        "theme.toml or theme.conf; a sphinx.builders one names an extension module",
-        declare_hint='declare it in pyproject.toml: [project.entry-points."sphinx.html_themes"] '
-        'name = "package_theme"',
-        register_hint="register it through the entry point, or fix --expect-tools",
-    ),
-    "mkdocs": _Wording(
-        empty="registered nothing with mkdocs",
-        empty_hint="an mkdocs.plugins entry point names a subclass of mkdocs.plugins.BasePlugin",
-        setup="mkdocs build failed with the plugin or theme enabled (its output is in details)",
-        validate_hint="an mkdocs.plugins entry point names a subclass of "
-        "mkdocs.plugins.BasePlugin; an mkdocs.themes one names the theme's package",
-        declare_hint='declare it in pyproject.toml: [project.entry-points."mkdocs.plugins"] '
-        'name = "package.plugin:Plugin"',
-        register_hint="register it through the entry point, or fix --expect-tools",
-    ),
-    "mcp": _Wording(
-        empty="is an MCP server that lists no tools",
-        empty_hint="register at least one tool with the server (tools/list must return it)",
-        setup="the server's tools could not be registered (traceback in details)",
-        validate_hint="the server command must name a program installed in the sandbox: a "
-        "console script of the distribution, or fix --server-command",
-        declare_hint="declare a console script that starts the server over stdio: "
-        '[project.scripts] name = "package.server:main", or pass --server-command',
-        register_hint="the server must list it in tools/list, or fix --expect-tools",
-    ),
-}
 
 
 @dataclass(frozen=True)
@@ -160,7 +51,7 @@ def evaluate(
         return _without_plugins(python, host, plan, discovery, expected)
     failures: list[Failure] = []
     for load in loads:
-        wording = _wording(load.record.host or host)
+        wording = wording_for(load.record.host or host)
         if load.failure is not None:
             failures.append(load.failure)
         elif not load.record.ok:
@@ -183,15 +74,11 @@ def evaluate(
             )
         )
     hosts = {load.record.host or host for load in loads}
-    wording = _wording(hosts.pop() if len(hosts) == 1 else host)
+    wording = wording_for(hosts.pop() if len(hosts) == 1 else host)
     failures += _tool_expectations(
         python, tools, [load.record for load in loads], expected, wording
     )
     return Judgement(tuple(failures))
-
-
-def _wording(host: str) -> _Wording:
-    return _WORDING.get(host, _WORDING["entrypoints"])
 
 
 def _without_plugins(
@@ -251,7 +138,7 @@ def _no_plugins_hint(host: str, groups: Sequence[str], discovery: Discovery) -> 
         return (
             f"it declares {listed}: drop --host and --group so --host auto judges each plugin "
             f"by its group, or run --host {next(iter(judged.values()))}"
-        ) + ("" if host == "auto" else "; or " + _wording(host).declare_hint.format(group=first))
+        ) + ("" if host == "auto" else "; or " + wording_for(host).declare_hint.format(group=first))
     others = [g for g in discovery.declared_groups if g not in ("console_scripts", "gui_scripts")]
     if others:
         return (
@@ -259,7 +146,7 @@ def _no_plugins_hint(host: str, groups: Sequence[str], discovery: Discovery) -> 
             f"{others[0]} (--host auto loads it as its application would), or declare a plugin "
             "in the group you expected"
         )
-    return _wording(host).declare_hint.format(group=first) + (
+    return wording_for(host).declare_hint.format(group=first) + (
         "; or drop --expect-tools/--expect-plugins/--host/--group to verify it as a library"
     )
 
@@ -277,7 +164,7 @@ def _near_miss(python: str, plan: PluginPlan, discovery: Discovery) -> Failure:
 
 
 def _load_failure(
-    python: str, record: PluginRecord, own_modules: frozenset[str], wording: _Wording
+    python: str, record: PluginRecord, own_modules: frozenset[str], wording: Wording
 ) -> Failure:
     error = record.error
     assert error is not None
@@ -302,7 +189,7 @@ def _load_failure(
     )
 
 
-def _empty(python: str, load: PluginLoad, wording: _Wording) -> Failure:
+def _empty(python: str, load: PluginLoad, wording: Wording) -> Failure:
     record = load.record
     empty = wording.empty
     if load.hooks:
@@ -317,7 +204,7 @@ def _empty(python: str, load: PluginLoad, wording: _Wording) -> Failure:
 
 
 def _load_hint(
-    record: PluginRecord, own_modules: frozenset[str], python: str, wording: _Wording
+    record: PluginRecord, own_modules: frozenset[str], python: str, wording: Wording
 ) -> str:
     error = record.error
     assert error is not None
@@ -395,7 +282,7 @@ def _tool_expectations(
     tools: Sequence[ToolRecord],
     plugins: Sequence[PluginRecord],
     expected: Expectations,
-    wording: _Wording,
+    wording: Wording,
 ) -> list[Failure]:
     registered = sorted({_label(tool) for tool in tools})
     # a bare name matches a registration of any kind; ``kind:name`` only that kind

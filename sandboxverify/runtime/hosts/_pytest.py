@@ -48,17 +48,10 @@ output after the run.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import re
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any, Callable
+from typing import Any
 
 from sandboxverify.runtime._groups import KNOWN_GROUPS
 from sandboxverify.runtime._protocol import EntryPointRef
@@ -71,6 +64,16 @@ from sandboxverify.runtime.hosts._base import (
     resolve,
 )
 from sandboxverify.runtime.hosts._pluggy import spec_names, summary, unknown_hook_error
+from sandboxverify.runtime.hosts._pytest_run import (
+    autoloaded,
+    captured,
+    fixture_defs,
+    module_of,
+    one_line,
+    recording,
+    scratch_directory,
+    within,
+)
 
 #: what pytest runs with: collect only, quietly, and never write a cache
 PYTEST_ARGS = ("--collect-only", "-q", "-p", "no:cacheprovider")
@@ -96,10 +99,10 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     application = known.application if known and known.host == "pytest" else None
     pytest = import_application("pytest", application or "pytest", ref.group)
     run = _Run(package=ref.module.split(".", 1)[0])
-    with _scratch_directory() as directory:
+    with scratch_directory() as directory:
         args = [*PYTEST_ARGS, "--rootdir", directory]
         plugins: list[Any] = [_Collector(run)]
-        if _autoloaded(ref):  # asked where pytest will ask: in the directory it runs in
+        if autoloaded(ref):  # asked where pytest will ask: in the directory it runs in
             run.expected = ref.name
         elif ref.attribute is None:
             args += ["-p", ref.module]
@@ -107,7 +110,7 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
         else:  # an object: pytest's -p names modules only, so hand pytest the object itself
             run.provided = resolve(ref)
             plugins.append(run.provided)
-        with _recording(pytest, run), _captured() as output:
+        with recording(pytest, run), captured() as output:
             try:
                 run.status = int(pytest.main(args, plugins=plugins))
             except KeyboardInterrupt:
@@ -150,7 +153,7 @@ class _Run:
             return False
         if plugin is self.provided or (name is not None and name == self.expected):
             return True
-        return _within(_module_of(plugin), self.package)
+        return within(module_of(plugin), self.package)
 
     def add(self, kind: str, name: str, description: Any) -> None:
         """Record a registration (the first of a kind and name)."""
@@ -158,7 +161,7 @@ class _Run:
             self.found[(kind, name)] = {
                 "name": name,
                 "kind": kind,
-                "description": _one_line(description),
+                "description": one_line(description),
                 "parameters": None,
             }
 
@@ -177,18 +180,18 @@ class _Run:
         while frame is not None:
             module = frame.f_globals.get("__name__")
             module = module if isinstance(module, str) else ""
-            if module == __name__ or _within(module, "pluggy"):
-                return False  # the hook call it runs in, or this host's own code
-            if _within(module, self.package):
+            if within(module, "pluggy") or module.startswith(__name__):
+                return False  # the hook call it runs in, or this host's own code (_pytest_run)
+            if within(module, self.package):
                 return True
             frame = frame.f_back
         return False
 
     def finish(self, session: Any) -> None:
         """At the end of the session: the plugin's fixtures and hooks."""
-        for fixturedef in _fixture_defs(getattr(session, "_fixturemanager", None)):
+        for fixturedef in fixture_defs(getattr(session, "_fixturemanager", None)):
             function = getattr(fixturedef, "func", None)
-            if _within(getattr(function, "__module__", None), self.package):
+            if within(getattr(function, "__module__", None), self.package):
                 self.add("fixture", str(fixturedef.argname), summary(function))
         pm = session.config.pluginmanager
         for name, caller in sorted(vars(pm.hook).items()):
@@ -330,203 +333,3 @@ def _tail(output: str) -> str:
     if not lines:
         return ""
     return "; pytest said:\n" + "\n".join(lines[-TAIL_LINES:])
-
-
-# -- recording what the plugin registers ------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _recording(pytest: Any, run: _Run) -> Iterator[None]:
-    """Wrap the pytest methods a plugin registers options, ini keys, markers and itself with."""
-
-    def option(original: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def addoption(self: Any, *opts: Any, **attrs: Any) -> Any:
-            result = original(self, *opts, **attrs)
-            if opts and run.from_plugin():
-                run.add("option", _option_name(opts), attrs.get("help"))
-            return result
-
-        return addoption
-
-    def ini(original: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def addini(self: Any, *args: Any, **kwargs: Any) -> Any:
-            result = original(self, *args, **kwargs)
-            name = args[0] if args else kwargs.get("name")
-            help_text = args[1] if len(args) > 1 else kwargs.get("help")
-            if isinstance(name, str) and run.from_plugin():
-                run.add("ini", name, help_text)
-            return result
-
-        return addini
-
-    def line(original: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def addinivalue_line(self: Any, name: Any, value: Any) -> Any:
-            result = original(self, name, value)
-            if name == "markers" and isinstance(value, str) and run.from_plugin():
-                marker = _marker(value)
-                if marker is not None:
-                    run.add("marker", marker[0], marker[1])
-            return result
-
-        return addinivalue_line
-
-    def register(original: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(original)
-        def register(self: Any, plugin: Any, *args: Any, **kwargs: Any) -> Any:
-            name = args[0] if args else kwargs.get("name")
-            run.pm = self
-            try:
-                result = original(self, plugin, *args, **kwargs)
-            except Exception as exc:
-                run.refused.append((plugin, name, exc))
-                raise
-            if result is not None and (plugin is run.provided or result == run.expected):
-                run.loaded = True
-            return result
-
-        return register
-
-    wrapped = [
-        (pytest.OptionGroup, "addoption", option),
-        (pytest.OptionGroup, "_addoption", option),
-        (pytest.Parser, "addini", ini),
-        (pytest.Config, "addinivalue_line", line),
-        (pytest.PytestPluginManager, "register", register),
-    ]
-    restore: list[tuple[type, str, Any]] = []
-    try:
-        for cls, name, wrap in wrapped:
-            original = getattr(cls, name, None)
-            if original is None:
-                continue
-            restore.append((cls, name, cls.__dict__.get(name)))
-            setattr(cls, name, wrap(original))
-        yield
-    finally:
-        for cls, name, own in reversed(restore):
-            if own is None:
-                delattr(cls, name)
-            else:
-                setattr(cls, name, own)
-
-
-def _option_name(opts: tuple[Any, ...]) -> str:
-    names = [str(opt) for opt in opts]
-    return next((name for name in names if name.startswith("--")), names[0])
-
-
-_MARKER = re.compile(r"\s*([^\s(:]+)\s*(?:\([^)]*\))?\s*:?\s*(.*)", re.DOTALL)
-
-
-def _marker(line: str) -> tuple[str, str | None] | None:
-    """``"timeout(seconds): stop a slow test"`` -> ``("timeout", "stop a slow test")``."""
-    match = _MARKER.match(line)
-    if match is None:
-        return None
-    return match.group(1), match.group(2).strip() or None
-
-
-def _one_line(text: Any) -> str | None:
-    if not isinstance(text, str) or not text.strip():
-        return None
-    return " ".join(text.split())
-
-
-# -- where pytest runs ------------------------------------------------------------------------
-
-
-def _autoloaded(ref: EntryPointRef) -> bool:
-    """Will pytest load this entry point by itself (installed, and autoloading on)?
-
-    pluggy loads the first ``pytest11`` entry point of a name over all distributions.
-    """
-    if ref.group != "pytest11" or os.environ.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
-        return False
-    from importlib import metadata  # noqa: PLC0415 - pytest imports it anyway
-
-    for dist in metadata.distributions():
-        for entry_point in dist.entry_points:
-            if entry_point.group == "pytest11" and entry_point.name == ref.name:
-                return _squash(entry_point.value) == _squash(ref.value)
-    return False
-
-
-def _squash(value: str) -> str:
-    return "".join(value.split())
-
-
-@contextlib.contextmanager
-def _scratch_directory() -> Iterator[str]:
-    """A fresh empty directory to run in, with an empty ``pytest.ini`` so none above applies."""
-    directory = tempfile.mkdtemp(prefix="sandboxverify-pytest-")
-    with open(os.path.join(directory, "pytest.ini"), "w", encoding="utf-8") as ini:
-        ini.write("[pytest]\n")
-    previous = os.getcwd()
-    os.chdir(directory)
-    try:
-        yield directory
-    finally:
-        os.chdir(previous)
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-class _Output:
-    text = ""
-
-
-@contextlib.contextmanager
-def _captured() -> Iterator[_Output]:
-    """pytest's output (stdout and stderr, in a real file: pytest may ask for its fileno),
-    written to standard output again afterwards."""
-    output = _Output()
-    stdout, stderr = sys.stdout, sys.stderr
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="backslashreplace") as capture:
-        sys.stdout = sys.stderr = capture
-        try:
-            yield output
-        finally:
-            sys.stdout, sys.stderr = stdout, stderr
-            with contextlib.suppress(Exception):
-                capture.flush()
-                capture.seek(0)
-                output.text = capture.read()
-            with contextlib.suppress(Exception):
-                stdout.write(output.text)
-                stdout.flush()
-
-
-def _fixture_defs(manager: Any) -> list[Any]:
-    """Every fixture definition pytest's fixture manager holds (its internals differ by
-    version: ``_get_all_fixture_defs()`` since 9.2, ``_arg2fixturedefs`` before)."""
-    if manager is None:
-        return []
-    every = getattr(manager, "_get_all_fixture_defs", None)
-    if callable(every):
-        return list(every())
-    found: list[Any] = []
-    pending: list[Any] = [getattr(manager, "_arg2fixturedefs", {})]
-    while pending:
-        value = pending.pop()
-        if isinstance(value, dict):
-            pending.extend(value.values())
-        elif isinstance(value, (list, tuple)):
-            pending.extend(value)
-        elif hasattr(value, "argname") and hasattr(value, "func"):
-            found.append(value)
-    return found
-
-
-def _module_of(plugin: Any) -> str | None:
-    """The module a plugin object belongs to: its own name for a module."""
-    if isinstance(plugin, type(sys)):
-        return plugin.__name__
-    if isinstance(plugin, type):
-        return plugin.__module__
-    return type(plugin).__module__
-
-
-def _within(module: Any, package: str) -> bool:
-    return isinstance(module, str) and (module == package or module.startswith(package + "."))

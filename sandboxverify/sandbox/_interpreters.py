@@ -351,10 +351,11 @@ def floor_note(requires_python: str | None, chosen: Sequence[Interpreter]) -> st
     except InvalidSpecifier:
         return None
     floor = MIN_SANDBOX_PYTHON[1]
+    below = [(2, minor) for minor in range(8)] + [(3, minor) for minor in range(floor)]
     skipped = [
-        f"3.{minor}"
-        for minor in range(floor)
-        if any(allowed.contains(f"3.{minor}.{patch}") for patch in range(40))
+        f"{major}.{minor}"
+        for major, minor in below
+        if any(allowed.contains(f"{major}.{minor}.{patch}") for patch in range(40))
     ]
     if not skipped or not chosen:
         return None

@@ -233,3 +233,32 @@ def test_a_venv_interpreter_keeps_its_venv_path(tmp_path: Path) -> None:
     [interpreter] = resolve_all([str(venv / "bin" / "python")])
     # resolving the symlink would leave the venv (and its packages) behind
     assert interpreter.path == venv / "bin" / "python"
+
+
+def _chosen(version: str) -> list[Interpreter]:
+    info = tuple(int(part) for part in version.split("."))
+    return [Interpreter("min", Path("/usr/bin/python3"), version, info, "cpython")]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("requires", "lowest", "skipped"),
+    [
+        (">=3.7", "3.7", "3.7, 3.8"),
+        (">=2.7, !=3.0.*, !=3.1.*, !=3.2.*", "2.7", "2.7, 3.3, 3.4, 3.5, 3.6, 3.7, 3.8"),
+        (None, "2.0", "2.0, 2.1"),
+    ],
+)
+def test_python_min_says_when_it_raised_the_floor_and_what_it_skipped(
+    requires: str | None, lowest: str, skipped: str
+) -> None:
+    note = _interpreters.floor_note(requires, _chosen("3.9.18"))
+
+    assert note is not None
+    assert f"allows Python {lowest}," in note
+    assert "ran on 3.9.18" in note
+    assert note.endswith(f"not verified on {skipped}") or f"not verified on {skipped}," in note
+
+
+def test_python_min_says_nothing_when_the_floor_is_allowed() -> None:
+    assert _interpreters.floor_note(">=3.9", _chosen("3.9.18")) is None
+    assert _interpreters.floor_note(">=3.7", []) is None

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -26,6 +26,8 @@ from typing import Callable, TypeVar
 from sandboxverify._errors import Interrupted
 
 _GRACE_SECONDS = 2.0
+#: how long the main thread waits at most before it looks for a signal to handle
+_SLICE_SECONDS = 0.05
 _TAIL_BYTES = 16_000
 
 _SECRET_NAME = re.compile(
@@ -126,24 +128,59 @@ R = TypeVar("R")
 
 
 def parallel_map(fn: Callable[[T], R], items: Sequence[T], max_workers: int) -> list[R]:
-    """``map`` over threads that inherit the current supervisor; an interrupt stops them all."""
-    if len(items) <= 1:
+    """``map`` over threads that inherit the current supervisor; an interrupt stops them all.
+
+    On the main thread the work always goes to worker threads, even for one item: the main
+    thread is where Python runs signal handlers, and it only ever waits in short slices, so
+    Ctrl-C or SIGTERM is honoured at once. A blocking wait there (a lock, ``waitpid``) is not
+    woken by a signal that arrives just before it starts, and would hold the interrupt until
+    the work ends on its own: at ``--timeout``."""
+    on_main = threading.current_thread() is threading.main_thread()
+    if len(items) <= 1 and not on_main:
         return [fn(item) for item in items]
+    if not items:
+        return []
+    supervisor = _SUPERVISOR.get(None)
+    token = _SUPERVISOR.set(Supervisor()) if supervisor is None else None
     pool = ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(items))))
     try:
         futures = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
+        if on_main:
+            failed = _wait_in_slices(futures)
+            if failed is not None:
+                failed.result()  # raises its exception here, without waiting for the others
         return [future.result() for future in futures]
     except BaseException:
-        supervisor = _SUPERVISOR.get(None)
-        if supervisor is not None:
-            supervisor.shutdown()
+        _SUPERVISOR.get().shutdown()
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+        if token is not None:
+            _SUPERVISOR.reset(token)
+
+
+def _wait_in_slices(futures: Sequence[Future[R]]) -> Future[R] | None:
+    """Until every future is done or one failed (returned), waking often enough to run signal
+    handlers."""
+    pending = set(futures)
+    while pending:
+        done, pending = wait(pending, timeout=_SLICE_SECONDS, return_when=FIRST_EXCEPTION)
+        for future in done:
+            if not future.cancelled() and future.exception() is not None:
+                return future
+    return None
 
 
 def run(command: Command, observer: Observer | None = None) -> Outcome:
     """Run ``command`` to completion or timeout; never raises for the command's own failure."""
+    if threading.current_thread() is threading.main_thread():
+        # started and waited for in a worker, so the main thread stays free for signals
+        [outcome] = parallel_map(lambda c: _run(c, observer), [command], 1)
+        return outcome
+    return _run(command, observer)
+
+
+def _run(command: Command, observer: Observer | None) -> Outcome:
     supervisor = _SUPERVISOR.get(None)
     if supervisor is not None and supervisor.shutting_down:
         raise Interrupted("interrupted")

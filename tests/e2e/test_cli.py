@@ -122,6 +122,21 @@ def test_keep_prints_where_the_sandbox_is() -> None:
 def test_interrupt_stops_every_process_and_removes_temporary_files(
     tmp_path: Path, sig: signal.Signals, code: int
 ) -> None:
+    _interrupt_while_a_plugin_hangs(tmp_path, sig, code, settle=0.5)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+def test_an_interrupt_just_as_the_probe_starts_is_honoured_at_once(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    """The signal lands while processes are being started and waited for; it was once held
+    until --timeout ran out (the main thread blocked in a wait no signal could wake)."""
+    _interrupt_while_a_plugin_hangs(tmp_path, sig, code, settle=0.0)
+
+
+def _interrupt_while_a_plugin_hangs(
+    tmp_path: Path, sig: signal.Signals, code: int, *, settle: float
+) -> None:
     temp_root = tmp_path / "tmp"
     temp_root.mkdir()
     env = {**os.environ, "TMPDIR": str(temp_root)}
@@ -133,7 +148,7 @@ def test_interrupt_stops_every_process_and_removes_temporary_files(
             "check",
             str(fixture("broken-hangs")),
             "--timeout",
-            "120",
+            "600",
         ],
         env=env,
         stdout=subprocess.PIPE,
@@ -146,13 +161,14 @@ def test_interrupt_stops_every_process_and_removes_temporary_files(
     load_logs: list[Path] = []
     while time.monotonic() < deadline and not load_logs:
         load_logs = list(temp_root.glob("sandboxverify-*/py*/logs/load-*.log"))
-        time.sleep(0.1)
+        time.sleep(0.005 if not settle else 0.1)
     assert load_logs, "the probe never started"
     sandbox_root = load_logs[0].parents[2]
-    time.sleep(0.5)
+    time.sleep(settle)
 
     proc.send_signal(sig)
-    _, stderr = proc.communicate(timeout=60)
+    # far below --timeout: an interrupt held until the plugin's timeout fails here
+    _, stderr = proc.communicate(timeout=120)
 
     assert proc.returncode == code
     assert "removed the temporary files" in stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import signal
 import sys
 import threading
 import time
@@ -171,3 +172,49 @@ def test_parallel_map_keeps_order_and_propagates_errors() -> None:
 
     with pytest.raises(ValueError, match="1"):
         parallel_map(boom, [1, 2], max_workers=2)
+
+
+class _Signalled(Exception):
+    pass
+
+
+def test_a_signal_while_the_main_thread_waits_on_a_command_stops_it_at_once(
+    tmp_path: Path,
+) -> None:
+    """The main thread runs the signal handlers (Ctrl-C, SIGTERM): it never blocks where a
+    signal cannot wake it, and never starts a process itself, so an interrupt that arrives as
+    a command starts stops it instead of waiting for its timeout."""
+    assert threading.current_thread() is threading.main_thread()
+
+    def handler(signum: int, frame: object) -> None:
+        raise _Signalled
+
+    previous = signal.signal(signal.SIGUSR1, handler)
+    pid_file = tmp_path / "pid"
+    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+
+    def send_when_started() -> None:
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGUSR1)
+
+    sender = threading.Thread(target=send_when_started)
+    try:
+        sender.start()
+        with pytest.raises(_Signalled), supervised():
+            run(command(tmp_path, code, timeout=300))
+    finally:
+        sender.join()
+        signal.signal(signal.SIGUSR1, previous)
+    assert not alive(int(pid_file.read_text()))
+
+
+def test_commands_started_on_the_main_thread_run_in_a_worker(tmp_path: Path) -> None:
+    seen: list[bool] = []
+    outcome = run(
+        command(tmp_path, "print('ok')"),
+        observer=lambda _: seen.append(threading.current_thread() is threading.main_thread()),
+    )
+    assert outcome.ok
+    assert seen == [False]

@@ -21,9 +21,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
+from sandboxverify.sandbox._processes import descendants, kill_and_wait
 
 _GRACE_SECONDS = 2.0
 #: how long the main thread waits at most before it looks for a signal to handle
@@ -34,6 +35,16 @@ _SECRET_NAME = re.compile(
     r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH", re.I
 )
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+(:[^/\s@]*)?@", re.I)
+
+
+class Launcher(Protocol):
+    """How a command is started when it runs untrusted code: inside the OS sandbox, or under
+    a reaper (see ``_isolation``)."""
+
+    @property
+    def signals_as_exit_codes(self) -> bool: ...
+
+    def wrap(self, argv: Sequence[str]) -> list[str]: ...
 
 
 @dataclass(frozen=True)
@@ -47,6 +58,13 @@ class Command:
     log_path: Path
     label: str
     stdin: bytes | None = None
+    #: ``None``: a trusted command (an installer), started as it is
+    launcher: Launcher | None = None
+
+    @property
+    def started_argv(self) -> list[str]:
+        """What is actually executed: ``argv``, wrapped by the launcher if there is one."""
+        return self.launcher.wrap(self.argv) if self.launcher else list(self.argv)
 
 
 @dataclass(frozen=True)
@@ -61,11 +79,23 @@ class Outcome:
     def ok(self) -> bool:
         return not self.timed_out and self.returncode == 0
 
+    @property
+    def exit_status(self) -> int | None:
+        """The command's own exit code, or minus the signal that killed it, as ``returncode``
+        would say had it been started directly."""
+        code = self.returncode
+        launcher = self.command.launcher
+        signals_as_codes = launcher is not None and launcher.signals_as_exit_codes
+        # the OS sandbox's init reports a death by signal N as exit code 128 + N
+        if code is not None and signals_as_codes and 128 < code < 128 + signal.NSIG:
+            return 128 - code
+        return code
+
     def describe(self) -> str:
         """``exited with code 2`` / ``timed out after 5s`` / ``was killed by SIGKILL``."""
         if self.timed_out:
             return f"timed out after {self.command.timeout:g}s (killed)"
-        code = self.returncode
+        code = self.exit_status
         if code is not None and code < 0:
             try:
                 return f"was killed by {signal.Signals(-code).name}"
@@ -189,7 +219,7 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
     with command.log_path.open("wb") as log:
         try:
             proc = subprocess.Popen(
-                list(command.argv),
+                command.started_argv,
                 cwd=command.cwd,
                 env=dict(command.env),
                 stdin=subprocess.PIPE if command.stdin is not None else subprocess.DEVNULL,
@@ -232,6 +262,7 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
             raise
         finally:
             watchdog.cancel()
+            watchdog.join()  # a timeout's stop() has finished: nothing of the command runs
             if supervisor is not None:
                 supervisor.discard(proc)
             _kill_leftovers(proc)
@@ -301,15 +332,19 @@ def _quote(arg: str) -> str:
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """Terminate the whole process group, give it a moment, then kill it."""
+    """Terminate the whole process group, give it a moment, then kill it. What the command
+    started outside its group (the processes of an OS sandbox run in a session of their own)
+    is killed too, and waited for: when this returns, nothing of the command is running."""
     if proc.poll() is not None:
         return
+    below = descendants(proc.pid)
     _signal_group(proc, signal.SIGTERM)
     try:
         proc.wait(timeout=_GRACE_SECONDS)
     except subprocess.TimeoutExpired:
         _signal_group(proc, signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
         proc.wait()
+    kill_and_wait(below, _GRACE_SECONDS)
 
 
 def _kill_leftovers(proc: subprocess.Popen[bytes]) -> None:

@@ -218,3 +218,43 @@ def test_commands_started_on_the_main_thread_run_in_a_worker(tmp_path: Path) -> 
     )
     assert outcome.ok
     assert seen == [False]
+
+
+_SETSID_CHILD = (
+    "import os, subprocess, sys, time\n"
+    "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'],"
+    " start_new_session=True)\n"
+    "print(child.pid, flush=True)\n"
+    "time.sleep(300)\n"
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes are found in /proc")
+def test_a_timeout_also_ends_what_left_the_process_group_and_waits_for_it(tmp_path: Path) -> None:
+    """An OS sandbox runs its processes in a session of their own, out of the group's reach."""
+    outcome = run(command(tmp_path, _SETSID_CHILD, timeout=1.5))
+
+    assert outcome.timed_out
+    escaped = int(outcome.tail.split()[0])
+    assert not alive(escaped)  # at once: stop() waits until it is gone
+
+
+def test_a_launcher_wraps_the_argv_and_signal_exit_codes_are_read_back(tmp_path: Path) -> None:
+    class Init:
+        """Like the OS sandbox's init: reports a death by signal N as exit code 128 + N."""
+
+        signals_as_exit_codes = True
+
+        def wrap(self, argv: list[str]) -> list[str]:
+            script = "import subprocess, sys; sys.exit(128 - subprocess.call(sys.argv[1:]))"
+            return [sys.executable, "-c", script, *argv]
+
+    plain = command(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+    wrapped = Command(**{**plain.__dict__, "launcher": Init()})
+
+    outcome = run(wrapped)
+
+    assert wrapped.started_argv[-len(plain.argv) :] == list(plain.argv)
+    assert outcome.returncode == 128 + signal.SIGKILL
+    assert outcome.exit_status == -signal.SIGKILL
+    assert outcome.describe() == "was killed by SIGKILL"

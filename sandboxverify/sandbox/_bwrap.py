@@ -1,0 +1,222 @@
+"""The OS sandbox on Linux: every confined step in a bubblewrap sandbox of its own.
+
+New user, PID, IPC, UTS, cgroup and mount namespaces; its own ``/proc`` (no process outside is
+visible, so no ``/proc/<pid>/environ`` of ours or of our parents); a root file system made only
+of what the step needs, read-only (the system's ``/usr`` and libraries, a few files of ``/etc``,
+the interpreter, the step's environment, the runtime copy); empty private HOME, TMPDIR and
+working directory; only the step's own output directories writable; no capabilities and no new
+privileges (bubblewrap sets ``PR_SET_NO_NEW_PRIVS``); a new session (no terminal to inject
+into); it dies with its parent, and when its first process ends the PID namespace ends with it,
+taking every daemon along. The user's home, the caller's working directory and source tree, and
+sandboxverify's own installation are never bound in (or are covered where a bound directory
+holds them). The network is shared: builds and plugins may need it.
+
+bubblewrap is the system's ``bwrap`` (Debian/Ubuntu/Fedora package ``bubblewrap``, what Flatpak
+sandboxes with): without a setuid bit it needs unprivileged user namespaces, and the
+distribution keeps it up to date and ships the AppArmor profile Ubuntu 24.04 requires for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import site
+import subprocess
+import sys
+import sysconfig
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandboxverify.sandbox._confinement import Confinement, IsolationName
+
+#: sandboxverify's own package directory (never visible inside the OS sandbox)
+_PACKAGE = Path(__file__).resolve().parents[1]
+
+#: What sandboxed code sees of the host's /etc: name resolution, certificates, time zones,
+#: users and groups, the dynamic linker's cache. Nothing secret (no shadow, no ssl/private).
+_ETC = (
+    "alternatives",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "crypto-policies",
+    "debian_version",
+    "fonts",
+    "gai.conf",
+    "group",
+    "host.conf",
+    "hostname",
+    "hosts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "locale.alias",
+    "locale.conf",
+    "localtime",
+    "lsb-release",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "passwd",
+    "pki/ca-trust",
+    "pki/tls/certs",
+    "pki/tls/openssl.cnf",
+    "protocols",
+    "resolv.conf",
+    "services",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "timezone",
+)
+#: Top-level system directories: bound read-only, or recreated as the symlinks they are
+#: (``/bin -> usr/bin`` on merged-/usr systems).
+_SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
+
+PROBE_TIMEOUT = 20.0
+
+
+@dataclass(frozen=True)
+class Bubblewrap:
+    """``namespaces``: every step in a bubblewrap sandbox of its own.
+
+    ``hide``: more to keep out of sight wherever a bound directory holds it (the check's
+    targets: the source tree)."""
+
+    bwrap: Path
+    hide: tuple[Path, ...] = ()
+    name: IsolationName = "namespaces"
+    signals_as_exit_codes: bool = True
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> list[str]:
+        args = [str(self.bwrap), *_namespace_flags(network=confinement.network)]
+        args += _system_mounts()
+        mounts: list[tuple[Path, list[str]]] = []
+        for path in confinement.read_only:
+            mounts.append((path, ["--ro-bind", str(path), str(path)]))
+        for path in confinement.writable:
+            mounts.append((path, ["--bind", str(path), str(path)]))
+        perms = ["--perms", "0700"] if _bwrap_knows("--perms") else []
+        for path in confinement.private:
+            mounts.append((path, [*perms, "--tmpfs", str(path)]))
+        bound = [*confinement.read_only, *confinement.writable, *confinement.private]
+        for path in _hidden(bound, self.hide):
+            mounts.append((path, ["--tmpfs", str(path), "--remount-ro", str(path)]))
+        # parents before children: a bind inside /tmp comes after the private /tmp
+        for _, mount in sorted(mounts, key=lambda item: len(item[0].parts)):
+            args += mount
+        return [*args, "--chdir", str(confinement.cwd), "--", *argv]
+
+
+@functools.cache
+def available() -> tuple[Path | None, str]:
+    """``bwrap`` if it can make the sandbox here (tried once per process), else why not."""
+    if not sys.platform.startswith("linux"):
+        return None, f"the OS sandbox needs Linux (this is {sys.platform})"
+    located = shutil.which("bwrap")
+    if located is None:
+        return None, "bubblewrap (bwrap) is not installed"
+    bwrap = Path(located)
+    true = shutil.which("true") or "/bin/true"
+    probe = Bubblewrap(bwrap).wrap([true], Confinement(cwd=Path("/")))
+    try:
+        completed = subprocess.run(
+            probe, capture_output=True, timeout=PROBE_TIMEOUT, check=False, stdin=subprocess.DEVNULL
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return None, f"{bwrap} cannot be run: {exc}"
+    if completed.returncode != 0:
+        said = completed.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        why = said[-1] if said else f"exit code {completed.returncode}"
+        return None, f"{bwrap} cannot create its namespaces here: {why}"
+    return bwrap, ""
+
+
+def _namespace_flags(*, network: bool) -> list[str]:
+    flags = [
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "sandbox",
+        "--die-with-parent",
+        "--new-session",
+    ]
+    if not network:
+        flags.append("--unshare-net")
+    if os.geteuid() == 0:
+        # root in a user namespace keeps every capability over it unless told otherwise
+        flags += ["--cap-drop", "ALL"]
+    if _bwrap_knows("--disable-userns"):
+        flags.append("--disable-userns")  # no nested user namespace to escape through
+    return flags
+
+
+@functools.cache
+def _bwrap_knows(option: str) -> bool:
+    located = shutil.which("bwrap")
+    if located is None:
+        return False
+    try:
+        completed = subprocess.run(
+            [located, "--help"],
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return option in completed.stdout.decode("utf-8", errors="replace")
+
+
+@functools.cache
+def _system_mounts() -> tuple[str, ...]:
+    args: list[str] = []
+    for name in _SYSTEM:
+        path = Path("/") / name
+        if path.is_symlink():
+            args += ["--symlink", os.readlink(path), str(path)]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), str(path)]
+    for name in _ETC:
+        path = Path("/etc") / name
+        if path.exists():
+            args += ["--ro-bind-try", str(path), str(path)]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    return tuple(args)
+
+
+def _hidden(bound: Iterable[Path], hide: Iterable[Path] = ()) -> list[Path]:
+    """What of ours lies inside a directory bound into the sandbox, to cover with an empty
+    one: sandboxverify's own package and the environments it runs from, the user's home,
+    the caller's working directory and the check's targets (the source tree)."""
+    bound = list(bound)
+    roots = [Path("/usr"), *bound]
+    candidates = {_PACKAGE, Path(sys.prefix), Path.home(), Path.cwd(), *hide}
+    candidates.update(Path(p) for p in site.getsitepackages())
+    candidates.add(Path(sysconfig.get_paths()["purelib"]))
+    if site.ENABLE_USER_SITE and site.USER_SITE:
+        candidates.add(Path(site.USER_SITE))
+    hidden: list[Path] = []
+    for candidate in sorted(candidates):
+        try:
+            path = candidate.resolve()
+        except OSError:
+            continue
+        inside = any(_strictly_within(path, root) for root in roots)
+        # never hide what the step was given, nor a directory holding something it was given
+        holds = any(_within(root, path) for root in bound)
+        if inside and not holds and path.is_dir():
+            hidden.append(path)
+    return hidden
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _strictly_within(path: Path, root: Path) -> bool:
+    return root in path.parents

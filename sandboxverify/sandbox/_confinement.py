@@ -1,0 +1,77 @@
+"""What one process running untrusted code may see and change, and the process-isolation way to
+start it (no OS sandbox). The OS sandbox itself is ``_bwrap``; which one a check uses is
+``_isolation``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol
+
+IsolationName = Literal["namespaces", "process"]
+
+#: The reaper (a stdlib-only script) that runs each confined command in process isolation.
+REAPER = Path(__file__).resolve().with_name("_reaper.py")
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What one step may see and change. Paths are the host's, bound at the same place."""
+
+    cwd: Path
+    read_only: tuple[Path, ...] = ()
+    writable: tuple[Path, ...] = ()
+    #: empty directories of the step's own (HOME, TMPDIR, the working directory), gone after it
+    private: tuple[Path, ...] = ()
+    network: bool = True
+
+
+class Isolation(Protocol):
+    """A way to start a confined command: wraps its argv."""
+
+    @property
+    def name(self) -> IsolationName: ...
+
+    @property
+    def signals_as_exit_codes(self) -> bool:
+        """Whether a process killed by signal N shows as exit code 128 + N."""
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> list[str]: ...
+
+
+@dataclass(frozen=True)
+class Confined:
+    """A command's launcher (see ``_subprocess.Command.launcher``): an isolation, a confinement."""
+
+    isolation: Isolation
+    confinement: Confinement
+
+    @property
+    def signals_as_exit_codes(self) -> bool:
+        return self.isolation.signals_as_exit_codes
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        return self.isolation.wrap(argv, self.confinement)
+
+
+@dataclass(frozen=True)
+class ProcessIsolation:
+    """``process``: no OS sandbox. The environment allowlists, private HOME and TMPDIR, ``-I``
+    and an empty working directory still apply (the stages set them); on Linux the reaper runs
+    each step, so whatever it leaves running (a double-forked ``setsid`` daemon included) is
+    killed when the step ends."""
+
+    name: IsolationName = "process"
+    signals_as_exit_codes: bool = False
+
+    def wrap(self, argv: Sequence[str], confinement: Confinement) -> list[str]:
+        if not sys.platform.startswith("linux") or not sys.executable:
+            return list(argv)
+        return [sys.executable, "-I", "-S", str(REAPER), *argv]
+
+
+#: the default where nothing chose: process isolation
+PROCESS = ProcessIsolation()

@@ -1,0 +1,117 @@
+"""Which isolation a check runs untrusted code with, decided once, before any work.
+
+Build backend hooks, plugin loads, the import check, console scripts, smoke runs and the MCP
+servers those start all go through one seam, :class:`~._confinement.Isolation`, which wraps a
+command's argv:
+
+- ``namespaces``: the OS sandbox (Linux, bubblewrap; see ``_bwrap``);
+- ``process``: the environment allowlists, a private HOME and TMPDIR, ``-I`` and an empty working
+  directory, and a reaper for whatever a step leaves running; the code runs as the user, on the
+  host's file system.
+
+``--isolation auto`` (the default) takes the OS sandbox when it works here and otherwise falls
+back to ``process`` with a warning naming what stays possible; ``strict`` refuses to run without
+it (a usage error before any work); ``process`` asks for no OS sandbox.
+"""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Literal
+
+from sandboxverify._errors import UsageError
+from sandboxverify.sandbox._bwrap import PROBE_TIMEOUT, Bubblewrap, available
+from sandboxverify.sandbox._confinement import (
+    PROCESS,
+    Confined,
+    Confinement,
+    Isolation,
+    IsolationName,
+    ProcessIsolation,
+)
+
+__all__ = [
+    "ISOLATION_CHOICES",
+    "PROCESS",
+    "PROCESS_RISKS",
+    "Confined",
+    "Confinement",
+    "Isolation",
+    "IsolationChoice",
+    "IsolationName",
+    "ProcessIsolation",
+    "choose",
+    "interpreter_roots",
+]
+
+IsolationChoice = Literal["auto", "strict", "process"]
+ISOLATION_CHOICES: tuple[IsolationChoice, ...] = ("auto", "strict", "process")
+
+#: What code from the package can still do without the OS sandbox (the fallback warning; the
+#: README says the same at length).
+PROCESS_RISKS = (
+    "code from the package runs as you on your file system: it can read your files (~/.netrc, "
+    "~/.pypirc, ~/.config), the environment of your other processes (/proc/<pid>/environ, "
+    "secrets included), write wherever you can (the source tree, $GITHUB_ENV, the installed "
+    "sandboxverify: a change to it fails the check) and reach the network and local services"
+)
+HINT = (
+    "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) and allow "
+    "unprivileged user namespaces (Ubuntu 24.04: sysctl "
+    "kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap); "
+    "--isolation process runs without the OS sandbox"
+)
+
+
+def choose(choice: IsolationChoice, hide: Iterable[Path] = ()) -> tuple[Isolation, str | None]:
+    """The isolation a check runs with, and why it fell back to ``process`` (a warning).
+
+    ``hide``: what the OS sandbox must never show (the check's targets). ``strict`` raises
+    :class:`UsageError` when the OS sandbox is unavailable."""
+    if choice == "process":
+        return ProcessIsolation(), None
+    bwrap, problem = available()
+    if bwrap is not None:
+        return Bubblewrap(bwrap, hide=tuple(Path(p).absolute() for p in hide)), None
+    if choice == "strict":
+        raise UsageError(f"--isolation strict: the OS sandbox is unavailable: {problem}", hint=HINT)
+    return ProcessIsolation(), problem
+
+
+@functools.cache
+def interpreter_roots(*pythons: Path) -> tuple[Path, ...]:
+    """The directories these interpreters need to run: the base prefixes (the standard
+    library, ``libpython``) and where their executables really are. Asked with ``-I -S`` of
+    interpreters the user named or sandboxverify runs on: nothing from a sandbox runs."""
+    roots: set[Path] = set()
+    for python in pythons:
+        real = python.resolve()
+        roots.add(real.parent.parent)
+        try:
+            completed = subprocess.run(
+                [str(python), "-I", "-S", "-c", _PREFIXES],
+                capture_output=True,
+                timeout=PROBE_TIMEOUT,
+                check=False,
+                stdin=subprocess.DEVNULL,
+            )
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if completed.returncode == 0:
+            roots.update(Path(line) for line in completed.stdout.decode().splitlines() if line)
+    roots = {root for root in roots if root.is_absolute() and root != Path("/")}
+    # /usr/bin/python3's prefix is /usr, bound anyway; keep only the outermost of the rest
+    return tuple(
+        sorted(
+            root
+            for root in roots
+            if root != Path("/usr")
+            and not any(root != other and other in root.parents for other in roots | {Path("/usr")})
+        )
+    )
+
+
+_PREFIXES = "import sys; print(sys.base_prefix); print(sys.base_exec_prefix)"

@@ -1,0 +1,172 @@
+"""Which isolation a check gets, and what the OS sandbox (bubblewrap) lets a step see and do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandboxverify._errors import UsageError
+from sandboxverify.sandbox import _bwrap, _isolation
+from sandboxverify.sandbox._bwrap import Bubblewrap, available
+from sandboxverify.sandbox._isolation import (
+    Confinement,
+    ProcessIsolation,
+    choose,
+    interpreter_roots,
+)
+
+
+def unavailable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_isolation, "available", lambda: (None, "bwrap is not installed"))
+
+
+def test_process_is_chosen_when_asked_without_looking_for_the_os_sandbox(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(_isolation, "available", lambda: pytest.fail("probed"))
+    isolation, fallback = choose("process")
+    assert isinstance(isolation, ProcessIsolation) and fallback is None
+
+
+def test_auto_falls_back_to_process_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    unavailable(monkeypatch)
+    isolation, fallback = choose("auto")
+    assert isolation.name == "process"
+    assert fallback == "bwrap is not installed"
+
+
+def test_strict_refuses_to_run_without_the_os_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    unavailable(monkeypatch)
+    with pytest.raises(UsageError, match=r"--isolation strict: .*bwrap is not installed") as info:
+        choose("strict")
+    assert (
+        info.value.hint is not None and "apparmor_restrict_unprivileged_userns" in info.value.hint
+    )
+
+
+def test_the_bubblewrap_command_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(_bwrap, "_bwrap_knows", lambda option: True)
+    work = tmp_path / "sandbox"
+    confinement = Confinement(
+        cwd=work / "work",
+        read_only=(work / "venv",),
+        writable=(work / "results",),
+        private=(work / "home", work / "tmp", work / "work"),
+    )
+    argv = Bubblewrap(Path("/usr/bin/bwrap"), hide=(work / "src",)).wrap(["python"], confinement)
+
+    text = " ".join(argv)
+    for flag in (
+        "--unshare-user",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--die-with-parent",
+        "--new-session",
+        "--disable-userns",
+        "--proc /proc",
+        f"--ro-bind {work / 'venv'} {work / 'venv'}",
+        f"--bind {work / 'results'} {work / 'results'}",
+        f"--perms 0700 --tmpfs {work / 'home'}",
+        "--tmpfs /tmp",
+    ):
+        assert flag in text, flag
+    assert "--unshare-net" not in argv  # builds and plugins may need the network
+    assert argv[-4:] == ["--chdir", str(work / "work"), "--", "python"]
+    # the private /tmp first, then what is bound inside it
+    assert argv.index("/tmp") < argv.index(str(work / "venv"))
+
+
+def test_what_lies_inside_a_bound_directory_is_covered(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    hidden = _bwrap._hidden([tmp_path], hide=[tmp_path / "src", Path("/nonexistent")])
+    assert hidden == [tmp_path / "src"]
+    # never what the step was given, nor a directory holding it
+    assert _bwrap._hidden([tmp_path / "src"], hide=[tmp_path, tmp_path / "src"]) == []
+
+
+def test_interpreter_roots_are_the_prefixes_outside_usr() -> None:
+    roots = interpreter_roots(Path(sys.executable))
+    assert Path(sys.base_prefix).resolve() in [root.resolve() for root in roots] or str(
+        sys.base_prefix
+    ).startswith("/usr")
+    assert Path("/usr") not in roots
+
+
+# --- the OS sandbox for real ---------------------------------------------------------------
+
+needs_bwrap = pytest.mark.skipif(
+    available()[0] is None, reason=f"the OS sandbox is unavailable here: {available()[1]}"
+)
+
+_LOOK_AROUND = r"""
+import json, os, sys
+seen = {"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
+seen["home"] = os.listdir(os.environ["HOME"])
+for name, path in json.loads(sys.argv[1]).items():
+    try:
+        with open(path) as handle:
+            handle.read()
+        with open(path, "a") as handle:
+            handle.write("x")
+        seen[name] = "written"
+    except OSError as exc:
+        seen[name] = exc.strerror
+print(json.dumps(seen))
+"""
+
+
+@needs_bwrap
+def test_inside_the_os_sandbox(tmp_path: Path) -> None:
+    """Its own /proc, an empty private home, read-only inputs, one writable directory, and
+    nothing else of the host: neither the caller's files nor their working directory."""
+    bwrap, _ = available()
+    assert bwrap is not None
+    given, out, home = tmp_path / "given", tmp_path / "out", tmp_path / "home"
+    for path in (given, out, home):
+        path.mkdir()
+    (given / "input").write_text("")
+    (home / "mine").write_text("")
+    (out / "result").write_text("")
+    secret = tmp_path / "secret"
+    secret.write_text("")
+    python = Path(sys.executable).resolve()
+    confinement = Confinement(
+        cwd=out,
+        read_only=(given, *interpreter_roots(python)),
+        writable=(out,),
+        private=(home,),
+    )
+    targets = {
+        "input": str(given / "input"),
+        "output": str(out / "result"),
+        "secret": str(secret),
+        "cwd": str(Path.cwd() / "pyproject.toml"),
+    }
+    argv = Bubblewrap(bwrap).wrap(
+        [str(python), "-I", "-S", "-c", _LOOK_AROUND, json.dumps(targets)], confinement
+    )
+
+    completed = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"HOME": str(home), "PATH": "/usr/bin:/bin"},
+    )
+
+    assert completed.returncode == 0, completed.stderr
+    seen = json.loads(completed.stdout)
+    assert seen["pids"][0] == 1 and os.getpid() not in seen["pids"] and len(seen["pids"]) <= 3
+    assert seen["home"] == []  # not the host directory bound at HOME's path
+    assert seen["input"] == "Read-only file system"
+    assert seen["output"] == "written" and (out / "result").read_text() == "x"
+    assert seen["secret"] == "No such file or directory"
+    assert seen["cwd"] == "No such file or directory"
+    assert (given / "input").read_text() == "" and secret.read_text() == ""

@@ -1,20 +1,26 @@
 """Environments for subprocesses, built from allowlists, never from the caller's whole environment.
 
 Three audiences:
-- the *installer* (pip/uv, also the build frontend fetching build requirements) needs network
-  settings, CA bundles and its own configuration, which may carry index credentials;
-- the *build backend* runs the project's build code; it gets what the installer gets (the
-  frontend installs build requirements from inside it) plus compiler and build-tool variables;
+- the *installer* (pip/uv, also installing a build's requirements) needs network settings, CA
+  bundles and its own configuration, which may carry index credentials; it is trusted and runs
+  outside the OS sandbox;
+- the *build backend* runs the project's build code: network settings, compiler and build-tool
+  variables, a private ``HOME`` and ``TMPDIR``; no installer settings (``PIP_*``, ``UV_*``), no
+  real home with its configuration files;
 - *plugin code* (probe, smoke) gets a minimal environment: a private ``HOME`` and ``TMPDIR``
   inside the sandbox and nothing that looks like a credential, not even the installer's.
 
-Variables the user names with ``--pass-env`` (shell-style globs) reach all three.
+Variables the user names with ``--pass-env`` (shell-style globs) reach all three; a variable that
+looks like a credential (``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*KEY*``, ``TWINE_*``,
+``UV_PUBLISH_*``) reaches untrusted code only when ``--pass-env`` names it exactly, never
+through a glob.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -91,6 +97,11 @@ _NEVER = (
 )
 
 
+#: Names that reach untrusted code (build backends, plugins) only when ``--pass-env`` names them
+#: exactly: credentials, and the settings of publishing tools.
+_CREDENTIAL = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|KEY|CREDENTIAL|^TWINE_|^UV_PUBLISH_", re.I)
+
+
 def installer_env(
     tmp: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
 ) -> dict[str, str]:
@@ -104,11 +115,22 @@ def installer_env(
     return env
 
 
-def build_env(
-    tmp: Path, pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
+def backend_env(
+    scripts: Path,
+    home: Path,
+    tmp: Path,
+    pass_env: Iterable[str] = (),
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    env = installer_env(tmp, pass_env, environ)
-    env.update(_select(_BUILD, (), environ))
+    """What a build backend sees: ``scripts`` (its build environment's) first on ``PATH``,
+    network and build-tool settings, a private home; nothing of the installer's."""
+    env = _select(_BASE + _NETWORK + _BUILD, pass_env, environ, untrusted=True)
+    env["PATH"] = os.pathsep.join(p for p in (str(scripts), env.get("PATH", "")) if p)
+    env["HOME"] = str(home)
+    if sys.platform == "win32":  # pragma: no cover
+        env["USERPROFILE"] = str(home)
+    env.update(_temporary(tmp))
+    env["PYTHONIOENCODING"] = "utf-8"
     return env
 
 
@@ -120,7 +142,7 @@ def plugin_env(
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """What plugin code sees: no credentials, no installer settings, a private home."""
-    env = _select(_BASE, pass_env, environ)
+    env = _select(_BASE, pass_env, environ, untrusted=True)
     env["PATH"] = os.pathsep.join(p for p in (str(sandbox_bin), env.get("PATH", "")) if p)
     env["HOME"] = str(home)
     if sys.platform == "win32":  # pragma: no cover
@@ -137,12 +159,23 @@ def _temporary(tmp: Path) -> dict[str, str]:
 
 
 def _select(
-    patterns: Iterable[str], extra: Iterable[str], environ: Mapping[str, str] | None
+    patterns: Iterable[str],
+    extra: Iterable[str],
+    environ: Mapping[str, str] | None,
+    *,
+    untrusted: bool = False,
 ) -> dict[str, str]:
+    """The variables ``patterns`` or ``extra`` (``--pass-env``) match. For ``untrusted`` code a
+    credential-like name must be named exactly in ``extra``: ``--pass-env '*'`` is not consent
+    to hand every token to the package under test."""
     source = os.environ if environ is None else environ
-    wanted = list(patterns) + list(extra)
-    return {
-        name: value
-        for name, value in source.items()
-        if name not in _NEVER and any(fnmatch.fnmatchcase(name, pattern) for pattern in wanted)
-    }
+    extra = list(extra)
+    wanted = list(patterns) + extra
+    selected: dict[str, str] = {}
+    for name, value in source.items():
+        if name in _NEVER or not any(fnmatch.fnmatchcase(name, p) for p in wanted):
+            continue
+        if untrusted and _CREDENTIAL.search(name) and name not in extra:
+            continue
+        selected[name] = value
+    return selected

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandboxverify.sandbox._environment import build_env, installer_env, plugin_env
+from sandboxverify.sandbox._environment import backend_env, installer_env, plugin_env
 
 CALLER = {
     "PATH": "/usr/bin",
@@ -53,10 +53,19 @@ def test_installer_keeps_network_and_installer_settings_but_no_secrets(tmp_path:
     assert env["TMPDIR"] == env["TEMP"] == env["TMP"] == str(tmp_path)  # the check's own
 
 
-def test_build_adds_compiler_settings(tmp_path: Path) -> None:
-    env = build_env(tmp_path, environ=CALLER)
+def test_the_build_backend_gets_build_and_network_settings_but_nothing_of_the_installer(
+    tmp_path: Path,
+) -> None:
+    env = backend_env(tmp_path / "bin", tmp_path / "home", tmp_path / "tmp", environ=CALLER)
+
     assert env["CC"] == "gcc"
+    assert env["HTTPS_PROXY"] == "http://proxy:3128"
     assert not SECRETS & set(env)
+    assert not [name for name in env if name.startswith(("PIP_", "UV_"))]
+    assert env["HOME"] == str(tmp_path / "home")  # private: no ~/.pypirc, no pip.conf
+    assert env["TMPDIR"] == str(tmp_path / "tmp")
+    assert env["PATH"].split(":")[0] == str(tmp_path / "bin")  # the build environment's
+    assert "PYTHONPATH" not in env and "VIRTUAL_ENV" not in env
 
 
 def test_plugin_code_gets_no_secrets_no_installer_settings_and_a_private_home(
@@ -77,3 +86,34 @@ def test_pass_env_adds_named_variables_by_glob(tmp_path: Path) -> None:
     env = plugin_env(tmp_path, tmp_path, tmp_path, pass_env=("MY_APP_*",), environ=CALLER)
     assert env["MY_APP_SETTING"] == "x"
     assert "GITHUB_TOKEN" not in env
+
+
+CREDENTIALS = {
+    "FAKE_SECRET_TOKEN": "t",
+    "MY_API_KEY": "k",
+    "DB_PASSWORD": "p",
+    "TWINE_USERNAME": "__token__",
+    "UV_PUBLISH_URL": "https://upload",
+    "MY_APP_SETTING": "x",
+}
+
+
+def test_a_credential_reaches_untrusted_code_only_when_pass_env_names_it_exactly(
+    tmp_path: Path,
+) -> None:
+    every = plugin_env(tmp_path, tmp_path, tmp_path, pass_env=("*",), environ=CREDENTIALS)
+    assert set(CREDENTIALS) & set(every) == {"MY_APP_SETTING"}  # a glob is not consent
+
+    named = ("FAKE_SECRET_TOKEN", "TWINE_USERNAME", "MY_*KEY")
+    env = plugin_env(tmp_path, tmp_path, tmp_path, pass_env=named, environ=CREDENTIALS)
+    assert {"FAKE_SECRET_TOKEN", "TWINE_USERNAME"} <= set(env)
+    assert "MY_API_KEY" not in env
+
+    backend = backend_env(tmp_path, tmp_path, tmp_path, pass_env=named, environ=CREDENTIALS)
+    assert {"FAKE_SECRET_TOKEN", "TWINE_USERNAME"} <= set(backend)
+    assert "UV_PUBLISH_URL" not in backend
+
+
+def test_the_installer_is_trusted_with_what_pass_env_matches(tmp_path: Path) -> None:
+    env = installer_env(tmp_path, pass_env=("*_TOKEN",), environ=CREDENTIALS)
+    assert env["FAKE_SECRET_TOKEN"] == "t"

@@ -1,7 +1,8 @@
 """Stage ``build``: the sdist, then the wheel from the unpacked sdist; or given artifacts as-is.
 
 The project is copied first: build backends write into the tree they build (``*.egg-info``,
-``build/``), and the user's source tree must stay byte-for-byte unchanged.
+``build/``), and the user's source tree must stay byte-for-byte unchanged. Each build is a PEP 517
+build whose backend hooks run confined (``_pep517``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,18 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
+from sandboxverify.artifacts._pep517 import (
+    BuildPlace,
+    BuildStepFailed,
+    BuildTools,
+    Distribution,
+    build_distribution,
+)
 from sandboxverify.artifacts._rules import missing_expected_files
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._environment import build_env
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
+from sandboxverify.sandbox._isolation import PROCESS, Isolation
+from sandboxverify.sandbox._subprocess import Observer, read_tail, redact
 from sandboxverify.sandbox._toolchain import Builder, IndexOptions
 from sandboxverify.sandbox._workspace import Workspace
 
@@ -57,6 +65,8 @@ class BuildSettings:
     timeout: float
     #: ``--expect-files``: path globs every wheel must match
     expect_files: tuple[str, ...] = ()
+    #: how the build backend's hooks are confined
+    isolation: Isolation = PROCESS
 
 
 @dataclass(frozen=True)
@@ -93,11 +103,14 @@ def build_project(
             "file in the project readable (or remove it)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    argv = settings.builder.project(workspace.src, workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build", observer)
+    log = workspace.logs / "build.log"
+    problem = _build(settings, workspace, log, observer, kind="sdist", tree=workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
+    if problem is None and len(sdists) == 1:
+        tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
+        problem = _build(settings, workspace, log, observer, kind="wheel", tree=tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(sdists) != 1 or len(wheels) != 1:
+    if problem is not None or len(sdists) != 1 or len(wheels) != 1:
         step = "building the sdist" if not sdists else "building the wheel from the sdist"
         hint = (
             "the project itself does not build; run the same build by hand to see the full log"
@@ -105,7 +118,7 @@ def build_project(
             else "the sdist builds but a wheel cannot be built from it: a file the build needs "
             "is probably missing from the sdist (check your sdist include/exclude settings)"
         )
-        failure = _build_failure(step, outcome, hint)
+        failure = _build_failure(step, problem, log, hint)
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     return _inspected(sdists + wheels, settings, built=True, started=started)
 
@@ -128,13 +141,14 @@ def prepare_artifacts(
         return inspected
     sdist = inspected.sdist
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
-    argv = settings.builder.wheel_from_sdist(tree, sdist.path, workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    log = workspace.logs / "build-wheel.log"
+    problem = _build(settings, workspace, log, observer, kind="wheel", tree=tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(wheels) != 1:
+    if problem is not None or len(wheels) != 1:
         failure = _build_failure(
             f"building a wheel from {sdist.path.name}",
-            outcome,
+            problem,
+            log,
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
@@ -180,40 +194,43 @@ def _special(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
-def _run_build(
-    argv: list[str],
-    workspace: Workspace,
+def _build(
     settings: BuildSettings,
-    label: str,
+    workspace: Workspace,
+    log: Path,
     observer: Observer | None,
-) -> Outcome:
-    env = build_env(workspace.root / "tmp", settings.pass_env)
-    env.update(settings.index.pip_env())
-    command = Command(
-        argv=argv,
-        env=env,
-        cwd=workspace.root,
-        timeout=settings.timeout,
-        log_path=workspace.logs / f"{label}.log",
-        label=label,
+    *,
+    kind: Distribution,
+    tree: Path,
+) -> BuildStepFailed | None:
+    """Build ``kind`` from ``tree`` into the workspace's dist/; the failure, if it failed."""
+    tools = BuildTools(
+        settings.builder,
+        settings.index,
+        settings.pass_env,
+        settings.timeout,
+        settings.isolation,
+        observer,
     )
-    return run(command, observer)
+    place = BuildPlace(workspace.root / "build", log)
+    try:
+        build_distribution(kind, tree, workspace.dist, place, tools)
+    except BuildStepFailed as exc:
+        return exc
+    return None
 
 
-def _build_failure(step: str, outcome: Outcome, hint: str) -> Failure:
-    if outcome.timed_out:
+def _build_failure(step: str, problem: BuildStepFailed | None, log: Path, hint: str) -> Failure:
+    tail = redact(read_tail(log))
+    if problem is not None and problem.timed_out and problem.outcome is not None:
         return Failure(
             "timeout",
-            f"{step} {outcome.describe()}",
+            f"{step} {problem.outcome.describe()}",
             hint="raise --install-timeout",
-            details=outcome.tail,
+            details=tail,
         )
-    cause = (
-        summarize(outcome.tail)
-        if not outcome.ok
-        else "the build reported success but left no artifact"
-    )
-    return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=outcome.tail)
+    cause = summarize(tail) if problem is not None else "the build left no artifact"
+    return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=tail)
 
 
 def _inspected(

@@ -45,16 +45,19 @@ class IndexOptions:
 
 
 class Builder(Protocol):
+    """The trusted half of a PEP 517 build: a fresh build environment and its requirements.
+    The backend's hooks run confined (``artifacts/_pep517``), never here."""
+
     @property
     def name(self) -> str: ...
 
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        """Build the sdist, then the wheel from the unpacked sdist."""
+    def environment(self, dest: Path) -> list[str]:
+        """Create an empty build environment at ``dest`` for the interpreter we run on."""
 
-    def wheel_from_sdist(
-        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
+    def requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
     ) -> list[str]:
-        """Build a wheel from an sdist (unpacked in ``sdist_tree``)."""
+        """Install build requirements (validated requirement strings) into ``python``'s env."""
 
 
 class SandboxBackend(Protocol):
@@ -77,43 +80,56 @@ class Installer(Protocol):
 
 @dataclass(frozen=True)
 class PypaBuild:
+    """Build environments as pypa/build makes them: virtualenv with pip, pip installs."""
+
     name: str = "build"
 
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        return [sys.executable, "-m", "build", "--outdir", str(out), str(source)]
+    def environment(self, dest: Path) -> list[str]:
+        return VirtualenvBackend().create(Path(sys.executable), dest)
 
-    def wheel_from_sdist(
-        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
+    def requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
     ) -> list[str]:
-        return [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(sdist_tree)]
+        return [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            *index.flags(),
+            "--",
+            *requirements,
+        ]
 
 
 @dataclass(frozen=True)
 class UvBuild:
     uv: Path
-    name: str = "uv build"
+    #: ``copy``: nothing installed is a hard link into uv's cache (see :class:`UvInstaller`)
+    link_mode: str | None = None
+    name: str = "uv"
 
-    def _base(self, out: Path, index: IndexOptions) -> list[str]:
+    def environment(self, dest: Path) -> list[str]:
         # An explicit interpreter: uv would otherwise look for (or download) one that satisfies
         # requires-python, and a build must never fetch an interpreter behind the user's back.
+        return UvVenvBackend(self.uv).create(Path(sys.executable), dest)
+
+    def requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
+    ) -> list[str]:
         return [
             str(self.uv),
-            "build",
+            "pip",
+            "install",
             "--no-python-downloads",
             "--python",
-            sys.executable,
-            "--out-dir",
-            str(out),
+            str(python),
+            *_link_mode(self.link_mode),
             *index.flags(),
+            "--",
+            *requirements,
         ]
-
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        return [*self._base(out, index), str(source)]  # no --sdist/--wheel: wheel from sdist
-
-    def wheel_from_sdist(
-        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
-    ) -> list[str]:
-        return [*self._base(out, index), "--wheel", str(sdist)]
 
 
 @dataclass(frozen=True)
@@ -178,6 +194,10 @@ class PipInstaller:
 @dataclass(frozen=True)
 class UvInstaller:
     uv: Path
+    #: ``copy`` when plugin code could write to what is installed (process isolation): uv
+    #: hard-links files from its cache by default, and a plugin editing an installed file would
+    #: change the cached one every later install uses
+    link_mode: str | None = None
     name: str = "uv"
 
     def install(
@@ -190,6 +210,7 @@ class UvInstaller:
             "--no-python-downloads",
             "--python",
             str(python),
+            *_link_mode(self.link_mode),
             *index.flags(),
             str(wheel),
             *extra,
@@ -221,7 +242,13 @@ def find_uv() -> Path | None:
     return Path(located) if located else None
 
 
-def choose(installer: InstallerChoice) -> Toolchain:
+def _link_mode(mode: str | None) -> list[str]:
+    return ["--link-mode", mode] if mode else []
+
+
+def choose(installer: InstallerChoice, *, writable_installs: bool = False) -> Toolchain:
+    """``writable_installs``: untrusted code can write to what gets installed (no OS sandbox
+    keeps the environments read-only), so nothing installed may be shared with a cache."""
     uv = find_uv() if installer in ("auto", "uv") else None
     if installer == "uv" and uv is None:
         raise UsageError(
@@ -229,5 +256,6 @@ def choose(installer: InstallerChoice) -> Toolchain:
             hint="pip install 'sandboxverify[uv]' (or uv itself), or use --installer pip",
         )
     if uv is not None:
-        return Toolchain(UvBuild(uv), UvVenvBackend(uv), UvInstaller(uv))
+        link_mode = "copy" if writable_installs else None
+        return Toolchain(UvBuild(uv, link_mode), UvVenvBackend(uv), UvInstaller(uv, link_mode))
     return Toolchain(PypaBuild(), VirtualenvBackend(), PipInstaller())

@@ -18,6 +18,7 @@ from sandboxverify.cli._options import check_options, json_option, merge
 from sandboxverify.cli._output import (
     check_json_path,
     check_report_path,
+    preload,
     write_github,
     write_json,
     write_junit,
@@ -29,6 +30,7 @@ from sandboxverify.pipeline._options import (
     DEFAULT_TIMEOUT,
     HOSTS,
     INSTALLERS,
+    ISOLATIONS,
 )
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
 from sandboxverify.stages._smoke import load as load_playbook
@@ -98,6 +100,14 @@ from sandboxverify.stages._smoke import load as load_playbook
     "uv when it is installed. [default: auto]",
 )
 @click.option(
+    "--isolation",
+    type=click.Choice(ISOLATIONS),
+    help="How code from the package (build backend, plugins, scripts, smoke) runs. auto: in the "
+    "OS sandbox (Linux namespaces with bubblewrap) when it works here, else process isolation "
+    "with a warning; strict: refuse to run without the OS sandbox (exit 2); process: never use "
+    "it. [default: auto]",
+)
+@click.option(
     "--index-url", metavar="URL", help="Package index for dependencies and build requirements."
 )
 @click.option(
@@ -124,7 +134,8 @@ from sandboxverify.stages._smoke import load as load_playbook
     multiple=True,
     metavar="NAME",
     help="Environment variable (glob) passed to builds and plugin code (repeatable); "
-    "nothing else from your environment reaches plugin code.",
+    "nothing else from your environment reaches plugin code. A credential-like name "
+    "(*TOKEN*, *SECRET*, *PASSWORD*, *KEY*, TWINE_*, UV_PUBLISH_*) must be named exactly.",
 )
 @click.option(
     "--smoke",
@@ -213,6 +224,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     check_json_path(json_out, targets)
     check_report_path("--junit-xml", junit_out, targets)
     options = check_options(targets, values)
+    # everything that runs after the package's code is loaded now, while our files are ours
+    preload()
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     human: TextIO = sys.stderr if json_out == "-" else sys.stdout
     tty = human.isatty()

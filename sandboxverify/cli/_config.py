@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.pipeline._options import HOSTS, INSTALLERS
+from sandboxverify.pipeline._options import HOSTS, INSTALLERS, ISOLATIONS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -41,6 +41,7 @@ def _keys() -> dict[str, _Key]:
         "expect-plugins": _Key("int"),
         "python": _Key("list"),
         "installer": _Key("choice", INSTALLERS),
+        "isolation": _Key("choice", ISOLATIONS),
         "index-url": _Key("str"),
         "find-links": _Key("paths"),
         "timeout": _Key("float"),

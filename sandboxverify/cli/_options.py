@@ -89,4 +89,5 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
         expect_files=tuple(values.get("expect-files", ())),
         skip_script_help=tuple(values.get("skip-script-help", ())),
         with_requirements=tuple(values.get("with", ())),
+        isolation=values.get("isolation", "auto"),
     )

@@ -3,6 +3,7 @@ annotations and the step summary. A report path is checked before any work is do
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -17,6 +18,12 @@ from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.report._model import Report
 
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
+#: imported only when a report asks for them (see :func:`preload`)
+_LATE_MODULES = (
+    "sandboxverify.cli._github",
+    "sandboxverify.report._junit",
+    "sandboxverify.report._summary",
+)
 
 
 def write_json(document: dict[str, Any], json_out: str | None) -> None:
@@ -57,6 +64,16 @@ def check_report_path(option: str, out: str | None, targets: Sequence[str]) -> N
             f"{option} {out}: the directory {path.absolute().parent} does not exist",
             hint="create it first, or write the report elsewhere",
         )
+
+
+def preload() -> None:
+    """Import every module writing the verdict needs, before code from the package runs.
+
+    They are imported lazily (most checks need none of them); in process isolation the
+    package's code could rewrite one of our files before it is first imported, and so change
+    the verdict. Once imported, a module is what it was when the check started."""
+    for name in _LATE_MODULES:
+        importlib.import_module(name)
 
 
 def write_junit(report: Report, junit_out: str) -> None:

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 from sandboxverify.pipeline._events import (
     CommandFinished,
     Event,
+    IsolationChosen,
     PluginLoaded,
     StageFinished,
     StageStarted,
@@ -64,7 +65,10 @@ class Progress:
             self._clear_status()
 
     def _handle(self, event: Event) -> None:
-        if isinstance(event, StageStarted):
+        if isinstance(event, IsolationChosen):
+            if event.warning:  # shown even with --quiet: it says what the check cannot promise
+                self._print(f"{self.style.paint('warning:', 'error')} {event.warning}")
+        elif isinstance(event, StageStarted):
             self._running[(event.stage, event.python)] = None
             self._redraw()
         elif isinstance(event, StageFinished):
@@ -125,6 +129,12 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
     for failure in report.failures:
         lines.extend(_failure_lines(failure, style, verbose))
     lines.extend(f"note: {note}" for note in report.notes)
+    if not quiet or report.isolation_fallback:
+        why = report.isolation_fallback
+        lines.append(
+            f"isolation: {report.isolation}"
+            + (f" (the OS sandbox is unavailable: {why})" if why else "")
+        )
     if report.workdir:
         lines.append(f"kept: {report.workdir}")
     lines.append(_verdict(report, style))

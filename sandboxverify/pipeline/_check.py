@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 
@@ -18,6 +19,7 @@ from sandboxverify.artifacts._build import (
 )
 from sandboxverify.pipeline._events import (
     EventSink,
+    IsolationChosen,
     StageFinished,
     StageStarted,
     ignore,
@@ -27,9 +29,11 @@ from sandboxverify.pipeline._run import Verifier
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
     ArtifactRecord,
+    Failure,
     Report,
 )
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
+from sandboxverify.sandbox._integrity import PACKAGE, Fingerprint, changes, fingerprint
 from sandboxverify.sandbox._interpreters import (
     SELECTORS,
     Interpreter,
@@ -37,6 +41,8 @@ from sandboxverify.sandbox._interpreters import (
     resolve_all,
     select_interpreters,
 )
+from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation
+from sandboxverify.sandbox._isolation import choose as choose_isolation
 from sandboxverify.sandbox._subprocess import parallel_map, supervised
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain, choose
 from sandboxverify.sandbox._workspace import Workspace
@@ -59,6 +65,18 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
     _check_requirements(options.with_requirements)
+    # decided before any work: --isolation strict without the OS sandbox is a usage error
+    isolation, fallback = choose_isolation(
+        options.isolation, hide=(*(Path(t) for t in options.targets), Path.cwd())
+    )
+    on_event(
+        IsolationChosen(
+            isolation.name,
+            f"running without the OS sandbox ({fallback}); {PROCESS_RISKS}. To sandbox: {HINT}"
+            if fallback
+            else None,
+        )
+    )
     if options.smoke and options.host == "entrypoints":
         raise UsageError(
             "--smoke does not apply to --host entrypoints: its entry points are not tools a "
@@ -70,9 +88,10 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     selectors = [spec.lower() for spec in options.python if spec.lower() in SELECTORS]
     # explicit interpreters are resolved before the build, so a typo costs no build time
     interpreters = resolve_all(explicit) if explicit or not selectors else []
-    toolchain = choose(options.installer)
+    toolchain = choose(options.installer, writable_installs=isolation.name == "process")
+    installation = fingerprint()
     with Workspace(keep=options.keep) as workspace, supervised():
-        build = _build(target, workspace, toolchain, options, on_event)
+        build = _build(target, workspace, toolchain, options, on_event, isolation=isolation)
         if selectors:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
@@ -87,6 +106,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             on_event=on_event,
             playbook=playbook,
             server=server,
+            isolation=isolation,
         )
         results = parallel_map(
             lambda item: verify.run(*item),
@@ -94,6 +114,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             max_workers=len(interpreters),
         )
     failures = list(build.failures) + [f for result in results for f in result.failures]
+    failures.extend(_host_modified(installation))
     notes = _floor_notes(options, interpreters, build)
     notes += dict.fromkeys(note for result in results for note in result.notes)
     if options.host == "auto" and not options.groups:
@@ -117,7 +138,26 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         expect_tools=options.expect_tools,
         with_requirements=options.with_requirements,
         notes=tuple(notes),
+        isolation=isolation.name,
+        isolation_fallback=fallback,
     )
+
+
+def _host_modified(before: Fingerprint) -> list[Failure]:
+    """Code from the package changed sandboxverify's own files (possible without the OS
+    sandbox): this verdict was reached with what was loaded before, but nothing may pass."""
+    changed = changes(before, fingerprint())
+    if not changed:
+        return []
+    shown = ", ".join(changed[:5]) + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
+    return [
+        Failure(
+            "host_modified",
+            f"sandboxverify's own installation ({PACKAGE}) changed during the check: {shown}",
+            hint="code from the package under test wrote to it; reinstall sandboxverify, and "
+            "verify untrusted packages with the OS sandbox (--isolation strict)",
+        )
+    ]
 
 
 def _floor_notes(
@@ -180,6 +220,8 @@ def _build(
     toolchain: Toolchain,
     options: CheckOptions,
     on_event: EventSink,
+    *,
+    isolation: Isolation,
 ) -> BuildResult:
     settings = BuildSettings(
         builder=toolchain.builder,
@@ -187,6 +229,7 @@ def _build(
         pass_env=options.pass_env,
         timeout=options.install_timeout,
         expect_files=options.expect_files,
+        isolation=isolation,
     )
     on_event(StageStarted("build", None))
     observer = command_observer(on_event, None)

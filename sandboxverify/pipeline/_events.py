@@ -37,7 +37,16 @@ class PluginLoaded:
     tools: tuple[str, ...]
 
 
-Event = Union[StageStarted, StageFinished, CommandFinished, PluginLoaded]
+@dataclass(frozen=True)
+class IsolationChosen:
+    """Before any work: how code from the package will run, and, when the OS sandbox was
+    wanted but is unavailable, a warning saying why and what stays possible."""
+
+    isolation: str
+    warning: str | None = None
+
+
+Event = Union[StageStarted, StageFinished, CommandFinished, PluginLoaded, IsolationChosen]
 EventSink = Callable[[Event], None]
 
 

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from sandboxverify.sandbox._isolation import ISOLATION_CHOICES, IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 from sandboxverify.stages._hosts import default_groups
 
@@ -25,6 +26,7 @@ HOSTS: tuple[HostName, ...] = (
     "mkdocs",
 )
 INSTALLERS: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
+ISOLATIONS: tuple[IsolationChoice, ...] = ISOLATION_CHOICES
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_INSTALL_TIMEOUT = 900.0
@@ -78,6 +80,9 @@ class CheckOptions:
     #: requirements installed next to the wheel: the application that loads the plugins, when
     #: the distribution does not depend on it (a pytest plugin, say)
     with_requirements: tuple[str, ...] = ()
+    #: the OS sandbox: ``auto`` (when available, else process isolation with a warning),
+    #: ``strict`` (refuse to run without it), ``process`` (never)
+    isolation: IsolationChoice = "auto"
 
     @property
     def effective_groups(self) -> tuple[str, ...]:

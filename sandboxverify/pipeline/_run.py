@@ -16,6 +16,7 @@ from sandboxverify.pipeline._stages import StageTimer, command_observer
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._isolation import PROCESS, Isolation
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
 from sandboxverify.sandbox._venv import StepSettings, create, install
 from sandboxverify.sandbox._workspace import Workspace
@@ -48,8 +49,10 @@ class Verifier:
         on_event: EventSink,
         playbook: Playbook | None,
         server: EntryPointRef | None = None,
+        isolation: Isolation = PROCESS,
     ) -> None:
         self.options = options
+        self.isolation = isolation
         self.server = server
         self.groups = groups
         self.toolchain = toolchain
@@ -146,6 +149,7 @@ class Verifier:
             pass_env=self.options.pass_env,
             timeout=self.options.timeout,
             observer=observer,
+            isolation=self.isolation,
         )
         plan = plan_plugins(
             wheel.entry_points,

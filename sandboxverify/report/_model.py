@@ -26,6 +26,7 @@ FailureCode = Literal[
     "timeout",
     "smoke_failed",
     "script_failed",
+    "host_modified",
 ]
 StageName = Literal["build", "venv", "install", "probe", "imports", "scripts", "smoke"]
 StageStatus = Literal["passed", "failed", "skipped"]
@@ -207,6 +208,10 @@ class Report:
     #: what the check decided on the user's behalf and they should know (``--python min``
     #: raising the floor; a distribution verified as a library)
     notes: tuple[str, ...] = ()
+    #: how code from the package ran: ``namespaces`` (the OS sandbox) or ``process``
+    isolation: str = "process"
+    #: why the OS sandbox was not used although it was not declined (``--isolation auto``)
+    isolation_fallback: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -225,6 +230,8 @@ class Report:
             "expect_tools": list(self.expect_tools),
             "with": list(self.with_requirements),
             "notes": list(self.notes),
+            "isolation": self.isolation,
+            "isolation_fallback": self.isolation_fallback,
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],

@@ -26,7 +26,14 @@ def step_summary(report: Report) -> str:
         f"**{_text(verdict)}**; {len(plugins)} plugin(s) "
         f"{registrations(t for run in report.runs for t in run.tools)} on Python "
         f"{_text(pythons)} in {report.seconds:.1f}s. Target {_code(report.target)}, "
-        f"host {_code(report.host)}, installer {_code(report.installer)}.",
+        f"host {_code(report.host)}, installer {_code(report.installer)}, "
+        f"isolation {_code(report.isolation)}"
+        + (
+            f" (the OS sandbox is unavailable: {_text(report.isolation_fallback)})"
+            if report.isolation_fallback
+            else ""
+        )
+        + ".",
         "",
     ]
     if report.artifacts:

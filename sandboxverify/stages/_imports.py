@@ -20,6 +20,7 @@ from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginRecord
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._runtime_call import ProbeError, ProbeSettings, Subject, request_runtime
 
 _SHOWN = 5
@@ -58,9 +59,7 @@ def run_imports(
 ) -> ImportRun:
     """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why."""
     python = sandbox.interpreter.version
-    progress = sandbox.paths.root / "results" / "imports.progress"
-    progress.parent.mkdir(parents=True, exist_ok=True)
-    progress.unlink(missing_ok=True)
+    progress = runtime.result_dir(sandbox, "imports") / "progress"  # a fresh directory per check
     request = {
         "action": "imports",
         "dist": str(wheel.name),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,13 @@ from typing import Any
 from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import PROTOCOL
 from sandboxverify.sandbox._environment import plugin_env
+from sandboxverify.sandbox._isolation import (
+    PROCESS,
+    Confined,
+    Confinement,
+    Isolation,
+    interpreter_roots,
+)
 from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
 from sandboxverify.sandbox._venv import Sandbox
 
@@ -47,6 +55,40 @@ class ProbeSettings:
     pass_env: tuple[str, ...]
     timeout: float
     observer: Observer | None
+    #: how plugin code is confined: the OS sandbox, or process isolation
+    isolation: Isolation = PROCESS
+
+
+def confined(
+    sandbox: Sandbox,
+    settings: ProbeSettings,
+    *,
+    writable: Sequence[Path] = (),
+    read_only: Sequence[Path] = (),
+) -> Confined:
+    """How one process running plugin code starts: the installed sandbox, the runtime copy and
+    the interpreter read-only; a private empty HOME, TMPDIR and working directory; ``writable``
+    (the step's own result directory) the only place it can leave anything."""
+    paths = sandbox.paths
+    roots = interpreter_roots(sandbox.interpreter.path, sandbox.python)
+    return Confined(
+        settings.isolation,
+        Confinement(
+            cwd=paths.work,
+            read_only=(paths.venv, settings.runtime, *roots, *read_only),
+            writable=tuple(writable),
+            private=(paths.home, paths.tmp, paths.work),
+            network=True,
+        ),
+    )
+
+
+def result_dir(sandbox: Sandbox, label: str) -> Path:
+    """The directory a runtime request may write to (its result, progress, trace): one per
+    request, and nothing else of the sandbox's is writable from inside the OS sandbox."""
+    path = sandbox.paths.root / "results" / label
+    path.mkdir(parents=True, exist_ok=True)
+    return path
 
 
 @dataclass(frozen=True)
@@ -71,11 +113,14 @@ def request_runtime(
     label: str,
     settings: ProbeSettings,
     subject: Subject,
+    read_only: Sequence[Path] = (),
 ) -> dict[str, Any]:
-    """Run one runtime action in the sandbox; only a verified result comes back."""
+    """Run one runtime action in the sandbox; only a verified result comes back.
+
+    ``read_only``: more the action needs to read (a playbook script)."""
     nonce = secrets.token_hex(16)
-    result_path = sandbox.paths.root / "results" / f"{label}.json"
-    result_path.parent.mkdir(parents=True, exist_ok=True)
+    outputs = result_dir(sandbox, label)
+    result_path = outputs / "result.json"
     result_path.unlink(missing_ok=True)
     payload = {**request, "protocol": PROTOCOL, "nonce": nonce, "result": str(result_path)}
     command = Command(
@@ -86,6 +131,7 @@ def request_runtime(
         log_path=sandbox.paths.logs / f"{label}.log",
         label=label,
         stdin=json.dumps(payload).encode(),
+        launcher=confined(sandbox, settings, writable=[outputs], read_only=read_only),
     )
     outcome = run(command, settings.observer)
     return _read_result(outcome, result_path, nonce, sandbox, subject)

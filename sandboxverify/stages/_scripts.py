@@ -21,7 +21,7 @@ from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._environment import plugin_env
 from sandboxverify.sandbox._subprocess import Command, parallel_map, run
 from sandboxverify.sandbox._venv import Sandbox
-from sandboxverify.stages._runtime_call import ProbeSettings, safe_label
+from sandboxverify.stages._runtime_call import ProbeSettings, confined, safe_label
 
 #: entry-point groups whose entries become executables in the sandbox's bin/
 SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
@@ -101,11 +101,12 @@ def _run_help(
         log_path=sandbox.paths.logs / f"script-{safe_label(ref.name)}.log",
         label=f"script-{ref.name}",
         stdin=b"",
+        launcher=confined(sandbox, settings),
     )
     outcome = run(command, settings.observer)
     record.update(
         help="passed" if outcome.ok else "failed",
-        exit_code=outcome.returncode,
+        exit_code=outcome.exit_status,
         seconds=round(outcome.seconds, 3),
     )
     if outcome.ok:

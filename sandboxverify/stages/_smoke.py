@@ -23,6 +23,7 @@ from sandboxverify.stages._runtime_call import (
     ProbeSettings,
     Subject,
     request_runtime,
+    result_dir,
     runtime_timeout,
 )
 from sandboxverify.stages.playbook import load_playbook
@@ -65,6 +66,7 @@ def run(
 ) -> tuple[dict[str, Any], Failure | None]:
     """The ``runs[].smoke`` record and, if the run failed, its failure."""
     started = time.perf_counter()
+    readable: list[Path] = []
     request: dict[str, Any] = {
         "action": "smoke",
         "dist": dist,
@@ -78,13 +80,14 @@ def run(
         request["spec"] = playbook.spec
         request["run_timeout"] = runtime_timeout(settings.timeout)
         if keep_trace:
-            request["trace"] = str(sandbox.paths.root / "results" / "smoke-trace.jsonl")
+            request["trace"] = str(result_dir(sandbox, "smoke") / "trace.jsonl")
     else:
         # a copy inside the sandbox: the playbook must not run from (or import from) the tree
         copy = sandbox.paths.root / "playbooks" / playbook.name
         copy.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(playbook.path, copy)
         request["script"] = str(copy)
+        readable.append(copy.parent)
     python = sandbox.interpreter.version
     subject = Subject(
         f"smoke playbook {playbook.name}",
@@ -94,7 +97,12 @@ def run(
     )
     try:
         result = request_runtime(
-            sandbox, request, label="smoke", settings=settings, subject=subject
+            sandbox,
+            request,
+            label="smoke",
+            settings=settings,
+            subject=subject,
+            read_only=readable,
         )
     except ProbeError as exc:
         record = {

@@ -28,6 +28,7 @@ exact = true
 expect-plugins = 2
 python = ["3.10", "3.12"]
 installer = "pip"
+isolation = "strict"
 index-url = "https://example.invalid/simple"
 find-links = ["wheels", "https://example.invalid/links"]
 timeout = 5
@@ -57,6 +58,7 @@ github = true
         "expect-plugins": 2,
         "python": ("3.10", "3.12"),
         "installer": "pip",
+        "isolation": "strict",
         "index-url": "https://example.invalid/simple",
         "find-links": (str(tmp_path / "wheels"), "https://example.invalid/links"),
         "timeout": 5.0,
@@ -92,6 +94,7 @@ def test_json_true_means_stdout(tmp_path: Path) -> None:
     [
         ("expect-tool = ['a']", "did you mean 'expect-tools'?"),
         ("installer = 'poetry'", "installer must be one of auto, pip, uv"),
+        ("isolation = 'none'", "isolation must be one of auto, strict, process"),
         ("timeout = 0", "timeout must be a positive number"),
         ("expect-plugins = -1", "expect-plugins must be a whole number"),
         ("expect-plugins = true", "expect-plugins must be a whole number"),

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import io
+from dataclasses import replace
 
 from sandboxverify.cli._render import Progress, render_report
-from sandboxverify.pipeline._events import StageFinished, StageStarted
+from sandboxverify.pipeline._events import IsolationChosen, StageFinished, StageStarted
 from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
@@ -87,6 +88,23 @@ def test_quiet_keeps_only_failures_and_verdict() -> None:
     assert text.splitlines() == [
         "PASSED: 2 plugin(s) registering 2 tool(s) on Python 3.12.1 in 2.5s"
     ]
+
+
+def test_the_isolation_is_said_and_a_fallback_even_when_quiet() -> None:
+    assert "isolation: process\n" in render_report(report(), colour=False)
+    fallback = replace(report(), isolation_fallback="bwrap is not installed")
+    assert render_report(fallback, colour=False, quiet=True).splitlines()[0] == (
+        "isolation: process (the OS sandbox is unavailable: bwrap is not installed)"
+    )
+
+
+def test_the_fallback_warning_is_shown_at_once_even_when_quiet() -> None:
+    stream = io.StringIO()
+    progress = Progress(stream, tty=False, quiet=True)
+    progress(IsolationChosen("namespaces"))
+    assert stream.getvalue() == ""
+    progress(IsolationChosen("process", "running without the OS sandbox (why)"))
+    assert stream.getvalue() == "warning: running without the OS sandbox (why)\n"
 
 
 def test_colour_only_when_asked() -> None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from sandboxverify.sandbox._bwrap import available
 from tests.helpers import copy_fixture, fixture, run_cli, tree_digest
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
@@ -45,6 +46,13 @@ def spy_report() -> dict[str, Any]:
 def test_plugin_code_sees_none_of_the_callers_secrets(spy_report: dict[str, Any]) -> None:
     leaked = set(SECRETS) & set(spy_report["env"])
     assert leaked == set()
+
+
+def test_the_report_says_how_plugin_code_was_isolated(spy_report: dict[str, Any]) -> None:
+    report = spy_report["_report"]
+    expected = "namespaces" if available()[0] is not None else "process"
+    assert report["isolation"] == expected
+    assert f"isolation: {expected}" in spy_report["_stderr"]
 
 
 def test_plugin_code_sees_no_installer_settings(spy_report: dict[str, Any]) -> None:

@@ -32,6 +32,9 @@ def write_json(document: dict[str, Any], json_out: str | None) -> None:
         return
     text = json.dumps(document, indent=2) + "\n"
     if json_out == "-":
+        # on the job's log a JSON line never starts with "::", but "##[" (GitHub's older
+        # workflow command syntax) counts anywhere: the same JSON, with that '#' escaped
+        text = text.replace("##[", "#\\u0023[")
         sys.stdout.write(text)
         sys.stdout.flush()
     else:

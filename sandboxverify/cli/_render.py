@@ -30,6 +30,21 @@ _MARKS = {
 _COLOURS = {"passed": "32", "failed": "31", "skipped": "2", "error": "33", "dim": "2", "bold": "1"}
 
 
+def neutralise(text: str) -> str:
+    """Text that may carry the package's own output never becomes a CI workflow command.
+
+    GitHub's runner reads ``::command::`` from any line that starts with it once leading spaces
+    are trimmed, and the older ``##[command]`` anywhere in a line: a plugin printing
+    ``::stop-commands::`` or ``::error::`` must not speak to the job through our output. Such a
+    line gets a ``| `` in front, and ``##[`` a space inside (the annotations sandboxverify means
+    to make are written separately, escaped)."""
+    lines = [
+        ("| " + line if line.lstrip().startswith("::") else line).replace("##[", "# #[")
+        for line in text.split("\n")
+    ]
+    return "\n".join(lines)
+
+
 class Style:
     def __init__(self, colour: bool) -> None:
         self.colour = colour
@@ -105,7 +120,7 @@ class Progress:
 
     def _print(self, line: str) -> None:
         self._clear_status()
-        self.stream.write(line + "\n")
+        self.stream.write(neutralise(line) + "\n")
         self.stream.flush()
 
     def _redraw(self) -> None:
@@ -138,7 +153,7 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
     if report.workdir:
         lines.append(f"kept: {report.workdir}")
     lines.append(_verdict(report, style))
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))
 
 
 def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> str:
@@ -161,7 +176,7 @@ def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> s
     lines.append(
         f"{style.paint(verdict, 'passed' if result.get('ok') else 'failed')}: {name}, {counts}"
     )
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))
 
 
 def _smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from dataclasses import replace
 
-from sandboxverify.cli._render import Progress, render_report
+from sandboxverify.cli._render import Progress, neutralise, render_report
 from sandboxverify.pipeline._events import IsolationChosen, StageFinished, StageStarted
 from sandboxverify.report._model import (
     ArtifactRecord,
@@ -96,6 +96,21 @@ def test_the_isolation_is_said_and_a_fallback_even_when_quiet() -> None:
     assert render_report(fallback, colour=False, quiet=True).splitlines()[0] == (
         "isolation: process (the OS sandbox is unavailable: bwrap is not installed)"
     )
+
+
+def test_the_packages_output_never_becomes_a_workflow_command() -> None:
+    failure = Failure(
+        "plugin_load_failed",
+        "raised: RuntimeError: x\n::error::forged",
+        details="  ::stop-commands::token\nhello ##[add-mask]secret",
+    )
+    text = render_report(report((failure,)), colour=False, verbose=1)
+
+    for line in text.splitlines():
+        assert not line.lstrip().startswith("::"), line
+    assert "##[" not in text
+    assert "| ::error::forged" in text
+    assert neutralise("ok\n::x::y") == "ok\n| ::x::y"
 
 
 def test_the_fallback_warning_is_shown_at_once_even_when_quiet() -> None:

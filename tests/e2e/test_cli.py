@@ -143,8 +143,11 @@ def _interrupt_while_a_plugin_hangs(
     proc = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "sandboxverify",
+            "-c",
+            # Ctrl-C as a terminal delivers it: a test run started in the background (`&` in a
+            # script) hands its children SIGINT ignored, and Python then keeps it ignored
+            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from sandboxverify.cli import main; sys.argv[0] = 'sandboxverify'; main()",
             "check",
             str(fixture("broken-hangs")),
             "--timeout",

@@ -10,12 +10,13 @@ import shutil
 import stat
 import tarfile
 import time
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify.artifacts._archives import UnsafeArchive, extract_sdist
 from sandboxverify.artifacts._artifacts import (
+    UNREADABLE,
     Artifact,
     ArtifactProblem,
     ArtifactsTarget,
@@ -24,7 +25,12 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
-from sandboxverify.artifacts._rules import missing_expected_files
+from sandboxverify.artifacts._rules import (
+    REBUILD_HINT,
+    Problem,
+    missing_expected_files,
+    unsafe_problems,
+)
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._environment import build_env
@@ -128,6 +134,8 @@ def prepare_artifacts(
         return inspected
     sdist = inspected.sdist
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
+    if isinstance(tree, tuple):
+        return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
     argv = settings.builder.wheel_from_sdist(tree, sdist.path, workspace.dist, settings.index)
     outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
     wheels = sorted(workspace.dist.glob("*.whl"))
@@ -269,16 +277,16 @@ def _release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
     )
 
 
-def _unpack_sdist(sdist: Path, destination: Path) -> Path:
-    destination.mkdir(parents=True, exist_ok=True)
-    if sdist.name.endswith(".zip"):
-        with zipfile.ZipFile(sdist) as archive:
-            archive.extractall(destination)
+def _unpack_sdist(sdist: Path, destination: Path) -> Path | tuple[Failure, ...]:
+    """The sdist unpacked by the one safe extraction (every member checked first): its
+    top-level directory, or ``artifact_invalid`` failures when it must not be unpacked."""
+    try:
+        extract_sdist(sdist, destination)
+    except UnsafeArchive as exc:
+        problems = unsafe_problems(sdist.name, exc.reasons)
+    except (tarfile.TarError, *UNREADABLE) as exc:
+        problems = [Problem(f"{sdist.name}: not a readable archive: {exc}", REBUILD_HINT)]
     else:
-        with tarfile.open(sdist, "r:gz") as archive:
-            if hasattr(tarfile, "data_filter"):
-                archive.extractall(destination, filter="data")
-            else:  # pragma: no cover - Pythons without extraction filters
-                archive.extractall(destination)
-    entries = [p for p in destination.iterdir() if p.is_dir()]
-    return entries[0] if len(entries) == 1 else destination
+        entries = [p for p in destination.iterdir() if p.is_dir()]
+        return entries[0] if len(entries) == 1 else destination
+    return tuple(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)

@@ -99,19 +99,30 @@ def build_project(
             "file in the project readable (or remove it)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    argv = settings.builder.project(workspace.src, workspace.dist, settings.index)
+    argv = settings.builder.sdist(workspace.src, workspace.dist, settings.index)
     outcome = _run_build(argv, workspace, settings, "build", observer)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
-    wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(sdists) != 1 or len(wheels) != 1:
-        step = "building the sdist" if not sdists else "building the wheel from the sdist"
-        hint = (
-            "the project itself does not build; run the same build by hand to see the full log"
-            if not sdists
-            else "the sdist builds but a wheel cannot be built from it: a file the build needs "
-            "is probably missing from the sdist (check your sdist include/exclude settings)"
+    if not outcome.ok or len(sdists) != 1:
+        failure = _build_failure(
+            "building the sdist",
+            outcome,
+            "the project itself does not build; run the same build by hand to see the full log",
         )
-        failure = _build_failure(step, outcome, hint)
+        return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    # the wheel is built from the sdist as sandboxverify unpacked it, never as a frontend would
+    tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
+    if isinstance(tree, tuple):
+        return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
+    argv = settings.builder.wheel_from_sdist(tree, sdists[0], workspace.dist, settings.index)
+    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    wheels = sorted(workspace.dist.glob("*.whl"))
+    if not outcome.ok or len(wheels) != 1:
+        failure = _build_failure(
+            "building the wheel from the sdist",
+            outcome,
+            "the sdist builds but a wheel cannot be built from it: a file the build needs "
+            "is probably missing from the sdist (check your sdist include/exclude settings)",
+        )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     return _inspected(sdists + wheels, settings, built=True, started=started)
 

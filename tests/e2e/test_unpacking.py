@@ -1,0 +1,66 @@
+"""The build from a project: its sdist is unpacked by sandboxverify's safe extraction (never by a
+build frontend) before the wheel is built from it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.artifacts import hostile
+from tests.helpers import run_cli, tree_digest
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+BACKEND = '''\
+"""An in-tree build backend whose sdist carries members that climb out of where it is
+unpacked: a hostile (or broken) backend, as the frontend sees it."""
+import io
+import os
+import tarfile
+
+NAMES = {names!r}
+PKG_INFO = b"Metadata-Version: 2.1\\nName: demo\\nVersion: 1.0\\n"
+
+
+def build_sdist(sdist_directory, config_settings=None):
+    filename = "demo-1.0.tar.gz"
+    with tarfile.open(os.path.join(sdist_directory, filename), "w:gz") as archive:
+        for name, data in [("demo-1.0/PKG-INFO", PKG_INFO), *((n, b"pwned") for n in NAMES)]:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    return filename
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    raise RuntimeError("never reached: the sdist is refused before a wheel is built from it")
+'''
+
+
+@pytest.mark.parametrize("installer", ["uv", "pip"])
+def test_a_project_whose_sdist_climbs_out_is_refused_before_the_wheel_build(
+    installer: str, tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    hostile.prepare_outside(outside)
+    climbing = f"demo-1.0/{hostile.CLIMB}{str(outside).lstrip('/')}/pwned"
+    absolute = f"{outside}/absolute"
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n\n'
+        '[project]\nname = "demo"\nversion = "1.0"\n'
+    )
+    (project / "backend.py").write_text(BACKEND.format(names=[climbing, absolute]))
+    before = tree_digest(tmp_path)
+
+    result = run_cli(["check", str(project), "--installer", installer, "--json", "-"])
+
+    assert result.code == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    failures = result.json()["failures"]
+    assert [f["code"] for f in failures] == ["artifact_invalid"] * 2
+    assert failures[0]["message"].startswith(f"demo-1.0.tar.gz: member {climbing!r} has a '..'")
+    assert failures[1]["message"].startswith(f"demo-1.0.tar.gz: member {absolute!r} has an abs")
+    assert tree_digest(tmp_path) == before

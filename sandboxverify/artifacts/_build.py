@@ -1,11 +1,13 @@
 """Stage ``build``: the sdist, then the wheel from the unpacked sdist; or given artifacts as-is.
 
 The project is copied first: build backends write into the tree they build (``*.egg-info``,
-``build/``), and the user's source tree must stay byte-for-byte unchanged.
+``build/``), and the user's source tree must stay byte-for-byte unchanged, also where a symbolic
+link leads out of it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import tarfile
@@ -96,7 +98,8 @@ def build_project(
             "build_failed",
             f"cannot copy the project to build it: {_copy_problem(exc)}",
             hint="sandboxverify builds from a copy so your tree stays untouched; make every "
-            "file in the project readable (or remove it)",
+            "file in the project readable, and no symbolic link point at a directory that "
+            "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     argv = settings.builder.sdist(workspace.src, workspace.dist, settings.index)
@@ -170,14 +173,80 @@ def prepare_artifacts(
 
 
 def copy_source(source: Path, destination: Path) -> None:
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = {name for name in names if name in _SKIP_NAMES}
-        skipped |= {name for name in names if (Path(directory) / name / "pyvenv.cfg").is_file()}
-        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
-        skipped |= {name for name in names if _special(Path(directory) / name)}
-        return skipped
+    """Copy the project to build it, leaving out environments, caches and special files.
 
-    shutil.copytree(source, destination, symlinks=True, ignore=ignore)
+    A symbolic link that stays inside the project becomes a relative link to the same place in
+    the copy; one that leaves it (an absolute ``src``, say) is replaced by a copy of what it
+    points at: nothing a build writes through a link may reach a real file. Like copytree,
+    every file that cannot be copied is collected into one :class:`shutil.Error`."""
+    root = source.resolve()
+    errors: list[tuple[str, str, str]] = []
+    _copy_tree(source, destination, _CopyRun(root, destination, errors), frozenset())
+    if errors:
+        raise shutil.Error(errors)
+
+
+@dataclass(frozen=True)
+class _CopyRun:
+    root: Path
+    destination: Path
+    errors: list[tuple[str, str, str]]
+
+
+def _copy_tree(source: Path, destination: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
+    ancestors = ancestors | {Path(os.path.realpath(source))}
+    destination.mkdir(parents=True)
+    try:
+        names = sorted(os.listdir(source))
+    except OSError as exc:
+        run.errors.append((str(source), str(destination), str(exc)))
+        return
+    for name in names:
+        if _skipped(source / name):
+            continue
+        item, target = source / name, destination / name
+        try:
+            if item.is_symlink():
+                _copy_link(item, target, run, ancestors)
+            elif item.is_dir():
+                _copy_tree(item, target, run, ancestors)
+            else:
+                shutil.copy2(item, target)
+        except OSError as exc:
+            run.errors.append((str(item), str(target), str(exc)))
+    try:
+        shutil.copystat(source, destination)
+    except OSError as exc:
+        run.errors.append((str(source), str(destination), str(exc)))
+
+
+_LOOP = "a symbolic link to a directory that contains it (a loop): remove it or point it elsewhere"
+
+
+def _copy_link(link: Path, target: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
+    real = Path(os.path.realpath(link))
+    if real == run.root or real.is_relative_to(run.root):
+        # the same place in the copy: never a way back into the real tree
+        inside = run.destination / real.relative_to(run.root)
+        os.symlink(os.path.relpath(inside, target.parent), target)
+    elif real.is_dir():
+        # a directory that holds the one being copied (or the project) would never end
+        if real in ancestors or run.root.is_relative_to(real):
+            run.errors.append((str(link), str(target), _LOOP))
+        else:
+            _copy_tree(real, target, run, ancestors)
+    elif real.is_file():
+        shutil.copy2(real, target)
+    # else dangling (or special) outside the project: nothing to copy, nothing to write through
+
+
+def _skipped(path: Path) -> bool:
+    return (
+        path.name in _SKIP_NAMES
+        or (path / "pyvenv.cfg").is_file()
+        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
+        or _special(path)
+    )
 
 
 def _copy_problem(exc: BaseException) -> str:

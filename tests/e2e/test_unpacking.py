@@ -1,14 +1,17 @@
 """The build from a project: its sdist is unpacked by sandboxverify's safe extraction (never by a
-build frontend) before the wheel is built from it."""
+build frontend) before the wheel is built from it, and the copy of the project never leads a
+build back into the real files through a symbolic link."""
 
 from __future__ import annotations
 
+import os
+import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.artifacts import hostile
-from tests.helpers import run_cli, tree_digest
+from tests.helpers import copy_fixture, run_cli, tree_digest
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -63,4 +66,21 @@ def test_a_project_whose_sdist_climbs_out_is_refused_before_the_wheel_build(
     assert [f["code"] for f in failures] == ["artifact_invalid"] * 2
     assert failures[0]["message"].startswith(f"demo-1.0.tar.gz: member {climbing!r} has a '..'")
     assert failures[1]["message"].startswith(f"demo-1.0.tar.gz: member {absolute!r} has an abs")
+    assert tree_digest(tmp_path) == before
+
+
+def test_a_source_directory_linked_from_elsewhere_is_copied_not_written_through(
+    tmp_path: Path,
+) -> None:
+    project = copy_fixture("good-setuptools-src", tmp_path)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.move(str(project / "src"), str(elsewhere / "src"))
+    os.symlink(elsewhere / "src", project / "src")  # absolute, out of the project
+    before = tree_digest(tmp_path)
+
+    result = run_cli(["check", str(project), "--installer", "uv"])
+
+    assert result.code == 0, result.stdout + result.stderr
+    # setuptools writes *.egg-info next to the package: into the copy, not the real directory
     assert tree_digest(tmp_path) == before

@@ -113,13 +113,6 @@ def test_json_never_overwrites_an_input_artifact(tmp_path: Path) -> None:
     assert wheel.read_bytes() == b"precious"
 
 
-def test_json_into_a_missing_directory_is_refused_before_any_work(tmp_path: Path) -> None:
-    assert_usage_error(
-        ["check", str(fixture("good-hatch")), "--json", str(tmp_path / "no" / "r.json")],
-        "does not exist",
-    )
-
-
 def test_run_json_never_overwrites_the_playbook(tmp_path: Path) -> None:
     playbook = tmp_path / "smoke.toml"
     playbook.write_text("[[turns]]\nprompt = 'x'\nactions = [{ say = 'y' }]\n")

@@ -36,6 +36,7 @@ from sandboxverify.pipeline._options import (
     HOSTS,
     INSTALLERS,
 )
+from sandboxverify.report._redact import Redactor
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
 from sandboxverify.stages._smoke import load as load_playbook
 
@@ -222,7 +223,9 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     check_json_path(json_out, targets)
     check_report_path("--junit-xml", junit_out, targets)
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
-    human: TextIO = sys.stderr if json_out == "-" else sys.stdout
+    # every output goes through the redactor: the caller's secrets never leave in a report
+    secrets = Redactor()
+    human: TextIO = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     tty = human.isatty()
     progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
     try:
@@ -231,12 +234,12 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         progress.close()
     human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
-    write_json(report.to_json(), json_out)
+    write_json(report.to_json(), json_out, secrets)
     if junit_out:
-        write_junit(report, junit_out)
+        write_junit(report, junit_out, secrets)
     github = values.get("github")
     if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        write_github(report, target, options, human)
+        write_github(report, target, options, human, secrets)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -320,7 +323,9 @@ def run_playbook(
         **run_smoke_here(request),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    human = sys.stderr if json_out == "-" else sys.stdout
+    secrets = Redactor()
+    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
-    write_json(result, json_out)
+    human.flush()
+    write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED

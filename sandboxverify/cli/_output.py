@@ -15,15 +15,16 @@ from sandboxverify.artifacts._artifacts import ProjectTarget, Target
 from sandboxverify.cli import _config
 from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.report._model import Report
+from sandboxverify.report._redact import Redactor
 
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
 
 
-def write_json(document: dict[str, Any], json_out: str | None) -> None:
+def write_json(document: dict[str, Any], json_out: str | None, secrets: Redactor) -> None:
     """The JSON document to stdout (``-``) or to a file; nothing without ``--json``."""
     if not json_out:
         return
-    text = json.dumps(document, indent=2) + "\n"
+    text = json.dumps(secrets.value(document), indent=2) + "\n"
     if json_out == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -102,16 +103,19 @@ def _write(option: str, out: str, text: str) -> None:
         ) from None
 
 
-def write_junit(report: Report, junit_out: str) -> None:
+def write_junit(report: Report, junit_out: str, secrets: Redactor) -> None:
     """The JUnit XML report: one test case per check."""
     from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
 
-    _write("--junit-xml", junit_out, junit_xml(report))
+    _write("--junit-xml", junit_out, junit_xml(secrets.value(report)))
 
 
-def write_github(report: Report, target: Target, options: CheckOptions, stream: TextIO) -> None:
+def write_github(
+    report: Report, target: Target, options: CheckOptions, stream: TextIO, secrets: Redactor
+) -> None:
     """Annotations on the stream (the runner reads workflow commands from the step's output),
     the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one."""
+    report = secrets.value(report)
     from sandboxverify.cli._github import GitHubSources, error_annotations  # noqa: PLC0415
     from sandboxverify.report._summary import step_summary  # noqa: PLC0415
 

@@ -7,7 +7,8 @@ unpacked:
 
 - member paths that are absolute, contain ``..``, pass through a symbolic link of the archive,
   symbolic links and hard links that resolve outside the archive root, device files and pipes
-  are refused (on every host Python, with or without tarfile's extraction filters);
+  are refused (on every host Python, with or without tarfile's extraction filters); a zip
+  archive (a wheel, a zip sdist) may hold files and directories only;
 - metadata files (``METADATA``, ``PKG-INFO``, ``RECORD``, ``entry_points.txt``) are read only up
   to :data:`MAX_METADATA_BYTES`, judged by the size the header declares before reading;
 - an archive with more than :data:`MAX_MEMBERS` members or more than :data:`MAX_TOTAL_BYTES`
@@ -85,10 +86,11 @@ def _quoted(name: str) -> str:
 # --- wheels and zip sdists -----------------------------------------------------------------
 
 
-def zip_problems(archive: zipfile.ZipFile, *, links: bool = True) -> list[str]:
-    """Everything that makes a zip archive unsafe to read or unpack, from its directory alone;
-    without ``links``, symbolic link entries too (zipfile unpacks them as files that hold the
-    link's target, and a source tree needs them as links or not at all)."""
+def zip_problems(archive: zipfile.ZipFile) -> list[str]:
+    """Everything that makes a zip archive unsafe to read or unpack, from its directory alone.
+    A member that is not a file or a directory (a symbolic link, a device, a pipe) is refused
+    too: a wheel holds files only, zipfile, pip and uv write such a member as a file holding
+    the link's target, and a source tree needs links as links or not at all."""
     infos = archive.infolist()
     if len(infos) > MAX_MEMBERS:
         return [f"it has {len(infos)} members, more than the {MAX_MEMBERS} allowed"]
@@ -97,8 +99,10 @@ def zip_problems(archive: zipfile.ZipFile, *, links: bool = True) -> list[str]:
         why = unsafe_name(info.filename)
         if why is not None:
             problems.append(f"member {_quoted(info.filename)} has {why}{_OUTSIDE}")
-        elif not links and stat.S_ISLNK(info.external_attr >> 16):
-            problems.append(f"member {_quoted(info.filename)} is a symbolic link")
+            continue
+        kind = _special_kind(info.external_attr >> 16)
+        if kind is not None:
+            problems.append(f"member {_quoted(info.filename)} is {kind}")
     total = sum(info.file_size for info in infos)
     if total > MAX_TOTAL_BYTES:
         problems.append(
@@ -106,6 +110,20 @@ def zip_problems(archive: zipfile.ZipFile, *, links: bool = True) -> list[str]:
             f"{size_text(MAX_TOTAL_BYTES)} allowed (a zip bomb?)"
         )
     return problems
+
+
+def _special_kind(mode: int) -> str | None:
+    """What a Unix file mode (the high bits of a zip member's external attributes) makes a
+    member when it is neither a file nor a directory."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device file"
+    if stat.S_ISFIFO(mode):
+        return "a pipe"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return None
 
 
 def read_zip_member(archive: zipfile.ZipFile, name: str, limit: int = MAX_METADATA_BYTES) -> bytes:
@@ -304,7 +322,7 @@ def extract_sdist(path: Path, destination: Path) -> None:
     (:class:`UnsafeArchive` when any fails: then nothing is unpacked)."""
     if path.name.endswith(".zip"):
         with zipfile.ZipFile(path) as archive:
-            problems = zip_problems(archive, links=False)
+            problems = zip_problems(archive)
             if problems:
                 raise UnsafeArchive(problems)
             destination.mkdir(parents=True, exist_ok=True)

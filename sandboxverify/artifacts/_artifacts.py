@@ -294,7 +294,7 @@ def _read_sdist(path: Path, pkg_info_name: str) -> tuple[list[str], bytes | None
     read when a member is unsafe (the archive is never unpacked then)."""
     if path.name.endswith(".zip"):
         with zipfile.ZipFile(path) as zip_archive:
-            unsafe = zip_problems(zip_archive, links=False)
+            unsafe = zip_problems(zip_archive)
             if unsafe:
                 raise UnsafeArchive(unsafe)
             names = zip_archive.namelist()

@@ -10,18 +10,22 @@ against the safe extraction on every host Python (``python -I hostile.py ROOT OU
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import gzip
 import io
 import json
 import os
+import stat
 import struct
 import sys
 import tarfile
 import tempfile
+import tracemalloc
 import zipfile
 import zlib
 from pathlib import Path
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 SDIST_ROOT = "demo-1.0"
 DIST_INFO = "demo-1.0.dist-info"
@@ -147,7 +151,19 @@ def wheel_attacks(outside: str) -> dict[str, str]:
     }
 
 
-WHEEL_ATTACKS = tuple(wheel_attacks("/x"))
+#: members that are not files: (name, Unix file type, what the member holds: a link's target)
+def _wheel_specials(outside: str) -> dict[str, tuple[str, int, str]]:
+    return {
+        "symlink-absolute": ("demo/link", stat.S_IFLNK, f"{outside}/target"),
+        "symlink-up": ("demo/up", stat.S_IFLNK, f"../{CLIMB}{outside.lstrip('/')}"),
+        "data-symlink": ("demo-1.0.data/scripts/evil", stat.S_IFLNK, f"{outside}/target"),
+        "data-purelib-symlink": ("demo-1.0.data/purelib/demo/x", stat.S_IFLNK, "/etc/passwd"),
+        "device": ("demo/null", stat.S_IFCHR, ""),
+        "fifo": ("demo-1.0.data/data/fifo", stat.S_IFIFO, ""),
+    }
+
+
+WHEEL_ATTACKS = tuple(wheel_attacks("/x")) + tuple(_wheel_specials("/x"))
 
 
 class _Entry(NamedTuple):
@@ -156,6 +172,17 @@ class _Entry(NamedTuple):
     payload: bytes
     crc: int
     size: int
+    mode: int = stat.S_IFREG | 0o644
+
+
+def wheel_entry(attack: str, outside: Path) -> tuple[_Entry, str]:
+    """The hostile member of a wheel attack, and the member name its refusal must name."""
+    names = wheel_attacks(str(outside))
+    if attack in names:
+        return stored(names[attack], b"pwned\n"), names[attack]
+    name, kind, target = _wheel_specials(str(outside))[attack]
+    data = target.encode()
+    return _Entry(name, zipfile.ZIP_STORED, data, zlib.crc32(data), len(data), kind | 0o777), name
 
 
 def write_zip(path: Path, entries: list[_Entry]) -> Path:
@@ -200,7 +227,7 @@ def write_zip(path: Path, entries: list[_Entry]) -> Path:
             0,
             0,
             0,
-            0o644 << 16,
+            entry.mode << 16,
             offset,
         )
         directory += name
@@ -265,13 +292,35 @@ def prepare_outside(outside: Path) -> None:
     (outside / "target").write_bytes(b"untouched\n")
 
 
+def _refusal(attempt: Callable[[], object], unsafe: type[Exception]) -> list[str]:
+    try:
+        attempt()
+    except unsafe as exc:
+        return list(exc.reasons)  # type: ignore[attr-defined]
+    return []
+
+
+def _peak(attempt: Callable[[], object]) -> int:
+    """The most memory ``attempt`` took at once, in bytes."""
+    tracemalloc.start()
+    try:
+        with contextlib.suppress(Exception):  # only the memory matters here
+            attempt()
+    finally:
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    return peak
+
+
 def main() -> None:
-    """Every sdist attack through ``extract_sdist``, with and without tarfile's ``data``
-    filter; prints what happened to each as JSON."""
+    """Every attack against this Python's tarfile and zipfile: each sdist through
+    ``extract_sdist`` with and without tarfile's ``data`` filter, each wheel through
+    ``zip_problems``, and the bombs with the memory they took; writes the outcomes as JSON."""
     root, output = sys.argv[1], Path(sys.argv[2])
     sys.path.insert(0, root)
     from sandboxverify.artifacts import _archives  # noqa: PLC0415 - from the tree under test
 
+    unsafe = _archives.UnsafeArchive
     results: dict[str, dict[str, object]] = {}
     for data_filter in sorted({False, _archives.HAS_DATA_FILTER}):
         _archives.HAS_DATA_FILTER = data_filter
@@ -282,18 +331,42 @@ def main() -> None:
                 prepare_outside(outside)
                 before = outside_snapshot(outside)
                 sdist, named = write_sdist(tmp, attack, outside)
-                try:
-                    _archives.extract_sdist(sdist, tmp / "work" / "unpacked")
-                except _archives.UnsafeArchive as exc:
-                    refused = list(exc.reasons)
-                else:
-                    refused = []
-                results[f"{attack}-filter={data_filter}"] = {
+                unpack = functools.partial(
+                    _archives.extract_sdist, sdist, tmp / "work" / "unpacked"
+                )
+                refused = _refusal(unpack, unsafe)
+                results[f"sdist {attack} filter={data_filter}"] = {
                     "refused": refused,
                     "named": any(repr(named) in reason for reason in refused),
                     "outside_unchanged": outside_snapshot(outside) == before,
                     "unpacked": sorted(os.path.relpath(p, tmp) for p in (tmp / "work").rglob("*")),
                 }
+    with tempfile.TemporaryDirectory() as temporary:
+        tmp = Path(temporary)
+        for attack in WHEEL_ATTACKS:
+            entry, named = wheel_entry(attack, tmp / "outside")
+            with zipfile.ZipFile(write_wheel(tmp, [entry])) as archive:
+                refused = _archives.zip_problems(archive)
+            results[f"wheel {attack}"] = {
+                "refused": refused,
+                "named": any(repr(named) in reason for reason in refused),
+            }
+        with zipfile.ZipFile(write_wheel(tmp, [bomb(f"{DIST_INFO}/METADATA", 512)])) as archive:
+            member = f"{DIST_INFO}/METADATA"
+            results["wheel METADATA bomb"] = {
+                "refused": _refusal(lambda: _archives.read_zip_member(archive, member), unsafe),
+                "peak": _peak(lambda: _archives.read_zip_member(archive, member)),
+            }
+        pax = write_pax_bomb(tmp)
+
+        def read_pax() -> None:
+            with _archives.open_tar(pax):
+                pass
+
+        results["sdist pax header bomb"] = {
+            "refused": _refusal(read_pax, unsafe),
+            "peak": _peak(read_pax),
+        }
     output.write_text(json.dumps(results, indent=1), encoding="utf-8")
 
 

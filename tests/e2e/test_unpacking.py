@@ -150,8 +150,9 @@ def test_a_project_whose_wheel_climbs_out_is_refused_before_the_install(
     assert tree_digest(tmp_path) == before
 
 
+@pytest.mark.parametrize("installer", ["uv", "pip"])
 def test_a_source_directory_linked_from_elsewhere_is_copied_not_written_through(
-    tmp_path: Path,
+    installer: str, tmp_path: Path
 ) -> None:
     project = copy_fixture("good-setuptools-src", tmp_path)
     elsewhere = tmp_path / "elsewhere"
@@ -160,7 +161,7 @@ def test_a_source_directory_linked_from_elsewhere_is_copied_not_written_through(
     os.symlink(elsewhere / "src", project / "src")  # absolute, out of the project
     before = tree_digest(tmp_path)
 
-    result = run_cli(["check", str(project), "--installer", "uv"])
+    result = run_cli(["check", str(project), "--installer", installer])
 
     assert result.code == 0, result.stdout + result.stderr
     # setuptools writes *.egg-info next to the package: into the copy, not the real directory

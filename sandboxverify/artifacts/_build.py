@@ -1,21 +1,24 @@
 """Stage ``build``: the sdist, then the wheel from the unpacked sdist; or given artifacts as-is.
 
 The project is copied first: build backends write into the tree they build (``*.egg-info``,
-``build/``), and the user's source tree must stay byte-for-byte unchanged.
+``build/``), and the user's source tree must stay byte-for-byte unchanged, also where a symbolic
+link leads out of it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import tarfile
 import time
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify.artifacts._archives import UnsafeArchive, extract_sdist
 from sandboxverify.artifacts._artifacts import (
+    UNREADABLE,
     Artifact,
     ArtifactProblem,
     ArtifactsTarget,
@@ -24,7 +27,12 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
-from sandboxverify.artifacts._rules import missing_expected_files
+from sandboxverify.artifacts._rules import (
+    REBUILD_HINT,
+    Problem,
+    missing_expected_files,
+    unsafe_problems,
+)
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._environment import build_env
@@ -90,22 +98,34 @@ def build_project(
             "build_failed",
             f"cannot copy the project to build it: {_copy_problem(exc)}",
             hint="sandboxverify builds from a copy so your tree stays untouched; make every "
-            "file in the project readable (or remove it)",
+            "file in the project readable, and no symbolic link point at a directory that "
+            "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    argv = settings.builder.project(workspace.src, workspace.dist, settings.index)
+    argv = settings.builder.sdist(workspace.src, workspace.dist, settings.index)
     outcome = _run_build(argv, workspace, settings, "build", observer)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
-    wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(sdists) != 1 or len(wheels) != 1:
-        step = "building the sdist" if not sdists else "building the wheel from the sdist"
-        hint = (
-            "the project itself does not build; run the same build by hand to see the full log"
-            if not sdists
-            else "the sdist builds but a wheel cannot be built from it: a file the build needs "
-            "is probably missing from the sdist (check your sdist include/exclude settings)"
+    if not outcome.ok or len(sdists) != 1:
+        failure = _build_failure(
+            "building the sdist",
+            outcome,
+            "the project itself does not build; run the same build by hand to see the full log",
         )
-        failure = _build_failure(step, outcome, hint)
+        return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    # the wheel is built from the sdist as sandboxverify unpacked it, never as a frontend would
+    tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
+    if isinstance(tree, tuple):
+        return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
+    argv = settings.builder.wheel_from_sdist(tree, sdists[0], workspace.dist, settings.index)
+    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    wheels = sorted(workspace.dist.glob("*.whl"))
+    if not outcome.ok or len(wheels) != 1:
+        failure = _build_failure(
+            "building the wheel from the sdist",
+            outcome,
+            "the sdist builds but a wheel cannot be built from it: a file the build needs "
+            "is probably missing from the sdist (check your sdist include/exclude settings)",
+        )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     return _inspected(sdists + wheels, settings, built=True, started=started)
 
@@ -128,6 +148,8 @@ def prepare_artifacts(
         return inspected
     sdist = inspected.sdist
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
+    if isinstance(tree, tuple):
+        return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
     argv = settings.builder.wheel_from_sdist(tree, sdist.path, workspace.dist, settings.index)
     outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
     wheels = sorted(workspace.dist.glob("*.whl"))
@@ -151,14 +173,80 @@ def prepare_artifacts(
 
 
 def copy_source(source: Path, destination: Path) -> None:
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = {name for name in names if name in _SKIP_NAMES}
-        skipped |= {name for name in names if (Path(directory) / name / "pyvenv.cfg").is_file()}
-        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
-        skipped |= {name for name in names if _special(Path(directory) / name)}
-        return skipped
+    """Copy the project to build it, leaving out environments, caches and special files.
 
-    shutil.copytree(source, destination, symlinks=True, ignore=ignore)
+    A symbolic link that stays inside the project becomes a relative link to the same place in
+    the copy; one that leaves it (an absolute ``src``, say) is replaced by a copy of what it
+    points at: nothing a build writes through a link may reach a real file. Like copytree,
+    every file that cannot be copied is collected into one :class:`shutil.Error`."""
+    root = source.resolve()
+    errors: list[tuple[str, str, str]] = []
+    _copy_tree(source, destination, _CopyRun(root, destination, errors), frozenset())
+    if errors:
+        raise shutil.Error(errors)
+
+
+@dataclass(frozen=True)
+class _CopyRun:
+    root: Path
+    destination: Path
+    errors: list[tuple[str, str, str]]
+
+
+def _copy_tree(source: Path, destination: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
+    ancestors = ancestors | {Path(os.path.realpath(source))}
+    destination.mkdir(parents=True)
+    try:
+        names = sorted(os.listdir(source))
+    except OSError as exc:
+        run.errors.append((str(source), str(destination), str(exc)))
+        return
+    for name in names:
+        if _skipped(source / name):
+            continue
+        item, target = source / name, destination / name
+        try:
+            if item.is_symlink():
+                _copy_link(item, target, run, ancestors)
+            elif item.is_dir():
+                _copy_tree(item, target, run, ancestors)
+            else:
+                shutil.copy2(item, target)
+        except OSError as exc:
+            run.errors.append((str(item), str(target), str(exc)))
+    try:
+        shutil.copystat(source, destination)
+    except OSError as exc:
+        run.errors.append((str(source), str(destination), str(exc)))
+
+
+_LOOP = "a symbolic link to a directory that contains it (a loop): remove it or point it elsewhere"
+
+
+def _copy_link(link: Path, target: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
+    real = Path(os.path.realpath(link))
+    if real == run.root or real.is_relative_to(run.root):
+        # the same place in the copy: never a way back into the real tree
+        inside = run.destination / real.relative_to(run.root)
+        os.symlink(os.path.relpath(inside, target.parent), target)
+    elif real.is_dir():
+        # a directory that holds the one being copied (or the project) would never end
+        if real in ancestors or run.root.is_relative_to(real):
+            run.errors.append((str(link), str(target), _LOOP))
+        else:
+            _copy_tree(real, target, run, ancestors)
+    elif real.is_file():
+        shutil.copy2(real, target)
+    # else dangling (or special) outside the project: nothing to copy, nothing to write through
+
+
+def _skipped(path: Path) -> bool:
+    return (
+        path.name in _SKIP_NAMES
+        or (path / "pyvenv.cfg").is_file()
+        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
+        or _special(path)
+    )
 
 
 def _copy_problem(exc: BaseException) -> str:
@@ -269,16 +357,16 @@ def _release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
     )
 
 
-def _unpack_sdist(sdist: Path, destination: Path) -> Path:
-    destination.mkdir(parents=True, exist_ok=True)
-    if sdist.name.endswith(".zip"):
-        with zipfile.ZipFile(sdist) as archive:
-            archive.extractall(destination)
+def _unpack_sdist(sdist: Path, destination: Path) -> Path | tuple[Failure, ...]:
+    """The sdist unpacked by the one safe extraction (every member checked first): its
+    top-level directory, or ``artifact_invalid`` failures when it must not be unpacked."""
+    try:
+        extract_sdist(sdist, destination)
+    except UnsafeArchive as exc:
+        problems = unsafe_problems(sdist.name, exc.reasons)
+    except (tarfile.TarError, *UNREADABLE) as exc:
+        problems = [Problem(f"{sdist.name}: not a readable archive: {exc}", REBUILD_HINT)]
     else:
-        with tarfile.open(sdist, "r:gz") as archive:
-            if hasattr(tarfile, "data_filter"):
-                archive.extractall(destination, filter="data")
-            else:  # pragma: no cover - Pythons without extraction filters
-                archive.extractall(destination)
-    entries = [p for p in destination.iterdir() if p.is_dir()]
-    return entries[0] if len(entries) == 1 else destination
+        entries = [p for p in destination.iterdir() if p.is_dir()]
+        return entries[0] if len(entries) == 1 else destination
+    return tuple(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)

@@ -14,7 +14,13 @@ import click
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, classify
 from sandboxverify.cli import _config
-from sandboxverify.cli._options import check_options, json_option, merge
+from sandboxverify.cli._options import (
+    check_options,
+    json_option,
+    merge,
+    reject_empty,
+    seconds,
+)
 from sandboxverify.cli._output import (
     check_json_path,
     check_report_path,
@@ -30,6 +36,7 @@ from sandboxverify.pipeline._options import (
     HOSTS,
     INSTALLERS,
 )
+from sandboxverify.report._redact import Redactor
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
 from sandboxverify.stages._smoke import load as load_playbook
 
@@ -108,13 +115,15 @@ from sandboxverify.stages._smoke import load as load_playbook
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=seconds,
     metavar="SECONDS",
     help=f"How long each plugin may take to load. [default: {DEFAULT_TIMEOUT:g}]",
 )
 @click.option(
     "--install-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=seconds,
     metavar="SECONDS",
     help="How long each build, sandbox or install step may take. "
     f"[default: {DEFAULT_INSTALL_TIMEOUT:g}]",
@@ -210,11 +219,13 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     values = merge(ctx, cli_values, file_values)
     json_out: str | None = values.get("json")
     junit_out: str | None = values.get("junit-xml")
+    options = check_options(targets, values)
     check_json_path(json_out, targets)
     check_report_path("--junit-xml", junit_out, targets)
-    options = check_options(targets, values)
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
-    human: TextIO = sys.stderr if json_out == "-" else sys.stdout
+    # every output goes through the redactor: the caller's secrets never leave in a report
+    secrets = Redactor()
+    human: TextIO = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     tty = human.isatty()
     progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
     try:
@@ -223,12 +234,12 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         progress.close()
     human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
-    write_json(report.to_json(), json_out)
+    write_json(report.to_json(), json_out, secrets)
     if junit_out:
-        write_junit(report, junit_out)
+        write_junit(report, junit_out, secrets)
     github = values.get("github")
     if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        write_github(report, target, options, human)
+        write_github(report, target, options, human, secrets)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -264,7 +275,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 @click.option("--trace", metavar="FILE", help="Write the session's trace (JSONL) to FILE.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=seconds,
     metavar="SECONDS",
     help="How long the whole run may take.",
 )
@@ -288,6 +300,7 @@ def run_playbook(
     the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
     playbook, 2 a malformed playbook or bad option.
     """
+    reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
     check_json_path(json_out, (playbook,))
     loaded = load_playbook(playbook)
     request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
@@ -310,7 +323,9 @@ def run_playbook(
         **run_smoke_here(request),
         "seconds": round(time.perf_counter() - started, 3),
     }
-    human = sys.stderr if json_out == "-" else sys.stdout
+    secrets = Redactor()
+    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
-    write_json(result, json_out)
+    human.flush()
+    write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED

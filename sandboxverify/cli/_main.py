@@ -14,6 +14,7 @@ import click
 from sandboxverify._errors import EXIT_OK, EXIT_USAGE, SandboxVerifyError
 from sandboxverify._version import __version__
 from sandboxverify.cli._commands import check, run_playbook
+from sandboxverify.report._redact import Redactor
 
 EXIT_INTERNAL = 3
 
@@ -61,7 +62,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         _error(f"{what}: stopped every process and removed the temporary files", hint=None)
         return 128 + signal.SIGTERM if terminated else 130
     except Exception:  # a bug: the only place a traceback is shown
-        traceback.print_exc()
+        sys.stderr.write(Redactor().text(traceback.format_exc()))
         _error(
             "internal error in sandboxverify (a bug; please report it with the traceback above)",
             hint=None,
@@ -82,7 +83,8 @@ def _click_hint(exc: click.ClickException) -> str:
 
 
 def _error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"ERROR {message}\n")
+    secrets = Redactor()  # an option's value may carry one (an index URL with a token)
+    sys.stderr.write(f"ERROR {secrets.text(message)}\n")
     if hint:
-        sys.stderr.write(f"  hint: {hint}\n")
+        sys.stderr.write(f"  hint: {secrets.text(hint)}\n")
     sys.stderr.flush()

@@ -8,14 +8,44 @@ from typing import Any, Callable, TypeVar
 import click
 from click.core import ParameterSource
 
+from sandboxverify._errors import UsageError
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     CheckOptions,
-    split_commas,
+    split_tool_names,
+    timeout_problem,
+    validate,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reject_empty(values: dict[str, str | tuple[str, ...] | None]) -> None:
+    """Options given an empty string (an unset variable, most likely) are usage errors."""
+    for option, value in values.items():
+        given = value if isinstance(value, tuple) else () if value is None else (value,)
+        if any(not item.strip() for item in given):
+            raise UsageError(
+                f"{option} was given an empty value (an unset variable?)",
+                hint=f"give a value, or leave {option} out",
+            )
+
+
+def seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A timeout option's value: a finite number of seconds, more than 0 and at most a day
+    (``inf``, ``nan`` or ``1e999`` would disable the watchdog)."""
+    if value is None:
+        return None
+    problem = timeout_problem(value)
+    if problem is not None:
+        option = param.opts[0] if param.opts else "the timeout"
+        raise UsageError(
+            f"{option} {value:g} {problem}",
+            hint=f"give seconds between 0 and {MAX_TIMEOUT:g}, e.g. {option} 120",
+        )
+    return value
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -65,12 +95,12 @@ def merge(
 
 def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOptions:
     """What ``check`` is asked to do, from the merged values; the defaults for what none gave."""
-    return CheckOptions(
+    options = CheckOptions(
         targets=targets or (".",),
         host=values.get("host", "auto"),
         groups=tuple(values.get("group", ())),
         hookspecs=tuple(values.get("hookspecs", ())),
-        expect_tools=split_commas(values.get("expect-tools", ())),
+        expect_tools=split_tool_names(values.get("expect-tools", ())),
         exact=bool(values.get("exact", False)),
         expect_plugins=values.get("expect-plugins"),
         python=tuple(values.get("python", ())),
@@ -90,3 +120,5 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
         skip_script_help=tuple(values.get("skip-script-help", ())),
         with_requirements=tuple(values.get("with", ())),
     )
+    validate(options)
+    return options

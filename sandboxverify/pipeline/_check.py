@@ -22,7 +22,7 @@ from sandboxverify.pipeline._events import (
     StageStarted,
     ignore,
 )
-from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.pipeline._options import CheckOptions, validate
 from sandboxverify.pipeline._run import Verifier
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
@@ -46,6 +46,7 @@ from sandboxverify.stages._smoke import load as load_playbook
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only."""
     started = time.perf_counter()
+    validate(options)
     target = classify(options.targets)
     options = _with_group_suffixes(options)
     groups = options.effective_groups
@@ -55,8 +56,6 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             hint="e.g. --host entrypoints --group myapp.plugins",
         )
     _check_hookspecs(options)
-    if options.timeout <= 0 or options.install_timeout <= 0:
-        raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
     _check_requirements(options.with_requirements)
     if options.smoke and options.host == "entrypoints":

@@ -48,13 +48,14 @@ class Builder(Protocol):
     @property
     def name(self) -> str: ...
 
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        """Build the sdist, then the wheel from the unpacked sdist."""
+    def sdist(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
+        """Build the sdist of a source tree."""
 
     def wheel_from_sdist(
         self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
     ) -> list[str]:
-        """Build a wheel from an sdist (unpacked in ``sdist_tree``)."""
+        """Build a wheel from an sdist, from ``sdist_tree`` where sandboxverify unpacked it
+        (after checking every member: a build frontend must not unpack it on its own)."""
 
 
 class SandboxBackend(Protocol):
@@ -79,8 +80,8 @@ class Installer(Protocol):
 class PypaBuild:
     name: str = "build"
 
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        return [sys.executable, "-m", "build", "--outdir", str(out), str(source)]
+    def sdist(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
+        return [sys.executable, "-m", "build", "--sdist", "--outdir", str(out), str(source)]
 
     def wheel_from_sdist(
         self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
@@ -107,13 +108,13 @@ class UvBuild:
             *index.flags(),
         ]
 
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        return [*self._base(out, index), str(source)]  # no --sdist/--wheel: wheel from sdist
+    def sdist(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
+        return [*self._base(out, index), "--sdist", str(source)]
 
     def wheel_from_sdist(
         self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
     ) -> list[str]:
-        return [*self._base(out, index), "--wheel", str(sdist)]
+        return [*self._base(out, index), "--wheel", str(sdist_tree)]
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -111,13 +112,6 @@ def test_json_never_overwrites_an_input_artifact(tmp_path: Path) -> None:
     wheel.write_bytes(b"precious")
     assert_usage_error(["check", "--json", str(wheel)], "--json would overwrite")
     assert wheel.read_bytes() == b"precious"
-
-
-def test_json_into_a_missing_directory_is_refused_before_any_work(tmp_path: Path) -> None:
-    assert_usage_error(
-        ["check", str(fixture("good-hatch")), "--json", str(tmp_path / "no" / "r.json")],
-        "does not exist",
-    )
 
 
 def test_run_json_never_overwrites_the_playbook(tmp_path: Path) -> None:
@@ -288,3 +282,28 @@ def test_the_command_line_wins_over_the_file_for_import_all(
     assert (from_file.import_all, from_file.expect_files) == (False, ("x/*",))
     overridden = _options_from([str(project), "--import-all"], monkeypatch)
     assert overridden.import_all is True
+
+
+def test_the_callers_secrets_never_reach_an_error_or_a_playbook_run(tmp_path: Path) -> None:
+    secret = "ghs_0123456789-playbook-secret"
+    env = {**os.environ, "DEPLOY_TOKEN": secret}
+    missing = run_cli(["check", str(tmp_path / secret)], env=env)
+    assert missing.code == 2
+    assert secret not in missing.stderr and "***" in missing.stderr
+
+    (tmp_path / "leaky.py").write_text(
+        "def setup(api):\n"
+        f"    api.register_tool('greet', lambda: 'token {secret}', description='uses {secret}')\n"
+    )
+    playbook = tmp_path / "smoke.toml"
+    playbook.write_text(
+        "[[turns]]\nprompt = 'p'\nactions = [{ call = 'greet' }, { say = 'done' }]\n"
+    )
+    result = run_cli(
+        ["run", str(playbook), "--plugin", "leaky:setup", "--json", "-", "-v"],
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert secret not in result.stdout + result.stderr
+    assert result.json()["calls"][0]["text"] == "token ***"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextvars
 import difflib
 import functools
+import inspect
 import queue
 import threading
 import time
@@ -28,6 +29,7 @@ from sandboxverify.runtime._results import (
 )
 from sandboxverify.runtime.harness._errors import HarnessError, Step
 from sandboxverify.runtime.harness._events import Events, ToolCallRecord, ToolResultRecord
+from sandboxverify.runtime.harness._guards import settle
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
 from sandboxverify.runtime.harness._ui import MockUI, ToolContext
 from sandboxverify.runtime.harness._validate import describe, validate
@@ -71,6 +73,8 @@ class CallSite:
     params: dict[str, Any]
     tool_call_id: str
     at: Step
+    #: False sends arguments the schema rejects on purpose (to test how the tool handles them)
+    validate: bool = True
 
 
 class AgentLoop:
@@ -92,6 +96,7 @@ class AgentLoop:
         self.call_timeout = call_timeout
         self._next_id = 0
         self._worker = _Worker()
+        self._signatures: dict[str, inspect.Signature | None] = {}
 
     def available(self) -> list[str]:
         return sorted(set(self.registry.tools) | set(ENVIRONMENTAL_TOOLS) | set(self.mocks.names))
@@ -120,7 +125,7 @@ class AgentLoop:
                 f"available tools: {', '.join(callable_now) or 'none'}"
                 + (f" (with a mock also: {', '.join(unmocked)})" if unmocked else ""),
             )
-        if schema is not None:
+        if schema is not None and site.validate:
             violations = validate(site.params, schema)
             if violations:
                 self._record_call(site)
@@ -137,7 +142,7 @@ class AgentLoop:
             result, mocked = ToolResult.from_text(block[1], is_error=True), False
         elif mocked:
             result = self._guarded(
-                lambda: self.mocks.produce(tool, site.params, site.at.where), site
+                lambda: self.mocks.produce(tool, site.params, site.at.where), site, mock=True
             )
         elif spec is None:
             raise site.at.error(
@@ -182,6 +187,14 @@ class AgentLoop:
             if verdict is None:
                 continue
             if isinstance(verdict, Mapping) and set(verdict) <= {"block", "reason"}:
+                if "reason" in verdict and "block" not in verdict:
+                    # a reason alone reads as a block that did not happen: say so, never guess
+                    raise site.at.error(
+                        "hook_failed",
+                        f"the tool_call handler of plugin {handler.plugin!r} returned "
+                        f"{verdict!r}, a reason without 'block': it blocks nothing; return "
+                        "{'block': True, 'reason': '...'} to block the call, or None to let it run",
+                    )
                 if verdict.get("block") is True:
                     reason = verdict.get("reason") or f"blocked by plugin {handler.plugin!r}"
                     return handler.plugin, str(reason)
@@ -220,49 +233,98 @@ class AgentLoop:
 
     def _call_handler(self, handler: HandlerSpec, event: ToolCallEvent, site: CallSite) -> Any:
         __tracebackhide__ = True  # pytest shows the test, not the harness
-        return site.at.guard(
+        return self.bounded(
             lambda: handler.handler(event),
+            site.at,
             code="hook_failed",
             what=f"the {handler.event} handler of plugin {handler.plugin!r}",
         )
 
     # -- execution ------------------------------------------------------------------------
+    def bounded(self, run: Callable[[], Any], at: Step, *, code: str, what: str) -> Any:
+        """Run code the harness calls for an action (a plugin's hook, a ``.then`` callback)
+        within the call's time, awaiting it if it is async: an exception is a ``code`` failure
+        naming ``what``; ending the run (sys.exit, os._exit, KeyboardInterrupt) is ``aborted``."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        ok, value = self._limited(lambda: settle(run()), at, what)
+        if ok:
+            return value
+        if isinstance(value, HarnessError):
+            raise value
+        raise at.failure(value, code=code, what=what) from value
+
     def _run_tool(self, spec: ToolSpec, site: CallSite) -> ToolResult:
         __tracebackhide__ = True  # pytest shows the test, not the harness
         kwargs = dict(site.params)
         if spec.wants_ctx:
             kwargs["ctx"] = ToolContext(self.ui, self.cwd, site.tool_call_id)
-        return self._guarded(lambda: from_return_value(spec.fn(**kwargs)), site)
+        self._check_signature(spec, kwargs, site)
+        return self._guarded(lambda: from_return_value(settle(spec.fn(**kwargs))), site)
 
-    def _guarded(self, produce: Callable[[], ToolResult], site: CallSite) -> ToolResult:
-        """Run tool (or mock) code: exceptions become error results, UI misuse and harness
-        failures stay failures even if the plugin code swallowed them, time is bounded."""
+    def _check_signature(self, spec: ToolSpec, kwargs: dict[str, Any], site: CallSite) -> None:
+        """A TypeError from calling the function with arguments it cannot take is the harness's
+        call going wrong, not the tool's answer: ``expect_error`` must never absorb it."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
-        timeout, code = self.call_timeout, "call_timeout"
-        if site.at.deadline is not None:
-            left = site.at.deadline - time.monotonic()
-            if timeout is None or left < timeout:
-                timeout, code = left, "run_timeout"
+        if spec.name not in self._signatures:
+            try:
+                self._signatures[spec.name] = inspect.signature(spec.fn)
+            except (TypeError, ValueError):  # a builtin without one: the call will tell
+                self._signatures[spec.name] = None
+        signature = self._signatures[spec.name]
+        if signature is None:
+            return
         try:
-            result = self._worker.run(produce, timeout)
-        except _TimedOut:
-            self._worker = _Worker()  # the old thread is stuck in the tool; abandon it
-            limit = "the run's time" if code == "run_timeout" else f"{timeout:.3g}s"
-            raise site.at.error(code, f"{site.tool!r} did not return within {limit}") from None
-        except HarnessError:
-            raise
-        except ServerFailure as exc:  # not the tool's answer: expect_error must not absorb it
+            signature.bind(**kwargs)
+        except TypeError as exc:
             raise site.at.error(
-                "server_failed", f"{site.tool!r}: {exc}", details=exc.details
+                "invalid_arguments",
+                f"the function of {spec.name!r} cannot take the arguments {site.params!r}: "
+                f"{exc} (its signature and its parameter schema disagree)",
             ) from None
-        except ResultShapeError as exc:
-            result = _error_result(exc, f"{site.tool} {exc}")
-        except Exception as exc:
-            result = _error_result(exc, f"{type(exc).__name__}: {exc}")
+
+    def _guarded(
+        self, produce: Callable[[], ToolResult], site: CallSite, *, mock: bool = False
+    ) -> ToolResult:
+        """Run tool (or mock) code within the call's time: a tool's exception becomes an error
+        result; UI misuse and harness failures stay failures even if the plugin code swallowed
+        them; a mock that raises and code that would end the run are failures of the action."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        source = f"the mock for {site.tool!r}" if mock else f"the tool {site.tool!r}"
+        ok, value = self._limited(produce, site.at, repr(site.tool))
+        if isinstance(value, HarnessError):
+            raise value
         failure = self.ui.take_failure()
         if failure is not None:
             raise failure
-        return result
+        if ok:
+            result: ToolResult = value
+            return result
+        if isinstance(value, ServerFailure):  # not the tool's answer: never an expected error
+            raise site.at.error(
+                "server_failed", f"{site.tool!r}: {value}", details=value.details
+            ) from None
+        if mock or not isinstance(value, Exception):  # a broken mock, or code ending the run
+            raise site.at.failure(value, code="mock_failed", what=source) from value
+        if isinstance(value, ResultShapeError):
+            return _error_result(value, f"{site.tool} {value}")
+        return _error_result(value, f"{type(value).__name__}: {value}")
+
+    def _limited(self, job: Callable[[], Any], at: Step, what: str) -> tuple[bool, Any]:
+        """``(True, value)`` or ``(False, exception)`` of ``job``, run within the per-call
+        timeout or what is left of the run's; running out of time is a failure naming ``what``.
+        A Ctrl-C while waiting for the job is the user's and propagates."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        timeout, code = self.call_timeout, "call_timeout"
+        if at.deadline is not None:
+            left = at.deadline - time.monotonic()
+            if timeout is None or left < timeout:
+                timeout, code = left, "run_timeout"
+        try:
+            return self._worker.run(job, timeout)
+        except _TimedOut:
+            self._worker = _Worker()  # the old thread is stuck in the job; abandon it
+            limit = "the run's time" if code == "run_timeout" else f"{timeout:.3g}s"
+            raise at.error(code, f"{what} did not return within {limit}") from None
 
     def _record_call(self, site: CallSite, block: tuple[str, str] | None = None) -> None:
         record = ToolCallRecord(
@@ -307,20 +369,25 @@ class _TimedOut(Exception):
 
 
 class _Worker:
-    """Runs tool code on a daemon thread, so a per-call timeout can give up on a hung tool.
+    """Runs code on a daemon thread, so a per-call timeout can give up on a hung tool or hook.
 
     Python cannot kill a thread; a daemon thread at least never keeps the interpreter alive.
-    Without a timeout, code runs inline (no thread hop).
+    Without a timeout, code runs inline (no thread hop). Either way the outcome is
+    ``(True, value)`` or ``(False, exception)``: what the code raised never mixes with what
+    happens to the caller while it waits (the user's Ctrl-C).
     """
 
     def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[tuple[Callable[[], ToolResult], list[Any], threading.Event]]
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], list[Any], threading.Event]]
         self._jobs = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
-    def run(self, job: Callable[[], ToolResult], timeout: float | None) -> ToolResult:
+    def run(self, job: Callable[[], Any], timeout: float | None) -> tuple[bool, Any]:
         if timeout is None:
-            return job()
+            try:
+                return True, job()
+            except BaseException as exc:  # judged by the caller
+                return False, exc
         if timeout <= 0:
             raise _TimedOut
         if self._thread is None:
@@ -334,11 +401,7 @@ class _Worker:
         self._jobs.put((functools.partial(contextvars.copy_context().run, job), box, done))
         if not done.wait(timeout):
             raise _TimedOut
-        ok, value = box
-        if ok:
-            result: ToolResult = value
-            return result
-        raise value
+        return box[0], box[1]
 
     def _serve(self) -> None:
         while True:

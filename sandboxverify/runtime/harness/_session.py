@@ -286,7 +286,8 @@ class TestSession(SessionAssertions):
         resolved = [(call, self._params(call, step)) for call in calls]
         ids = [self.loop.new_call_id() for _ in resolved]
         tool_calls = [
-            {"id": call_id, "name": call.tool, "input": params}
+            # validate: False is recorded so a replay sends the same unchecked arguments
+            {"id": call_id, "name": call.tool, "input": params, **_unvalidated(call)}
             for call_id, (call, params) in zip(ids, resolved)
         ]
         self.events.emit(
@@ -379,6 +380,10 @@ class TestSession(SessionAssertions):
 
     def write_trace(self, path: str | os.PathLike[str]) -> Path:
         return _trace.write_trace(self.trace(), Path(path))
+
+
+def _unvalidated(call: Call) -> dict[str, Any]:
+    return {} if call.validate else {"validate": False}
 
 
 def _name(callback: Any) -> str:

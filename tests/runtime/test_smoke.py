@@ -180,3 +180,29 @@ def test_the_call_a_run_diverged_at_is_marked() -> None:
     )
     assert result["error"]["code"] == "expect_mismatch"
     assert [call.get("diverged", False) for call in result["calls"]] == [False, True]
+
+
+def typed_plugin(api: Any) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    api.register_tool("double", lambda n: n * 2, parameters=schema)
+
+
+def test_validate_false_in_a_toml_playbook_sends_the_arguments_as_written() -> None:
+    plugins = ["tests.runtime.test_smoke:typed_plugin"]
+    checked = smoke(
+        {
+            "spec": spec("{ call = 'double', params = { n = 'ab' } }, { say = 'ok' }"),
+            "plugins": plugins,
+        }
+    )
+    unchecked = smoke(
+        {
+            "spec": spec(
+                "{ call = 'double', params = { n = 'ab' }, validate = false, expect = 'abab' }, "
+                "{ say = 'ok' }"
+            ),
+            "plugins": plugins,
+        }
+    )
+    assert checked["error"]["code"] == "invalid_arguments"
+    assert unchecked["ok"] is True, unchecked["error"]

@@ -96,17 +96,21 @@ def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
         sample=tuple(action.get("sample") or ()),
         validate=action.get("validate", True),
     )
+    checks: list[Any] = []
     expect = action.get("expect")
     if expect is not None:
-        step.then(lambda record: _expect(record, expect, where))
+        checks.append(functools.partial(_expect, pattern=expect, where=where))
     for name, pattern in (action.get("capture") or {}).items():
-        step.then(
+        checks.append(
             functools.partial(_capture, name=name, pattern=pattern, captured=captured, where=where)
         )
+    for check in checks:
+        check.harness_check = True  # a regex over the text: runs inline, nothing to bound
+        step.then(check)
     return step
 
 
-def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
+def _expect(record: ToolResultRecord, *, pattern: str, where: str) -> None:
     __tracebackhide__ = True  # pytest shows the test, not the harness
     if re.search(pattern, record.text) is None:
         raise HarnessError(

@@ -42,6 +42,7 @@ from sandboxverify.runtime.harness._plugins import (
 )
 from sandboxverify.runtime.harness._sampling import CallSampling
 from sandboxverify.runtime.harness._ui import MockUI
+from sandboxverify.runtime.harness._worker import contained
 from sandboxverify.runtime.hosts import HostContext
 
 DEFAULT_CALL_TIMEOUT = 60.0
@@ -340,9 +341,12 @@ class TestSession(SessionAssertions):
         returning False fails the check as an assertion would (None and True pass)."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
         what = f"the .then() callback {_name(callback)}"
-        returned = self.loop.bounded(
-            lambda: callback(record), step, code="callback_failed", what=what
-        )
+        if getattr(callback, "harness_check", False):  # a declarative expect or capture
+            returned = contained(lambda: callback(record), step, code="callback_failed", what=what)
+        else:
+            returned = self.loop.bounded(
+                lambda: callback(record), step, code="callback_failed", what=what
+            )
         if returned is False:
             raise step.error(
                 "callback_failed",

@@ -265,3 +265,21 @@ def test_a_failure_names_the_line_that_wrote_the_action() -> None:
         line = sys._getframe().f_lineno + 1
         error = fail("unknown_tool", t, call("ecoh", {"text": "a"}))
     assert f"(call('ecoh')) [tests/runtime/harness/test_loud.py:{line}]:" in error.message
+
+
+def test_a_call_given_up_on_takes_no_further_step() -> None:
+    ran: list[str] = []
+
+    def slow_guard(api: PluginAPI) -> None:
+        @api.tool
+        def effect() -> str:
+            ran.append("tool")
+            return "done"
+
+        api.on("tool_call", lambda event: time.sleep(0.6))
+
+    with create_test_session([slow_guard], call_timeout=0.2) as t:
+        fail("call_timeout", t, call("effect"))
+        time.sleep(1.0)  # the hook returns meanwhile, on the abandoned thread
+    assert ran == []  # the tool never ran after the harness gave up on the call
+    assert t.events.tool_calls == []

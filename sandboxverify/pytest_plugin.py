@@ -2,16 +2,20 @@
 
 - ``harness(plugins=None, **options)`` creates a :class:`~sandboxverify.harness.TestSession`
   (closed after the test); by default it loads the plugins of the project under test.
-- ``playbook(path, **options)`` runs a declarative ``.toml`` playbook in-process and returns the
-  session, for assertions on its events.
+- ``playbook(path, **options)`` runs a declarative ``.toml`` playbook in-process, with the same
+  checks as ``run`` and ``check --smoke`` (``nothing_called`` included), and returns the session,
+  for assertions on its events.
 - ``sandbox_check(target=".", **options)`` runs ``sandboxverify check`` and returns the report;
   identical calls within one test session share one result (a check builds and installs).
-- ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``.
+- ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``, whoever
+  created the session; unnamed snapshots are numbered per test, across its sessions.
+- After a test that passed, the ``harness`` fixture's sessions must have used every entry of
+  their list mocks and UI answers (``mocks_unused``), as a ``with`` block checks at its end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,10 +24,11 @@ import pytest
 from sandboxverify.pipeline._check import check
 from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.report._model import Report
-from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
+from sandboxverify.runtime.harness import TestSession, _snapshot, create_test_session, run_spec
 from sandboxverify.stages.playbook import load_playbook
 
 HarnessFactory = Callable[..., TestSession]
+_TEST_FAILED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -34,6 +39,28 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="sandboxverify: rewrite stored snapshots instead of comparing against them",
     )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    _snapshot.request_updates(bool(config.getoption("update_snapshots", False)))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _snapshot.request_updates(False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _snapshot.restart_numbers()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    outcome = yield
+    if outcome.get_result().failed:
+        item.stash[_TEST_FAILED] = True
 
 
 @pytest.fixture
@@ -48,8 +75,14 @@ def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
         return session
 
     yield factory
-    for session in sessions:
-        session.close()
+    try:
+        if not request.node.stash.get(_TEST_FAILED, False):
+            for session in sessions:
+                if session.failure is None and session.auto_assert:
+                    session.assert_mocks_used()
+    finally:
+        for session in sessions:
+            session.close()
 
 
 @pytest.fixture

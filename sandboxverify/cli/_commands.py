@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import sys
 import time
+from importlib import metadata
+from pathlib import Path
 from typing import Any, TextIO
 
 import click
@@ -24,6 +26,7 @@ from sandboxverify.cli._options import (
 from sandboxverify.cli._output import (
     check_json_path,
     check_report_path,
+    stdout_to_stderr,
     write_github,
     write_json,
     write_junit,
@@ -37,6 +40,7 @@ from sandboxverify.pipeline._options import (
     INSTALLERS,
 )
 from sandboxverify.report._redact import Redactor
+from sandboxverify.runtime.harness._plugins import DIST_ENV, project_name
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
 from sandboxverify.stages._smoke import load as load_playbook
 
@@ -305,6 +309,8 @@ def run_playbook(
     loaded = load_playbook(playbook)
     request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
     if loaded.spec is not None:
+        if not plugins and not loaded.spec.get("plugins"):
+            _check_default_plugins(dist)
         request.update(
             spec=loaded.spec, plugins=list(plugins) or None, run_timeout=timeout, trace=trace
         )
@@ -318,9 +324,11 @@ def run_playbook(
     from sandboxverify.runtime._smoke import smoke as run_smoke_here  # noqa: PLC0415
 
     started = time.perf_counter()
+    with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
+        outcome = run_smoke_here(request)
     result = {
         "playbook": loaded.name,
-        **run_smoke_here(request),
+        **outcome,
         "seconds": round(time.perf_counter() - started, 3),
     }
     secrets = Redactor()
@@ -329,3 +337,32 @@ def run_playbook(
     human.flush()
     write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
+
+
+def _check_default_plugins(dist: str | None) -> None:
+    """A playbook that names no plugins runs the distribution's: there must be one, installed
+    here. Without it, a usage error in the command line's words (not the harness's)."""
+    where = f"--dist {dist}" if dist else None
+    name = dist
+    if name is None and os.environ.get(DIST_ENV):
+        name = os.environ[DIST_ENV]
+        where = f"{DIST_ENV}={name}"
+    if name is None:
+        name = project_name(Path.cwd())
+        where = f"the project here ({name})"
+    hint = (
+        "pass --plugin module:attr (or an entry-point name) or --dist NAME, or run from the "
+        "project's directory with the project installed (pip install -e .)"
+    )
+    if name is None:
+        raise UsageError(
+            "no plugins to run: the playbook names none, no --plugin or --dist was given, and "
+            "there is no project here (no pyproject.toml with a [project] name)",
+            hint=hint,
+        )
+    try:
+        metadata.distribution(name)
+    except metadata.PackageNotFoundError:
+        raise UsageError(
+            f"no plugins to run: {where} is not installed in this environment", hint=hint
+        ) from None

@@ -3,10 +3,11 @@ annotations and the step summary. A report path is checked before any work is do
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,6 +31,32 @@ def write_json(document: dict[str, Any], json_out: str | None, secrets: Redactor
         sys.stdout.flush()
     else:
         _write("--json", json_out, text)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(active: bool) -> Iterator[None]:
+    """While plugin code runs in this process for ``--json -``, what it prints goes to stderr, so
+    stdout carries the JSON alone: ``print()`` (sys.stdout) and file descriptor 1 (C code, child
+    processes) both, where stdout is a real file."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        out_fd, err_fd = sys.stdout.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # in-memory streams: only Python writes there
+        out_fd = err_fd = -1
+    saved = os.dup(out_fd) if out_fd >= 0 else -1
+    if saved >= 0:
+        os.dup2(err_fd, out_fd)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved >= 0:
+            os.dup2(saved, out_fd)
+            os.close(saved)
 
 
 def check_json_path(json_out: str | None, targets: Sequence[str]) -> None:

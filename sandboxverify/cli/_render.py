@@ -157,7 +157,8 @@ def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> s
 def _smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:
     lines = []
     for call in result.get("calls") or []:
-        status = "error" if call.get("is_error") else "passed"
+        # the call the run diverged at is the failure, whatever its result looked like
+        status = "failed" if call.get("diverged") else "error" if call.get("is_error") else "passed"
         flags = "".join(f" ({flag})" for flag in ("mocked", "blocked") if call.get(flag))
         text = str(call.get("text", "")).replace("\n", " ")
         text = text if len(text) <= 60 else text[:57] + "..."

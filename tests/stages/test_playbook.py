@@ -917,6 +917,36 @@ ERRORS: list[tuple[str, str, str, str | None]] = [
         None,
     ),
     (
+        "expect-called-before-itself",
+        TURN + '[expect]\ncalled_before = [["a", "a"]]\n',
+        "expect.called_before[0]: 'a' cannot be called before itself",
+        "two different tools",
+    ),
+    (
+        "empty-expect",
+        actions('{ call = "t", expect = "" }'),
+        "turns[0].actions[0].expect: an empty regex matches any text, so it checks nothing",
+        "leave the key out",
+    ),
+    (
+        "empty-capture",
+        actions('{ call = "t", capture = { id = "" } }'),
+        "turns[0].actions[0].capture.id: an empty regex matches any text",
+        None,
+    ),
+    (
+        "empty-expect-error",
+        actions('{ call = "t", expect_error = "" }'),
+        "turns[0].actions[0].expect_error: an empty regex matches any error",
+        "expect_error = true",
+    ),
+    (
+        "validate-not-bool",
+        actions('{ call = "t", validate = "no" }'),
+        "turns[0].actions[0].validate: must be true or false, got 'no'",
+        None,
+    ),
+    (
         "expect-contradiction",
         TURN + '[expect]\ncalled = ["a", "b"]\nnot_called = ["c", "b"]\n',
         "expect.not_called[1]: 'b' is also in expect.called",
@@ -1052,3 +1082,16 @@ def test_bad_elicit_answers_name_the_place(value: str, place: str, message: str)
     problem = error(f"[mock_ui]\nelicit = {value}\n" + TURN)
     assert place in str(problem)
     assert message in str(problem)
+
+
+def test_validate_false_is_kept_for_calls_and_calls_in_parallel() -> None:
+    spec = parse(
+        actions(
+            '{ call = "t", params = { n = "x" }, validate = false }',
+            '{ parallel = [{ call = "t", validate = false }, { call = "u" }] }',
+            '{ say = "done" }',
+        )
+    )
+    first, parallel = spec["turns"][0]["actions"][:2]  # type: ignore[index]
+    assert first["validate"] is False
+    assert [c.get("validate", True) for c in parallel["calls"]] == [False, True]

@@ -25,16 +25,36 @@ def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
 
 
 def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
-    """Play the spec's turns, then check its ``[expect]`` process assertions."""
+    """Play the spec's turns, then check what ``run`` and ``check --smoke`` check: some tool was
+    called (``nothing_called``), the ``[expect]`` process assertions hold, and every list mock
+    and UI answer was used (``mocks_unused``). A tool name ``[expect]`` gives that the session
+    does not know fails before anything runs."""
     __tracebackhide__ = True  # pytest shows the test, not the harness
-    session.run(*turns_from_spec(spec))
     expect = spec.get("expect") or {}
+    source = spec.get("source", "playbook")
+    for key in ("called", "not_called"):
+        for index, name in enumerate(expect.get(key, [])):
+            session.check_tool_name(name, f"{source}: expect.{key}[{index}]")
+    for index, pair in enumerate(expect.get("called_before", [])):
+        for name in pair:
+            session.check_tool_name(name, f"{source}: expect.called_before[{index}]")
+    session.run(*turns_from_spec(spec))
+    if not session.events.tool_calls:
+        raise session.failed(
+            HarnessError(
+                "nothing_called",
+                "the playbook ran but called no tool: a smoke run that exercises nothing "
+                "proves nothing; add call(...) actions",
+            )
+        )
     for name in expect.get("called", []):
         session.assert_called(name)
     for name in expect.get("not_called", []):
         session.assert_not_called(name)
     for first, second in expect.get("called_before", []):
         session.assert_called_before(first, second)
+    if session.auto_assert:
+        session.assert_mocks_used()
 
 
 def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
@@ -74,18 +94,23 @@ def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
         text=action.get("text"),
         where=where,
         sample=tuple(action.get("sample") or ()),
+        validate=action.get("validate", True),
     )
+    checks: list[Any] = []
     expect = action.get("expect")
     if expect is not None:
-        step.then(lambda record: _expect(record, expect, where))
+        checks.append(functools.partial(_expect, pattern=expect, where=where))
     for name, pattern in (action.get("capture") or {}).items():
-        step.then(
+        checks.append(
             functools.partial(_capture, name=name, pattern=pattern, captured=captured, where=where)
         )
+    for check in checks:
+        check.harness_check = True  # a regex over the text: runs inline, nothing to bound
+        step.then(check)
     return step
 
 
-def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
+def _expect(record: ToolResultRecord, *, pattern: str, where: str) -> None:
     __tracebackhide__ = True  # pytest shows the test, not the harness
     if re.search(pattern, record.text) is None:
         raise HarnessError(

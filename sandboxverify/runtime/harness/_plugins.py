@@ -162,7 +162,7 @@ def _entry_point_named(name: str, group: str, *, fallback_module: bool = False) 
 def _default_plugins(dist: str | None, group: str) -> list[EntryPointRef]:
     from sandboxverify.runtime._discovery import entry_points_of, find_distribution  # noqa: PLC0415
 
-    name = dist or os.environ.get(DIST_ENV) or _project_name(Path.cwd())
+    name = dist or os.environ.get(DIST_ENV) or project_name(Path.cwd())
     if name is None:
         raise HarnessError(
             "no_plugins",
@@ -185,7 +185,7 @@ def _default_plugins(dist: str | None, group: str) -> list[EntryPointRef]:
     return refs
 
 
-def _project_name(directory: Path) -> str | None:
+def project_name(directory: Path) -> str | None:
     """``[project] name`` from pyproject.toml here or above. Read with a pattern, not a TOML
     parser: the runtime has none on Python < 3.11, and only this one key is needed."""
     for folder in (directory, *directory.parents):

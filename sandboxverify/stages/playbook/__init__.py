@@ -17,7 +17,8 @@ The normalised spec (a contract with the runtime; JSON-serialisable)::
      "turns": [{"prompt": str, "where": "turns[0]", "actions": [action, ...]}],
      "expect": {"called": [str], "not_called": [str], "called_before": [[str, str]]}}
 
-    action: {"kind": "call", "where", "tool", "params", "capture", "expect", "expect_error", "text"}
+    action: {"kind": "call", "where", "tool", "params", "capture", "expect", "expect_error", "text",
+             "sample" (when given), "validate" (when given)}
           | {"kind": "parallel", "where", "text", "calls": [call action, ...]}
           | {"kind": "say", "where", "text"}
 """

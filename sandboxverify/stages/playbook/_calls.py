@@ -1,5 +1,6 @@
-"""One call action: its tool, ``params``, ``capture``, ``expect``, ``expect_error``, ``text`` and
-the ``sample`` answers to a server's sampling requests during the call.
+"""One call action: its tool, ``params``, ``capture``, ``expect``, ``expect_error``, ``text``, the
+``sample`` answers to a server's sampling requests during the call, and ``validate = false`` to
+send params that break the tool's schema on purpose.
 
 References: ``${name}`` in any string inside ``params`` (at any depth) is replaced at run time by
 the value an earlier action captured under ``name``. ``$${`` is a literal ``${`` and no reference
@@ -28,7 +29,7 @@ from sandboxverify.stages.playbook._values import (
     unknown_keys,
 )
 
-_CALL_KEYS = ("call", "params", "capture", "expect", "expect_error", "text", "sample")
+_CALL_KEYS = ("call", "params", "capture", "expect", "expect_error", "text", "sample", "validate")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # ``$${`` first, so an escaped reference is never read as one; a bare ``${`` is malformed.
 _REFERENCE = re.compile(r"\$\$\{|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}|\$\{")
@@ -62,6 +63,10 @@ def call_action(
             result["expect_error"] = _expect_error(doc, place, value)
         elif key == "sample":
             result["sample"] = _samples(doc, place, value)
+        elif key == "validate":
+            if not isinstance(value, bool):
+                raise doc.fail(place, f"must be true or false, got {show(value)}")
+            result["validate"] = value
         else:
             result["text"] = string(doc, place, value)
     return result
@@ -122,6 +127,10 @@ def _expect_error(doc: Doc, where: str, value: Any) -> bool | str:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
+        if not value:
+            raise doc.fail(
+                where, "an empty regex matches any error", hint="write expect_error = true"
+            )
         return regex(doc, where, value)
     raise doc.fail(
         where, f"must be true, false or a regex the error text must match; got {show(value)}"

@@ -129,5 +129,12 @@ def _pairs(doc: Doc, where: str, value: Any) -> list[list[str]]:
             raise doc.fail(
                 place, f"must be a pair of tool names [first, second], got {show(pair)}", hint=hint
             )
-        pairs.append(strings(doc, place, pair))
+        first, second = strings(doc, place, pair)
+        if first == second:
+            raise doc.fail(
+                place,
+                f"{first!r} cannot be called before itself",
+                hint="name two different tools: [first, second]",
+            )
+        pairs.append([first, second])
     return pairs

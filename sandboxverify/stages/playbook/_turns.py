@@ -22,8 +22,9 @@ _ACTION_KEYS = (
     "expect_error",
     "text",
     "sample",
+    "validate",
 )
-_INNER_KEYS = ("call", "params", "capture", "expect", "expect_error", "sample")
+_INNER_KEYS = ("call", "params", "capture", "expect", "expect_error", "sample", "validate")
 
 
 TURN_EXAMPLE = (

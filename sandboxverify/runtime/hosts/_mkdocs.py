@@ -34,6 +34,7 @@ from sandboxverify.runtime.hosts._base import (
     LoadStage,
     PluginLoadError,
     import_application,
+    kind_of_group,
     resolve,
     summary,
     tail,
@@ -71,12 +72,7 @@ def load_mkdocs(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     ``application`` (MkDocs missing, or the build failed), ``import``, ``validate`` (MkDocs
     refused the configuration: the plugin is no ``BasePlugin``, the theme is incomplete...)."""
     del registry, context  # an MkDocs plugin registers no tools, and needs no limits
-    kind = _KINDS.get(ref.group)
-    if kind is None:
-        groups = " or ".join(repr(group) for group in _KINDS)
-        raise PluginLoadError(
-            "validate", ValueError(f"MkDocs loads plugins of group {groups}, not {ref.group!r}")
-        )
+    kind = kind_of_group(_KINDS, "MkDocs", ref.group)
     config = import_application("mkdocs.config", "mkdocs", ref.group)
     build = import_application("mkdocs.commands.build", "mkdocs", ref.group)
     target = resolve(ref)

@@ -16,6 +16,9 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def _not_on_a_runner(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Checks run by the suite must not annotate or summarise the CI job running the suite."""
-    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+    """Checks run by the suite must not annotate or summarise the CI job running the suite.
+
+    CI is cleared too: it switches snapshot writing off, so a test that depends on it sets it.
+    """
+    for name in ("CI", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)

@@ -27,7 +27,8 @@ The normalised spec (a contract with the runtime; JSON-serialisable)::
           | {"kind": "say", "where", "text"}
 
 ``_replay`` reads what a recording adds (``host``, ``compare_results``, ``normalize``,
-``[recording]``) and mocks files for ``record``.
+``[recording]``) and mocks files for ``record``; ``_writer`` writes a recorded session as a
+playbook, ``_captures`` turning the ids a model copied from results into captures.
 """
 
 from __future__ import annotations

@@ -13,7 +13,14 @@ import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import write_json
-from sandboxverify.cli._record import counts, failure_lines, model_options, short, usable
+from sandboxverify.cli._record import (
+    counts,
+    failure_lines,
+    model_options,
+    quiet_stdout,
+    short,
+    usable,
+)
 from sandboxverify.cli._render import Style, _smoke_call_lines
 from sandboxverify.stages._smoke import Playbook
 
@@ -69,17 +76,18 @@ def run_live(
     from sandboxverify.runtime._recording import live as run_here  # noqa: PLC0415
 
     started = time.perf_counter()
-    result = usable(
-        run_here(
-            {
-                **request,
-                "spec": loaded.spec,
-                "model": model,
-                "options": dict(model_options),
-                "max_steps": max_steps,
-            }
+    with quiet_stdout(json_out):
+        result = usable(
+            run_here(
+                {
+                    **request,
+                    "spec": loaded.spec,
+                    "model": model,
+                    "options": dict(model_options),
+                    "max_steps": max_steps,
+                }
+            )
         )
-    )
     result = {"playbook": loaded.name, **result, "seconds": round(time.perf_counter() - started, 3)}
     human = sys.stderr if json_out == "-" else sys.stdout
     style = Style(human.isatty())

@@ -8,11 +8,12 @@ what it returns, and model options named like secrets are used but never written
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -163,7 +164,8 @@ def record(
     from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
 
     started = time.perf_counter()
-    result = usable(record_here(request))
+    with quiet_stdout(json_out):
+        result = usable(record_here(request))
     result["seconds"] = round(time.perf_counter() - started, 3)
     human = sys.stderr if json_out == "-" else sys.stdout
     style = Style(human.isatty())
@@ -213,6 +215,16 @@ def record(
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def quiet_stdout(json_out: str | None) -> Iterator[None]:
+    """With the JSON on stdout, what plugin code prints goes to stderr."""
+    if json_out != "-":
+        yield
+        return
+    with contextlib.redirect_stdout(sys.stderr):
+        yield
 
 
 def usable(result: dict[str, Any]) -> dict[str, Any]:

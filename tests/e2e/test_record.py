@@ -231,7 +231,15 @@ def test_a_session_that_fails_writes_no_playbook(tmp_path: Path, env: dict[str, 
     assert result.code == 1
     assert "FAILED [unknown_tool] turn 1" in result.stdout
     assert "(did you mean 'reverse_text'?)" in result.stdout
-    assert "FAILED: nothing recorded" in result.stdout
+    assert "FAILED: nothing recorded (the session's trace: s.jsonl)" in result.stdout
+    assert not (tmp_path / "s.toml").exists()
+
+    # a tool call and the answer after it are two steps: one is not enough
+    steps = ["--max-steps", "1", "--json", "-"]
+    result = sv(["record", COUNT, "-m", "echo", *LLM_TOOLS, "-o", "s.toml", *steps], env, tmp_path)
+    assert result.code == 1
+    assert result.json()["error"]["code"] == "too_many_steps"
+    assert "after 1 step(s) the model 'echo' has not ended the turn" in result.stderr
     assert not (tmp_path / "s.toml").exists()
 
 

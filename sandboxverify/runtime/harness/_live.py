@@ -233,8 +233,9 @@ class LiveActions(Sequence[Action]):
         if len(self._actions) >= live.max_steps:
             raise HarnessError(
                 "too_many_steps",
-                f"{where}: the model {live.model_id!r} still calls tools after "
-                f"{live.max_steps} steps; raise --max-steps if the task needs more",
+                f"{where}: after {live.max_steps} step(s) the model {live.model_id!r} has not "
+                "ended the turn (its last step called tools); raise --max-steps if the task "
+                "needs more",
                 turn=self._turn,
             )
         try:

@@ -12,16 +12,16 @@ from typing import Any, Callable, TypeVar
 import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.cli._output import write_json
+from sandboxverify.cli._output import stdout_to_stderr, write_json
 from sandboxverify.cli._record import (
     counts,
     failure_lines,
     model_options,
-    quiet_stdout,
     short,
     usable,
 )
 from sandboxverify.cli._render import Style, _smoke_call_lines
+from sandboxverify.report._redact import Redactor
 from sandboxverify.stages._smoke import Playbook
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,7 +76,7 @@ def run_live(
     from sandboxverify.runtime._recording import live as run_here  # noqa: PLC0415
 
     started = time.perf_counter()
-    with quiet_stdout(json_out):
+    with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
         result = usable(
             run_here(
                 {
@@ -89,7 +89,8 @@ def run_live(
             )
         )
     result = {"playbook": loaded.name, **result, "seconds": round(time.perf_counter() - started, 3)}
-    human = sys.stderr if json_out == "-" else sys.stdout
+    secrets = Redactor()
+    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     style = Style(human.isatty())
     lines = _smoke_call_lines(result, style)
     for divergence in result.get("divergences") or []:
@@ -117,7 +118,7 @@ def run_live(
     )
     human.write("\n".join(lines) + "\n")
     human.flush()
-    write_json(result, json_out)
+    write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
 
 

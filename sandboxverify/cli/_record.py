@@ -8,12 +8,11 @@ what it returns, and model options named like secrets are used but never written
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -21,15 +20,16 @@ import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._options import json_option
-from sandboxverify.cli._output import check_json_path, write_json
+from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, _smoke_call_lines
+from sandboxverify.report._redact import SECRET_NAME, Redactor
 from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
+from sandboxverify.stages.playbook import parse_playbook
 from sandboxverify.stages.playbook._replay import load_mocks
 from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
 
 F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_MAX_STEPS = 10
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
 
 
 def model_options(function: F) -> F:
@@ -164,13 +164,14 @@ def record(
     from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
 
     started = time.perf_counter()
-    with quiet_stdout(json_out):
+    with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
         result = usable(record_here(request))
     result["seconds"] = round(time.perf_counter() - started, 3)
-    human = sys.stderr if json_out == "-" else sys.stdout
+    secrets = Redactor()
+    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     style = Style(human.isatty())
     lines = _smoke_call_lines(result, style)
-    kept = {name: value for name, value in options.items() if not _SECRET_NAME.search(name)}
+    kept = {name: value for name, value in options.items() if not SECRET_NAME.search(name)}
     text: str | None = None
     if result.get("ok"):
         try:
@@ -194,7 +195,7 @@ def record(
         except Unwritable as exc:  # a model's argument TOML and JSON cannot hold
             result.update(ok=False, error={"code": "unwritable", "message": str(exc)})
     if text is not None:
-        _write(path, text)
+        _write(path, _redacted(secrets, text, path))
         result["playbook"] = str(path)
         lines += [f"{style.paint('RECORDED', 'passed')}: {path} and {trace_path}, {counts(result)}"]
         lines += [f"  {line}" for line in _next_steps(path)]
@@ -210,21 +211,11 @@ def record(
         )
     human.write("\n".join(lines) + "\n")
     human.flush()
-    write_json(result, json_out)
+    write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def quiet_stdout(json_out: str | None) -> Iterator[None]:
-    """With the JSON on stdout, what plugin code prints goes to stderr."""
-    if json_out != "-":
-        yield
-        return
-    with contextlib.redirect_stdout(sys.stderr):
-        yield
 
 
 def usable(result: dict[str, Any]) -> dict[str, Any]:
@@ -253,6 +244,14 @@ def _regex(option: str, pattern: str) -> None:
         raise UsageError(f"{option} {pattern!r}: bad regex: {exc}") from None
     if not pattern:
         raise UsageError(f"{option}: an empty regex masks nothing")
+
+
+def _redacted(secrets: Redactor, text: str, path: Path) -> str:
+    """The playbook with the caller's secrets out in every spelling, and still a playbook."""
+    redacted = secrets.text(text)
+    if redacted != text:
+        parse_playbook(redacted, str(path))
+    return redacted
 
 
 def _write(path: Path, text: str) -> None:

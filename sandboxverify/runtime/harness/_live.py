@@ -35,7 +35,13 @@ from sandboxverify.runtime.harness._session import TestSession
 
 DEFAULT_MAX_STEPS = 10
 REDACTED = "[redacted]"
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
+# the names the host side's redactor takes for secrets (report._redact), which the runtime
+# cannot import
+_SECRET_NAME = re.compile(
+    r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|KEY|CREDENTIAL|AUTH(?!OR)|COOKIE|DSN"
+    r"|^(TWINE|UV_PUBLISH|PYPI|FLIT|HATCH_INDEX|POETRY_HTTP_BASIC|POETRY_PYPI)_",
+    re.IGNORECASE,
+)
 _SHORTEST_SECRET = 6
 
 

@@ -16,6 +16,7 @@ import click
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, classify
 from sandboxverify.cli import _config
+from sandboxverify.cli._live import replay_options, replayed, run_live
 from sandboxverify.cli._options import (
     check_options,
     json_option,
@@ -267,9 +268,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 @click.option(
     "--host",
     type=click.Choice(SESSION_HOSTS),
-    default="native",
-    show_default=True,
-    help="How plugins are loaded; with mcp, --plugin is the command that starts the server.",
+    help="How plugins are loaded; with mcp, --plugin is the command that starts the server. "
+    "[default: the playbook's host, else native]",
 )
 @click.option(
     "--group",
@@ -284,6 +284,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     metavar="SECONDS",
     help="How long the whole run may take.",
 )
+@replay_options
 @json_option("the result as JSON")
 @click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
 def run_playbook(
@@ -291,23 +292,30 @@ def run_playbook(
     playbook: str,
     plugins: tuple[str, ...],
     dist: str | None,
-    host: str,
+    host: str | None,
     group: str | None,
     trace: str | None,
     timeout: float | None,
     json_out: str | None,
     verbose: int,
+    **replay: Any,
 ) -> int:
     """Run a smoke PLAYBOOK (.toml or .py) here, against the installed plugins.
 
     The fast inner loop while writing a playbook: no build, no sandbox. 'check --smoke' runs
-    the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
-    playbook, 2 a malformed playbook or bad option.
+    the same playbook in fresh sandboxes. A recording ('sandboxverify record') replays alike:
+    --compare-results also compares every result, --live asks the model again. Exit codes:
+    0 passed, 1 the run diverged from the playbook, 2 a malformed playbook or bad option.
     """
     reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
     check_json_path(json_out, (playbook,))
     loaded = load_playbook(playbook)
+    host = host or (loaded.spec or {}).get("host") or "native"
     request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
+    if replay["live"]:
+        request.update(plugins=list(plugins) or None, run_timeout=timeout, trace=trace)
+        return run_live(loaded, request, json_out=json_out, verbose=verbose, **replay)
+    replayed(loaded, **replay)
     if loaded.spec is not None:
         if not plugins and not loaded.spec.get("plugins"):
             _check_default_plugins(dist)

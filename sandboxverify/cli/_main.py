@@ -14,6 +14,7 @@ import click
 from sandboxverify._errors import EXIT_OK, EXIT_USAGE, SandboxVerifyError
 from sandboxverify._version import __version__
 from sandboxverify.cli._commands import check, run_playbook
+from sandboxverify.cli._record import record
 from sandboxverify.report._redact import Redactor
 
 EXIT_INTERNAL = 3
@@ -31,6 +32,7 @@ def cli() -> None:
 
 cli.add_command(check)
 cli.add_command(run_playbook)
+cli.add_command(record)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -10,6 +10,7 @@ from typing import Any
 
 from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
+from sandboxverify.runtime.harness._compare import Normalize, compare_result, normalizer
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._events import ToolResultRecord
 from sandboxverify.runtime.harness._session import TestSession
@@ -59,6 +60,7 @@ def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
 
 def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
     captured: dict[str, str] = {}
+    compare = results_compared(spec)
     turns = []
     for turn in spec["turns"]:
         actions: list[Call | Parallel | Say] = []
@@ -66,11 +68,11 @@ def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
             if action["kind"] == "say":
                 actions.append(Say(action["text"], where=action["where"]))
             elif action["kind"] == "call":
-                actions.append(_call(action, captured))
+                actions.append(_call(action, captured, compare))
             else:
                 actions.append(
                     Parallel(
-                        tuple(_call(c, captured) for c in action["calls"]),
+                        tuple(_call(c, captured, compare) for c in action["calls"]),
                         text=action.get("text"),
                         where=action["where"],
                     )
@@ -79,7 +81,28 @@ def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
     return turns
 
 
-def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
+def results_compared(spec: Mapping[str, Any]) -> Normalize | None:
+    """With ``compare_results``, how result texts are normalised before they are compared."""
+    if not spec.get("compare_results"):
+        return None
+    recorded = [
+        call
+        for turn in spec["turns"]
+        for action in turn["actions"]
+        for call in (action.get("calls") or [action])
+        if call.get("result") is not None
+    ]
+    if not recorded:
+        raise HarnessError(
+            "playbook_invalid",
+            f"{spec.get('source', 'the playbook')}: compare_results is on, but no call records "
+            'a result to compare with (result = "..."); record the session with '
+            "'sandboxverify record' or add result to the calls",
+        )
+    return normalizer(spec.get("normalize") or [])
+
+
+def _call(action: Mapping[str, Any], captured: dict[str, str], compare: Normalize | None) -> Call:
     where = action["where"]
     params = action.get("params") or {}
 
@@ -100,6 +123,11 @@ def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
     expect = action.get("expect")
     if expect is not None:
         checks.append(functools.partial(_expect, pattern=expect, where=where))
+    recorded = action.get("result")
+    if compare is not None and recorded is not None:
+        checks.append(
+            functools.partial(compare_result, recorded=recorded, normalize=compare, where=where)
+        )
     for name, pattern in (action.get("capture") or {}).items():
         checks.append(
             functools.partial(_capture, name=name, pattern=pattern, captured=captured, where=where)

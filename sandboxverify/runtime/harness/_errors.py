@@ -49,6 +49,9 @@ CODES = (
     "mocks_unused",  # entries of a list mock or UI answers no call asked for
     "nothing_called",  # a playbook that called no tool at all: it proves nothing
     "snapshot_invalid",  # a value a snapshot cannot hold (not JSON)
+    "model_failed",  # a live model could not be used or failed to answer (llm raised)
+    "too_many_steps",  # a live model kept calling tools past the steps a turn may take
+    "live_diverged",  # a live model chose other steps than the recording it was run against
 )
 
 

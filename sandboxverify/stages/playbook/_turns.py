@@ -23,8 +23,20 @@ _ACTION_KEYS = (
     "text",
     "sample",
     "validate",
+    "params_json",
+    "result",
 )
-_INNER_KEYS = ("call", "params", "capture", "expect", "expect_error", "sample", "validate")
+_INNER_KEYS = (
+    "call",
+    "params",
+    "capture",
+    "expect",
+    "expect_error",
+    "sample",
+    "validate",
+    "params_json",
+    "result",
+)
 
 
 TURN_EXAMPLE = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -16,11 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import xmlschema
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 ACTION = ROOT / "action.yml"
+#: Jenkins' JUnit schema (jenkinsci/xunit-plugin, junit-10.xsd), the one pytest's own
+#: ``--junitxml`` output is tested against: what Jenkins, GitLab and the GitHub reporters read
+JUNIT_XSD = ROOT / "tests" / "schemas" / "junit-10.xsd"
 
 
 def fixture(name: str) -> Path:
@@ -189,3 +194,24 @@ def readme_commands() -> list[str]:
     """The README's first two commands: run the sample check, run the tests."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     return re.findall(r"```bash\n(.+?)\n```", text)[:2]
+
+
+@functools.cache
+def _junit_schema() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(str(JUNIT_XSD))
+
+
+def assert_valid_junit(source: str | Path) -> None:
+    """A JUnit XML document (its text, or a file) that ``junit-10.xsd`` accepts."""
+    document = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    errors = [str(error) for error in _junit_schema().iter_errors(document)]
+    assert not errors, f"{source if isinstance(source, Path) else 'JUnit XML'}: " + errors[0]
+
+
+def is_our_junit(path: Path) -> bool:
+    """A JUnit file sandboxverify wrote (not pytest's own, say)."""
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:400]
+    except OSError:
+        return False
+    return '<testsuites name="sandboxverify"' in head

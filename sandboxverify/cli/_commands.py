@@ -9,7 +9,7 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
@@ -27,11 +27,10 @@ from sandboxverify.cli._output import (
     check_json_path,
     check_report_path,
     stdout_to_stderr,
-    write_github,
     write_json,
-    write_junit,
 )
 from sandboxverify.cli._render import Progress, render_report, render_smoke
+from sandboxverify.cli._surfaces import Surfaces
 from sandboxverify.pipeline._check import check as run_check
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
@@ -212,6 +211,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 
     Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
     """
+    surfaces = ctx.find_object(Surfaces) or Surfaces()
     if any(not value.strip() for value in targets):
         raise UsageError(
             "an empty TARGET was given (an unset variable?)",
@@ -221,15 +221,13 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
     file_values = _config.load(pyproject) if pyproject else {}
     values = merge(ctx, cli_values, file_values)
-    json_out: str | None = values.get("json")
-    junit_out: str | None = values.get("junit-xml")
+    surfaces.resolve(values, pyproject)
     options = check_options(targets, values)
-    check_json_path(json_out, targets)
-    check_report_path("--junit-xml", junit_out, targets)
+    check_json_path(surfaces.json_out, targets)
+    check_report_path("--junit-xml", surfaces.junit_out, targets)
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     # every output goes through the redactor: the caller's secrets never leave in a report
-    secrets = Redactor()
-    human: TextIO = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
+    human = surfaces.stream
     tty = human.isatty()
     progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
     try:
@@ -238,12 +236,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
         progress.close()
     human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
-    write_json(report.to_json(), json_out, secrets)
-    if junit_out:
-        write_junit(report, junit_out, secrets)
-    github = values.get("github")
-    if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        write_github(report, target, options, human, secrets)
+    surfaces.write(report)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 

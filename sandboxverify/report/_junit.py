@@ -80,17 +80,34 @@ def junit_xml(report: Report, *, now: datetime | None = None) -> str:
 
 
 def _suites(report: Report) -> list[_Suite]:
+    error = _error_case(report)
+    if error is not None and not report.runs and not report.artifacts:
+        # stopped before anything was checked: one failing case, never a green build case
+        properties = {"target": report.target}
+        return [_Suite("sandboxverify", "sandboxverify", [error], report.seconds, properties)]
     pending = list(report.failures)
     build = _build_suite(report, pending)
     runs = [_run_suite(report, run, pending, index) for index, run in enumerate(report.runs)]
     suites = [build, *runs]
     if pending:  # failures of an interpreter no run stands for
         build.cases.extend(_leftovers(pending))
+    if error is not None:  # it stopped after the check (a report it could not write)
+        build.cases.append(error)
     if not report.ok and not any(c.failed for s in suites for c in s.cases):
         verdict = _Case("verdict")
         verdict.implicit = ("failed", "the check failed without saying why (a bug: report it)")
         build.cases.append(verdict)
     return suites
+
+
+def _error_case(report: Report) -> _Case | None:
+    """What stopped the check (a usage error, a bug, an interrupt) as a failed case."""
+    if report.error is None:
+        return None
+    case = _Case(report.error.code)
+    message = report.error.message + (f"\nhint: {report.error.hint}" if report.error.hint else "")
+    case.implicit = (report.error.code, message)
+    return case
 
 
 def _build_suite(report: Report, pending: list[Failure]) -> _Suite:
@@ -278,7 +295,10 @@ def _case_element(case: _Case, classname: str) -> ET.Element:
         failure.text = _clean("\n\n".join(_failure_text(f) for f in case.failures))
     elif case.implicit is not None:
         code, message = case.implicit
-        ET.SubElement(element, "failure", message=_clean(message), type=code).text = _clean(message)
+        headline = message.splitlines()[0] if message else message
+        ET.SubElement(element, "failure", message=_clean(headline), type=code).text = _clean(
+            message
+        )
     elif case.skipped is not None:
         ET.SubElement(element, "skipped", message=case.skipped)
     return element

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 import xml.etree.ElementTree as ET
@@ -259,14 +260,23 @@ def test_an_unwritable_step_summary_is_a_usage_error_not_a_crash(
 ) -> None:
     unwritable = tmp_path / "no-such-dir" / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(unwritable))
+    out = tmp_path / "report.json"
 
-    code = run(["check", str(fixture("broken-typo-attr")), "--no-import-all"])
+    code = run(["check", str(fixture("broken-typo-attr")), "--no-import-all", "--json", str(out)])
 
     captured = capsys.readouterr()
     assert code == 2
-    assert len(annotated(captured.out)) == 1  # the annotations were written before
+    # the failure's annotation was written before; the error gets one of its own, once
+    [failure, error] = annotated(captured.out)
+    assert failure["title"].startswith("sandboxverify: plugin_load_failed")
+    assert error["title"] == "sandboxverify: usage_error"
     assert (
         f"ERROR cannot append the step summary to GITHUB_STEP_SUMMARY={unwritable}" in captured.err
     )
     assert "hint: point GITHUB_STEP_SUMMARY at a writable file, or pass --no-github" in captured.err
     assert "Traceback" not in captured.err
+    # the report written before is rewritten with the error: exit 2 is never ok: true
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["ok"] is False
+    assert [f["code"] for f in report["failures"]] == ["plugin_load_failed"]
+    assert report["runs"] and report["error"]["code"] == "usage_error"

@@ -15,7 +15,7 @@ import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, classify
-from sandboxverify.cli import _config
+from sandboxverify.cli import _config, _terminal
 from sandboxverify.cli._options import (
     check_options,
     json_option,
@@ -209,7 +209,18 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     verified exactly as they are. Options can also be set in [tool.sandboxverify] of the
     project's pyproject.toml; the command line wins.
 
-    Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
+    \b
+    Exit codes:
+      0    every check passed
+      1    a check failed (the report's failures say which)
+      2    usage or configuration error (bad option, unreadable config, target not found)
+      3    internal error: a bug in sandboxverify (shown with its traceback)
+      130  interrupted (Ctrl-C); everything temporary removed
+      143  terminated (SIGTERM); everything temporary removed
+    On every exit the --json, --junit-xml and --github reports asked for are written.
+
+    Colour follows NO_COLOR, FORCE_COLOR and TERM=dumb; on a terminal the running stages
+    update in place with their elapsed time, elsewhere each finished stage is one line.
     """
     surfaces = ctx.find_object(Surfaces) or Surfaces()
     if any(not value.strip() for value in targets):
@@ -228,13 +239,15 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     # every output goes through the redactor: the caller's secrets never leave in a report
     human = surfaces.stream
-    tty = human.isatty()
-    progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
+    colour = _terminal.colour(human)
+    progress = Progress(
+        human, colour=colour, live=_terminal.live(human), verbose=verbose, quiet=quiet
+    )
     try:
         report = run_check(options, progress)
     finally:
         progress.close()
-    human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
+    human.write(render_report(report, colour=colour, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
     surfaces.write(report)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
@@ -295,7 +308,8 @@ def run_playbook(
 
     The fast inner loop while writing a playbook: no build, no sandbox. 'check --smoke' runs
     the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
-    playbook, 2 a malformed playbook or bad option.
+    playbook, 2 a malformed playbook or bad option, 3 a bug in sandboxverify, 130/143
+    interrupted.
     """
     reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
     check_json_path(json_out, (playbook,))
@@ -326,7 +340,7 @@ def run_playbook(
     }
     secrets = Redactor()
     human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
-    human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
+    human.write(render_smoke(result, colour=_terminal.colour(human), verbose=verbose) + "\n")
     human.flush()
     write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED

@@ -152,6 +152,8 @@ def test_every_shipped_playbook_matches_the_playbook_schema(path: Path) -> None:
         '[mock_ui]\nconfirm = "yes"\n[[turns]]\nprompt = "p"\nactions = [{ say = "b" }]\n',
         '[mock_tools]\nbash = []\n[[turns]]\nprompt = "p"\nactions = [{ say = "b" }]\n',
         '[expect]\ncalled_before = [["a"]]\n[[turns]]\nprompt = "p"\nactions = [{ say = "b" }]\n',
+        '[[turns]]\nprompt = "p"\nactions = [{ call = "a", expect = "" }]\n',
+        '[[turns]]\nprompt = "p"\nactions = [{ call = "a", validate = "no" }]\n',
     ],
 )
 def test_the_playbook_schema_refuses_what_the_loader_refuses(text: str) -> None:
@@ -175,13 +177,14 @@ def test_the_config_schema_lists_every_key_in_both_spellings() -> None:
 #: for each kind of key: values the loader accepts, values it refuses
 _SAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
     "str": (["x"], [1, ["x"], True]),
-    "list": (["a", ["a", "b"], []], [1, [1], {"a": 1}]),
-    "paths": (["dir", ["a", "b"]], [1, [True]]),
+    "list": (["a", ["a", "b"], []], [1, [1], {"a": 1}, [" "]]),
+    "names": (["a", "a, b", ["a,b", "c"]], ["a,,b", ["a", ","], [""], 1]),
+    "paths": (["dir", ["a", "b"]], [1, [True], [""]]),
     "bool": ([True, False], ["yes", 1]),
     "int": ([0, 3], [-1, 1.5, True, "3"]),
-    "float": ([1, 0.5], [0, -1, True, "1"]),
-    "path": (["out.xml"], ["", 1]),
-    "json": ([True, "-", "r.json"], [False, "", 1]),
+    "float": ([1, 0.5, 86400], [0, -1, True, "1", 86401]),
+    "path": (["out.xml"], ["", " ", 1]),
+    "json": ([True, "-", "r.json"], [False, "", " ", 1]),
 }
 
 

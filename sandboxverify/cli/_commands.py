@@ -9,13 +9,13 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, classify
-from sandboxverify.cli import _config
+from sandboxverify.cli import _config, _terminal
 from sandboxverify.cli._live import replay_options, replayed, run_live
 from sandboxverify.cli._options import (
     check_options,
@@ -28,11 +28,10 @@ from sandboxverify.cli._output import (
     check_json_path,
     check_report_path,
     stdout_to_stderr,
-    write_github,
     write_json,
-    write_junit,
 )
 from sandboxverify.cli._render import Progress, render_report, render_smoke
+from sandboxverify.cli._surfaces import Surfaces
 from sandboxverify.pipeline._check import check as run_check
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
@@ -211,8 +210,20 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     verified exactly as they are. Options can also be set in [tool.sandboxverify] of the
     project's pyproject.toml; the command line wins.
 
-    Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
+    \b
+    Exit codes:
+      0    every check passed
+      1    a check failed (the report's failures say which)
+      2    usage or configuration error (bad option, unreadable config, target not found)
+      3    internal error: a bug in sandboxverify (shown with its traceback)
+      130  interrupted (Ctrl-C); everything temporary removed
+      143  terminated (SIGTERM); everything temporary removed
+    On every exit the --json, --junit-xml and --github reports asked for are written.
+
+    Colour follows NO_COLOR, FORCE_COLOR and TERM=dumb; on a terminal the running stages
+    update in place with their elapsed time, elsewhere each finished stage is one line.
     """
+    surfaces = ctx.find_object(Surfaces) or Surfaces()
     if any(not value.strip() for value in targets):
         raise UsageError(
             "an empty TARGET was given (an unset variable?)",
@@ -222,29 +233,24 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
     file_values = _config.load(pyproject) if pyproject else {}
     values = merge(ctx, cli_values, file_values)
-    json_out: str | None = values.get("json")
-    junit_out: str | None = values.get("junit-xml")
+    surfaces.resolve(values, pyproject)
     options = check_options(targets, values)
-    check_json_path(json_out, targets)
-    check_report_path("--junit-xml", junit_out, targets)
+    check_json_path(surfaces.json_out, targets)
+    check_report_path("--junit-xml", surfaces.junit_out, targets)
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     # every output goes through the redactor: the caller's secrets never leave in a report
-    secrets = Redactor()
-    human: TextIO = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
-    tty = human.isatty()
-    progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
+    human = surfaces.stream
+    colour = _terminal.colour(human)
+    progress = Progress(
+        human, colour=colour, live=_terminal.live(human), verbose=verbose, quiet=quiet
+    )
     try:
         report = run_check(options, progress)
     finally:
         progress.close()
-    human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
+    human.write(render_report(report, colour=colour, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
-    write_json(report.to_json(), json_out, secrets)
-    if junit_out:
-        write_junit(report, junit_out, secrets)
-    github = values.get("github")
-    if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        write_github(report, target, options, human, secrets)
+    surfaces.write(report)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED
 
 
@@ -305,7 +311,8 @@ def run_playbook(
     The fast inner loop while writing a playbook: no build, no sandbox. 'check --smoke' runs
     the same playbook in fresh sandboxes. A recording ('sandboxverify record') replays alike:
     --compare-results also compares every result, --live asks the model again. Exit codes:
-    0 passed, 1 the run diverged from the playbook, 2 a malformed playbook or bad option.
+    0 passed, 1 the run diverged from the playbook, 2 a malformed playbook or bad option,
+    3 a bug in sandboxverify, 130/143 interrupted.
     """
     reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
     check_json_path(json_out, (playbook,))
@@ -341,7 +348,7 @@ def run_playbook(
     }
     secrets = Redactor()
     human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
-    human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
+    human.write(render_smoke(result, colour=_terminal.colour(human), verbose=verbose) + "\n")
     human.flush()
     write_json(result, json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED

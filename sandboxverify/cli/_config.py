@@ -98,6 +98,34 @@ def load(pyproject: Path) -> dict[str, Any]:
     return result
 
 
+#: the keys that say where a check's results go
+REPORT_KEYS = ("json", "junit-xml", "github")
+
+
+def report_values(pyproject: Path) -> dict[str, Any]:
+    """``json``, ``junit-xml`` and ``github`` of ``[tool.sandboxverify]``, read leniently: when
+    the check stops on a usage or configuration error, its reports still go where the file says,
+    whatever else is wrong with it."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    tool = data.get("tool")
+    table = tool.get("sandboxverify") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return {}
+    keys = _keys()
+    result: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        if key in REPORT_KEYS:
+            try:
+                result[key] = _coerce(pyproject, raw_key, keys[key], value)
+            except ConfigError:
+                continue
+    return result
+
+
 def _coerce(pyproject: Path, key: str, spec: _Key, value: Any) -> Any:
     base = pyproject.parent
 

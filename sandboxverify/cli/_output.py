@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from sandboxverify._errors import UsageError
-from sandboxverify.artifacts._artifacts import ProjectTarget, Target
-from sandboxverify.cli import _config
-from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.report._model import Report
 from sandboxverify.report._redact import Redactor
 
@@ -138,27 +135,30 @@ def write_junit(report: Report, junit_out: str, secrets: Redactor) -> None:
 
 
 def write_github(
-    report: Report, target: Target, options: CheckOptions, stream: TextIO, secrets: Redactor
+    report: Report,
+    stream: TextIO,
+    secrets: Redactor,
+    *,
+    pyproject: Path | None,
+    playbook: str | None,
+    annotate: bool = True,
 ) -> None:
     """Annotations on the stream (the runner reads workflow commands from the step's output),
-    the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one."""
+    the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one.
+    ``annotate=False``: the summary only (the annotations are out already)."""
     report = secrets.value(report)
     from sandboxverify.cli._github import GitHubSources, error_annotations  # noqa: PLC0415
     from sandboxverify.report._summary import step_summary  # noqa: PLC0415
 
-    pyproject = (
-        target.path / "pyproject.toml"
-        if isinstance(target, ProjectTarget)
-        else _config.find_pyproject(None)
-    )
-    sources = GitHubSources(
-        pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
-        playbook=Path(options.smoke) if options.smoke else None,
-        root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
-    )
-    for line in error_annotations(report, sources):
-        stream.write(line + "\n")
-    stream.flush()
+    if annotate:
+        sources = GitHubSources(
+            pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
+            playbook=Path(playbook) if playbook else None,
+            root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
+        )
+        for line in error_annotations(report, sources):
+            stream.write(line + "\n")
+        stream.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:

@@ -118,13 +118,13 @@ def test_the_readme_config_example_writes_its_reports(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "reports" / "check.json").read_text())["ok"] is False
 
 
-def test_an_existing_report_is_replaced_and_a_fresh_path_is_not_left_behind(
+def test_an_existing_report_is_replaced_and_a_usage_error_is_reported_in_both(
     tmp_path: Path,
 ) -> None:
     old = tmp_path / "old.json"
     old.write_text("stale\n")
-    fresh = tmp_path / "fresh.json"
-    # a usage error found after the report paths were checked: neither file is touched
+    fresh = tmp_path / "fresh.xml"
+    # a usage error found after the report paths were checked: both reports say so
     result = run_cli(
         [
             "check",
@@ -138,8 +138,8 @@ def test_an_existing_report_is_replaced_and_a_fresh_path_is_not_left_behind(
         ]
     )
     assert result.code == 2, result.stderr
-    assert old.read_text() == "stale\n"
-    assert not fresh.exists()
+    assert json.loads(old.read_text())["error"]["code"] == "usage_error"
+    assert 'type="usage_error"' in fresh.read_text()
 
     wheel = _hostile_wheel(tmp_path)
     assert run_cli(["check", str(wheel), "--json", str(old)], cwd=tmp_path).code == 1

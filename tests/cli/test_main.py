@@ -11,7 +11,7 @@ import pytest
 
 from sandboxverify.cli import _commands, _main
 from sandboxverify.pipeline._options import CheckOptions
-from tests.helpers import copy_fixture, fixture, make_wheel, run_cli, tree_digest
+from tests.helpers import ROOT, copy_fixture, fixture, make_wheel, run_cli, tree_digest
 from tests.runtime.hosts.test_mcp import SERVER
 
 
@@ -160,6 +160,25 @@ def test_help_and_version_exit_0() -> None:
         "--quiet",
     ):
         assert option in helped.stdout
+    codes = helped.stdout[helped.stdout.index("Exit codes:") : helped.stdout.index("Options:")]
+    listed = [int(line.split()[0]) for line in codes.splitlines()[1:] if line[:6].strip().isdigit()]
+    assert listed == [0, 1, 2, 3, 130, 143]
+
+
+def test_shell_completion_as_the_readme_documents_it() -> None:
+    env = {**os.environ, "_SANDBOXVERIFY_COMPLETE": "bash_source"}
+    script = run_cli([], env=env)
+    assert script.code == 0
+    assert "complete -o nosort -F _sandboxverify_completion sandboxverify" in script.stdout
+    asked = {
+        **os.environ,
+        "_SANDBOXVERIFY_COMPLETE": "bash_complete",
+        "COMP_WORDS": "sandboxverify check --junit",
+        "COMP_CWORD": "2",
+    }
+    assert run_cli([], env=asked).stdout.splitlines() == ["plain,--junit-xml"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert 'eval "$(_SANDBOXVERIFY_COMPLETE=bash_source sandboxverify)"' in readme
 
 
 def _minimal_wheel(path: Path) -> None:

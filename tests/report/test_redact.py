@@ -114,7 +114,12 @@ def carrying(secret: str) -> Report:
                 parameters={"properties": {secret: {"default": secret}}},
             ),
         ),
-        smoke={"ok": False, "calls": [{"text": secret}], "error": (secret, 1)},
+        smoke={
+            "playbook": "smoke.toml",
+            "ok": False,
+            "calls": [{"text": secret, "at": (secret, 1)}],
+            "error": None,
+        },
     )
     return Report(
         target=".",
@@ -147,7 +152,12 @@ def test_a_report_is_redacted_as_a_value_and_keeps_its_shape() -> None:
     assert json.dumps(redacted.to_json()).replace("***", json.dumps(secret)[1:-1]) == (
         json.dumps(report.to_json())
     )
-    assert redacted.runs[0].smoke == {"ok": False, "calls": [{"text": "***"}], "error": ("***", 1)}
+    assert redacted.runs[0].smoke == {
+        "playbook": "smoke.toml",
+        "ok": False,
+        "calls": [{"text": "***", "at": ("***", 1)}],
+        "error": None,
+    }
 
 
 def test_a_stream_is_redacted_as_text() -> None:

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from sandboxverify._errors import ConfigError
 from sandboxverify.stages.playbook import load_playbook, parse_playbook
+from tests.helpers import schema_errors
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older hosts
+    import tomli as tomllib
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 
@@ -45,7 +52,10 @@ TURN = '[[turns]]\nprompt = "p"\nactions = [{ say = "hi" }]\n'
 
 
 def parse(text: str) -> dict[str, object]:
-    return parse_playbook(text, "smoke.toml")
+    """The spec of a playbook the loader accepts, which the shipped schema accepts too."""
+    spec = parse_playbook(text, "smoke.toml")
+    assert schema_errors("playbook", tomllib.loads(text)) == []
+    return spec
 
 
 def error(text: str) -> ConfigError:

@@ -27,6 +27,7 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
+from sandboxverify.artifacts._backend import BuildFrontend, BuildSettings, HookRun
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -35,9 +36,7 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._environment import build_env
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
-from sandboxverify.sandbox._toolchain import Builder, IndexOptions
+from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._workspace import Workspace
 
 #: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
@@ -55,16 +54,6 @@ _SKIP_NAMES = frozenset(
         "node_modules",
     }
 )
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    builder: Builder
-    index: IndexOptions
-    pass_env: tuple[str, ...]
-    timeout: float
-    #: ``--expect-files``: path globs every wheel must match
-    expect_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -102,13 +91,13 @@ def build_project(
             "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    argv = settings.builder.sdist(workspace.src, workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build", observer)
+    frontend = BuildFrontend(workspace, settings, observer)
+    hooks = frontend.build("sdist", workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
-    if not outcome.ok or len(sdists) != 1:
+    if not hooks.ok or len(sdists) != 1:
         failure = _build_failure(
             "building the sdist",
-            outcome,
+            hooks,
             "the project itself does not build; run the same build by hand to see the full log",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
@@ -116,13 +105,12 @@ def build_project(
     tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
-    argv = settings.builder.wheel_from_sdist(tree, sdists[0], workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    hooks = frontend.build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(wheels) != 1:
+    if not hooks.ok or len(wheels) != 1:
         failure = _build_failure(
             "building the wheel from the sdist",
-            outcome,
+            hooks,
             "the sdist builds but a wheel cannot be built from it: a file the build needs "
             "is probably missing from the sdist (check your sdist include/exclude settings)",
         )
@@ -150,13 +138,12 @@ def prepare_artifacts(
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
-    argv = settings.builder.wheel_from_sdist(tree, sdist.path, workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    hooks = BuildFrontend(workspace, settings, observer).build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(wheels) != 1:
+    if not hooks.ok or len(wheels) != 1:
         failure = _build_failure(
             f"building a wheel from {sdist.path.name}",
-            outcome,
+            hooks,
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
@@ -268,40 +255,27 @@ def _special(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
-def _run_build(
-    argv: list[str],
-    workspace: Workspace,
-    settings: BuildSettings,
-    label: str,
-    observer: Observer | None,
-) -> Outcome:
-    env = build_env(workspace.root / "tmp", settings.pass_env)
-    env.update(settings.index.pip_env())
-    command = Command(
-        argv=argv,
-        env=env,
-        cwd=workspace.root,
-        timeout=settings.timeout,
-        log_path=workspace.logs / f"{label}.log",
-        label=label,
-    )
-    return run(command, observer)
-
-
-def _build_failure(step: str, outcome: Outcome, hint: str) -> Failure:
-    if outcome.timed_out:
+def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
+    outcome = hooks.failed
+    if outcome is not None and outcome.timed_out:
         return Failure(
             "timeout",
             f"{step} {outcome.describe()}",
             hint="raise --install-timeout",
             details=outcome.tail,
         )
-    cause = (
-        summarize(outcome.tail)
-        if not outcome.ok
-        else "the build reported success but left no artifact"
+    if outcome is not None and not outcome.ok:
+        cause = summarize(outcome.tail)
+    else:
+        cause = hooks.problem or "the build reported success but left no artifact"
+    if hooks.doing:
+        cause = f"{hooks.doing}: {cause}"
+    return Failure(
+        "build_failed",
+        f"{step} failed: {cause}",
+        hint=hint,
+        details=outcome.tail if outcome is not None else None,
     )
-    return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=outcome.tail)
 
 
 def _inspected(

@@ -105,8 +105,8 @@ from sandboxverify.stages._smoke import load as load_playbook
 @click.option(
     "--installer",
     type=click.Choice(INSTALLERS),
-    help="Build, sandbox and install with uv or with build+virtualenv+pip; auto picks "
-    "uv when it is installed. [default: auto]",
+    help="Make build environments and sandboxes and install with uv or with virtualenv+pip; "
+    "auto picks uv when it is installed. [default: auto]",
 )
 @click.option(
     "--index-url", metavar="URL", help="Package index for dependencies and build requirements."

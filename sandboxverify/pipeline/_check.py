@@ -10,12 +10,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
-from sandboxverify.artifacts._build import (
-    BuildResult,
-    BuildSettings,
-    build_project,
-    prepare_artifacts,
-)
+from sandboxverify.artifacts._backend import BuildSettings
+from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
 from sandboxverify.pipeline._events import (
     EventSink,
     StageFinished,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandboxverify.artifacts._cache import ArtifactCache
 from sandboxverify.sandbox._environment import build_env
 from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
 from sandboxverify.sandbox._toolchain import Builder, IndexOptions
@@ -42,6 +43,8 @@ class BuildSettings:
     timeout: float
     #: ``--expect-files``: path globs every wheel must match
     expect_files: tuple[str, ...] = ()
+    #: where an unchanged project's artifacts are reused from (``None``: ``--no-cache``)
+    cache: ArtifactCache | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import stat
 import tarfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandboxverify.artifacts._archives import UnsafeArchive, extract_sdist
@@ -28,6 +28,7 @@ from sandboxverify.artifacts._artifacts import (
     same_release_named,
 )
 from sandboxverify.artifacts._backend import BuildFrontend, BuildSettings, HookRun
+from sandboxverify.artifacts._cache import cache_key, tree_digest
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -36,6 +37,7 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._environment import build_inputs
 from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._workspace import Workspace
 
@@ -66,6 +68,8 @@ class BuildResult:
     failures: tuple[Failure, ...]
     seconds: float
     ran: bool
+    #: the artifacts of an earlier build of the very same tree, from the cache
+    reused: bool = False
 
     @property
     def ok(self) -> bool:
@@ -91,6 +95,13 @@ def build_project(
             "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    cache = settings.cache
+    key = _cache_key(workspace.src, settings) if cache is not None else None
+    if cache is not None and key is not None:
+        reused = cache.get(key, workspace.dist)
+        if reused is not None:  # sdists first, as built
+            paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
+            return replace(_inspected(paths, settings, built=True, started=started), reused=True)
     frontend = BuildFrontend(workspace, settings, observer)
     hooks = frontend.build("sdist", workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
@@ -115,7 +126,26 @@ def build_project(
             "is probably missing from the sdist (check your sdist include/exclude settings)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    if cache is not None and key is not None:
+        cache.put(key, sdists + wheels)
     return _inspected(sdists + wheels, settings, built=True, started=started)
+
+
+def _cache_key(tree: Path, settings: BuildSettings) -> str | None:
+    """What the copy of the project builds to is cached under (``None``: not cacheable)."""
+    try:
+        digest = tree_digest(tree)
+    except OSError:
+        return None
+    if digest is None:
+        return None
+    index = {"index_url": settings.index.index_url, "find_links": list(settings.index.find_links)}
+    return cache_key(
+        digest,
+        frontend=settings.builder.name,
+        index=index,
+        env=build_inputs(settings.pass_env),
+    )
 
 
 def prepare_artifacts(

@@ -199,6 +199,13 @@ from sandboxverify.stages._smoke import load as load_playbook
 )
 @click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
 @click.option(
+    "--cache/--no-cache",
+    default=None,
+    help="Reuse the sdist and wheel of an earlier check when not one file of the project, its "
+    "build requirements or sandboxverify changed (the sandbox is always new); the cache is in "
+    "$SANDBOXVERIFY_CACHE_DIR or the user cache directory. [default: on]",
+)
+@click.option(
     "-v", "--verbose", count=True, help="Show commands and their output (-vv: all output)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="Only failures and the verdict.")

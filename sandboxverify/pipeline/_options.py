@@ -139,6 +139,8 @@ class CheckOptions:
     #: seconds each build, sandbox creation and install step may take
     install_timeout: float = DEFAULT_INSTALL_TIMEOUT
     keep: bool = False
+    #: reuse the sdist and wheel of an earlier check of the very same tree (``--no-cache``)
+    cache: bool = True
     pass_env: tuple[str, ...] = ()
     #: a .toml or .py playbook run in every sandbox after the probe
     smoke: str | None = None

@@ -1,48 +1,22 @@
 """The commands: ``check`` (build, sandbox and verify a package) and ``run`` (a playbook here,
-against the installed plugins), each with its options and what it does. ``_main`` puts them in
-the ``sandboxverify`` group and is where their errors end."""
+against the installed plugins), each with its options; what they do is in ``_actions``, imported
+only when one runs, so ``--help``, ``--version`` and usage errors start quickly. ``_main`` puts
+them in the ``sandboxverify`` group and is where their errors end."""
 
 from __future__ import annotations
 
-import os
-import sys
-import time
-from importlib import metadata
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
-from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.artifacts._artifacts import ProjectTarget, classify
-from sandboxverify.cli import _config
-from sandboxverify.cli._options import (
-    check_options,
-    json_option,
-    merge,
-    reject_empty,
-    seconds,
-)
-from sandboxverify.cli._output import (
-    check_json_path,
-    check_report_path,
-    stdout_to_stderr,
-    write_github,
-    write_json,
-    write_junit,
-)
-from sandboxverify.cli._render import Progress, render_report, render_smoke
-from sandboxverify.pipeline._check import check as run_check
+from sandboxverify.cli._options import json_option, seconds
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
     HOSTS,
     INSTALLERS,
 )
-from sandboxverify.report._redact import Redactor
-from sandboxverify.runtime.harness._plugins import DIST_ENV, project_name
-from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
-from sandboxverify.stages._smoke import load as load_playbook
+from sandboxverify.runtime._protocol import SESSION_HOSTS
 
 
 @click.command()
@@ -219,39 +193,9 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 
     Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
     """
-    if any(not value.strip() for value in targets):
-        raise UsageError(
-            "an empty TARGET was given (an unset variable?)",
-            hint="pass a project directory or built artifacts; '.' means the current directory",
-        )
-    target = classify(targets)
-    pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
-    file_values = _config.load(pyproject) if pyproject else {}
-    values = merge(ctx, cli_values, file_values)
-    json_out: str | None = values.get("json")
-    junit_out: str | None = values.get("junit-xml")
-    options = check_options(targets, values)
-    check_json_path(json_out, targets)
-    check_report_path("--junit-xml", junit_out, targets)
-    verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
-    # every output goes through the redactor: the caller's secrets never leave in a report
-    secrets = Redactor()
-    human: TextIO = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
-    tty = human.isatty()
-    progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
-    try:
-        report = run_check(options, progress)
-    finally:
-        progress.close()
-    human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
-    human.flush()
-    write_json(report.to_json(), json_out, secrets)
-    if junit_out:
-        write_junit(report, junit_out, secrets)
-    github = values.get("github")
-    if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        write_github(report, target, options, human, secrets)
-    return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a check needs, when one runs
+
+    return _actions.check(ctx, targets, cli_values)
 
 
 @click.command("run")
@@ -311,65 +255,16 @@ def run_playbook(
     the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
     playbook, 2 a malformed playbook or bad option.
     """
-    reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
-    check_json_path(json_out, (playbook,))
-    loaded = load_playbook(playbook)
-    request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
-    if loaded.spec is not None:
-        if not plugins and not loaded.spec.get("plugins"):
-            _check_default_plugins(dist)
-        request.update(
-            spec=loaded.spec, plugins=list(plugins) or None, run_timeout=timeout, trace=trace
-        )
-    elif plugins or trace:
-        raise UsageError(
-            "--plugin and --trace apply to .toml playbooks; a .py playbook creates its own sessions"
-        )
-    else:
-        request["script"] = str(loaded.path)
-    # the in-process harness: only this command pays for importing it
-    from sandboxverify.runtime._smoke import smoke as run_smoke_here  # noqa: PLC0415
+    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a run needs, when one runs
 
-    started = time.perf_counter()
-    with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
-        outcome = run_smoke_here(request)
-    result = {
-        "playbook": loaded.name,
-        **outcome,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    secrets = Redactor()
-    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
-    human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
-    human.flush()
-    write_json(result, json_out, secrets)
-    return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
-
-
-def _check_default_plugins(dist: str | None) -> None:
-    """A playbook that names no plugins runs the distribution's: there must be one, installed
-    here. Without it, a usage error in the command line's words (not the harness's)."""
-    where = f"--dist {dist}" if dist else None
-    name = dist
-    if name is None and os.environ.get(DIST_ENV):
-        name = os.environ[DIST_ENV]
-        where = f"{DIST_ENV}={name}"
-    if name is None:
-        name = project_name(Path.cwd())
-        where = f"the project here ({name})"
-    hint = (
-        "pass --plugin module:attr (or an entry-point name) or --dist NAME, or run from the "
-        "project's directory with the project installed (pip install -e .)"
+    return _actions.run_playbook(
+        playbook=playbook,
+        plugins=plugins,
+        dist=dist,
+        host=host,
+        group=group,
+        trace=trace,
+        timeout=timeout,
+        json_out=json_out,
+        verbose=verbose,
     )
-    if name is None:
-        raise UsageError(
-            "no plugins to run: the playbook names none, no --plugin or --dist was given, and "
-            "there is no project here (no pyproject.toml with a [project] name)",
-            hint=hint,
-        )
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        raise UsageError(
-            f"no plugins to run: {where} is not installed in this environment", hint=hint
-        ) from None

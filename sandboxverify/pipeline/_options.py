@@ -9,7 +9,6 @@ from typing import Literal
 
 from sandboxverify._errors import UsageError
 from sandboxverify.sandbox._toolchain import InstallerChoice
-from sandboxverify.stages._hosts import default_groups
 
 HostName = Literal[
     "auto", "native", "entrypoints", "llm", "mcp", "pytest", "pluggy", "flake8", "sphinx", "mkdocs"
@@ -165,6 +164,9 @@ class CheckOptions:
     def effective_groups(self) -> tuple[str, ...]:
         """The groups looked in: ``--group``, else the named host's own; ``auto`` without
         ``--group`` looks in every group the distribution declares."""
+        # the hosts' table pulls in the runtime's hosts: not for the command line's start-up
+        from sandboxverify.stages._hosts import default_groups  # noqa: PLC0415
+
         return self.groups or default_groups(self.host)
 
     @property

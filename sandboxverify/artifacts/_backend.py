@@ -3,10 +3,11 @@
 A build environment is made by the toolchain (``uv venv`` or virtualenv) from the interpreter
 running sandboxverify and gets ``build-system.requires`` only; ``runtime/_pep517`` runs each
 step in it, ``get_requires_for_build_*`` and then ``build_*`` with the backend imported once
-(each hook in a process forked from the runner, see there). The environment serves the sdist
-and then the wheel from the unpacked sdist, unless the sdist's own ``[build-system]`` differs:
-then the wheel gets an environment of its own. Requirements a backend asks for are installed
-here and the runner is called again.
+(each hook in a process forked from the runner, see there; the modules the hooks imported last
+time are imported before the first fork, a hint kept with the cache). The environment serves
+the sdist and then the wheel from the unpacked sdist, unless the sdist's own ``[build-system]``
+differs: then the wheel gets an environment of its own. Requirements a backend asks for are
+installed here and the runner is called again.
 """
 
 from __future__ import annotations
@@ -136,6 +137,8 @@ class BuildFrontend:
             return state
         ready = False
         result_path = self.runner.parent / "result.json"
+        cache = self.settings.cache
+        preload = cache.preload(system.to_json()) if cache is not None else []
         for _ in range(_MAX_INVOCATIONS):
             request = {
                 "backend": system.backend,
@@ -145,6 +148,7 @@ class BuildFrontend:
                 "out": str(self.workspace.dist),
                 "ready": ready,
                 "result": str(result_path),
+                "preload": preload,
             }
             result_path.unlink(missing_ok=True)
             request_path = self.runner.parent / "request.json"
@@ -154,6 +158,10 @@ class BuildFrontend:
             if result is None or "error" in result or not outcome.ok:
                 state.failed = outcome
                 return state
+            imported = {str(name) for name in result.get("imported") or ()}
+            if cache is not None and not imported <= set(preload):
+                preload = sorted(imported.union(preload))
+                cache.remember_preload(system.to_json(), preload)
             if not result.get("need"):
                 state.done = str(result.get("done"))
                 return state

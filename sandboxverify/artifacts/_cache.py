@@ -99,6 +99,27 @@ def cache_key(tree: str, *, frontend: str, index: Mapping[str, Any], env: Mappin
 class ArtifactCache:
     def __init__(self, root: Path) -> None:
         self.root = root / "artifacts"
+        self.hints = root / "preload"
+
+    def preload(self, backend: Mapping[str, Any]) -> list[str]:
+        """The modules of its build environment a backend's hooks imported last time: the hook
+        runner imports them before it forks a process per hook (only a head start: a wrong list
+        costs time, never a result)."""
+        try:
+            names = json.loads((self.hints / _hint_name(backend)).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        return [str(n) for n in names] if isinstance(names, list) else []
+
+    def remember_preload(self, backend: Mapping[str, Any], names: Sequence[str]) -> None:
+        try:
+            self.hints.mkdir(parents=True, exist_ok=True)
+            target = self.hints / _hint_name(backend)
+            partial = target.with_name(f".{target.name}.{os.getpid()}")
+            partial.write_text(json.dumps(sorted(set(names))), encoding="utf-8")
+            os.replace(partial, target)
+        except OSError:
+            return
 
     def get(self, key: str, destination: Path) -> list[Path] | None:
         """The entry's files copied into ``destination``, each verified against the sha256
@@ -173,6 +194,11 @@ class ArtifactCache:
                 continue
         for _, entry in sorted(entries, reverse=True)[MAX_ENTRIES:]:
             self._discard(entry)
+
+
+def _hint_name(backend: Mapping[str, Any]) -> str:
+    inputs = {"backend": dict(backend), "python": sys.version, "sandboxverify": __version__}
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest() + ".json"
 
 
 def _field(digest: Any, kind: str, relative: str, value: bytes) -> None:

@@ -14,15 +14,15 @@ from that process, so it starts from a freshly imported backend, as in a process
 without paying for the interpreter and the imports again: what one hook leaves behind (modules
 of the project imported from the tree, a changed ``sys.path``) cannot change the next. What a
 hook imported from the environment and the standard library is imported in this process
-afterwards, for the next fork: many backends import their builders inside the hooks. An in-tree
-backend
+afterwards, for the next fork, and reported, so the caller can pass it as ``preload`` next
+time: many backends import their builders inside the hooks. An in-tree backend
 (``backend-path``), and a platform without ``fork``, run the hooks in this process.
 
 The request (JSON): ``backend`` (``module:object``), ``backend_path``, ``step``, ``source`` (the
 tree), ``out`` (where the artifact goes), ``ready`` (the step's ``get_requires_for_build_*``
-requirements are installed) and ``result`` (the file the result goes to). The result (JSON):
-``done`` (the artifact's file name), or ``need`` (install these and call again with ``ready``),
-or ``error`` (a hook failed; its traceback is on stderr).
+requirements are installed), ``preload`` and ``result`` (the file the result goes to). The
+result (JSON): ``done`` (the artifact's file name), or ``need`` (install these and call again
+with ``ready``), or ``error`` (a hook failed; its traceback is on stderr); and ``imported``.
 
 Standard library only, Python >= 3.9: it runs in build environments, never imports sandboxverify.
 """
@@ -37,6 +37,9 @@ import sys
 import sysconfig
 import traceback
 from typing import Any
+
+#: modules of the environment the hooks imported (the caller may pass them as ``preload``)
+_IMPORTED: set[str] = set()
 
 
 class HookFailed(Exception):
@@ -54,7 +57,7 @@ def main(argv: list[str]) -> int:
         result, code = {"error": {"hook": exc.hook, "message": str(exc)}}, 1
     else:
         code = 0
-    _write(request["result"], result)
+    _write(request["result"], {**result, "imported": sorted(_IMPORTED)})
     return code
 
 
@@ -66,6 +69,8 @@ def _run(request: dict[str, Any]) -> dict[str, Any]:
     forking = hasattr(os, "fork") and not request.get("backend_path")
     os.chdir(request["source"])
     backend = _load_backend(request["backend"], request.get("backend_path") or [])
+    if forking:  # what the hooks imported last time, so no fork imports it again
+        _warm_up(list(request.get("preload") or ()))
     if not request.get("ready"):
         need = _hook(backend, f"get_requires_for_build_{step}", [{}], forking)
         if need:
@@ -131,7 +136,9 @@ def _hook(backend: Any, name: str, args: list[Any], forking: bool) -> Any:
         raise HookFailed(name, f"{name} ended the process (exit status {code})") from None
     if "error" in payload:
         raise HookFailed(name, str(payload["error"]))
-    _warm_up([str(name) for name in payload.get("imported") or ()])
+    imported = [str(name) for name in payload.get("imported") or ()]
+    _IMPORTED.update(imported)
+    _warm_up(imported)
     return payload["value"]
 
 

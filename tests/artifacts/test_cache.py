@@ -119,3 +119,14 @@ def test_where_the_cache_lives(tmp_path: Path) -> None:
     assert default_root({"SANDBOXVERIFY_CACHE_DIR": str(tmp_path)}) == tmp_path
     assert default_root({"XDG_CACHE_HOME": "/xdg"}) == Path("/xdg/sandboxverify")
     assert default_root({"XDG_CACHE_HOME": "relative"}) == Path.home() / ".cache/sandboxverify"
+
+
+def test_what_a_backend_imported_is_remembered_per_backend(tmp_path: Path) -> None:
+    cache = ArtifactCache(tmp_path / "cache")
+    hatchling = {"requires": ["hatchling"], "build-backend": "hatchling.build"}
+    assert cache.preload(hatchling) == []
+
+    cache.remember_preload(hatchling, ["hatchling.builders.wheel", "pathspec"])
+
+    assert cache.preload(hatchling) == ["hatchling.builders.wheel", "pathspec"]
+    assert cache.preload({**hatchling, "requires": ["hatchling<1.20"]}) == []

@@ -34,6 +34,7 @@ def get_requires_for_build_sdist(config_settings=None):
 
 def get_requires_for_build_wheel(config_settings=None):
     _import_from_the_tree()
+    import colorsys  # of the standard library, imported in the hook as backends do
     return REQUIRES.get("wheel", [])
 
 def build_sdist(sdist_directory, config_settings=None):
@@ -52,6 +53,7 @@ def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
         "cwd": os.path.basename(os.getcwd()),
         "helper_imported": "project_helper" in sys.modules,
         "tree_on_path": os.getcwd() in sys.path,
+        "preloaded": "email.mime.text" in sys.modules,
     }
     name = "demo-1.0-py3-none-any.whl"
     with open(os.path.join(wheel_directory, name), "w") as handle:
@@ -126,7 +128,23 @@ def test_each_hook_starts_without_what_the_one_before_imported(layout: dict[str,
     assert (code, result["done"]) == (0, "demo-1.0-py3-none-any.whl")
     # get_requires_for_build_wheel imported the project's module from the tree; build_wheel,
     # forked from the runner, starts as a process of its own would
-    assert wheel_saw(layout) == {"cwd": "demo-1.0", "helper_imported": False, "tree_on_path": False}
+    assert wheel_saw(layout) == {
+        "cwd": "demo-1.0",
+        "helper_imported": False,
+        "tree_on_path": False,
+        "preloaded": False,
+    }
+    # what the hooks imported from the standard library and the environment, never the project
+    assert "colorsys" in result["imported"]
+    assert "project_helper" not in result["imported"]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="hooks in one process without fork")
+def test_preloaded_modules_are_imported_before_the_hooks_fork(layout: dict[str, Path]) -> None:
+    code, _, _ = run_runner(layout, "wheel", preload=["email.mime.text", "svfix_no_such_module"])
+
+    assert code == 0
+    assert wheel_saw(layout)["preloaded"] is True
 
 
 def test_an_in_tree_backend_runs_from_the_tree_it_builds(layout: dict[str, Path]) -> None:

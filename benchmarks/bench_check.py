@@ -8,6 +8,8 @@ the environment's consistency and load every plugin of the distribution in the g
 ``sandboxverify-uv`` / ``sandboxverify-pip``
     ``python -m sandboxverify check FIXTURE --installer uv|pip --expect-tools ...``, a first
     check: each repetition has an empty artifact cache (``SANDBOXVERIFY_CACHE_DIR``) of its own.
+    What sandboxverify learnt about the build backend (which modules its hooks import) is
+    carried over from earlier repetitions, as uv's cache is (``--cold-hints``: not).
 ``sandboxverify-uv-recheck``
     The same check again after an untimed first one: the project is unchanged, so its artifacts
     are reused from the cache (a new sandbox is still made, installed and probed).
@@ -93,6 +95,8 @@ PYTHON_ALL = "sandboxverify-uv-all"
 #: Targets: a check within this factor of hand-uv; a re-check under this many seconds.
 CHECK_TARGET = 1.0
 RECHECK_TARGET = 0.4
+#: where sandboxverify keeps its build-backend hints inside its cache directory
+HINTS_DIR = "preload"
 README_START = "<!-- bench_check: start -->"
 README_END = "<!-- bench_check: end -->"
 #: Not passed to any contender. The first ones would make contenders see the benchmark's own
@@ -131,6 +135,9 @@ class Settings:
     timeout: float
     #: ``--compare-with``: an interpreter with another sandboxverify installed
     other_python: str | None = None
+    #: sandboxverify's build-backend hints (which modules a backend's hooks import), carried
+    #: from repetition to repetition like uv's cache; ``None``: every check starts without
+    hints: Path | None = None
 
     @property
     def tools_arg(self) -> str:
@@ -521,6 +528,7 @@ def run_once(contender: Contender, settings: Settings, round_no: int, echo: bool
         workdir = Workdir(root)
         workdir.tmp.mkdir()
         shutil.copy2(LOADER, workdir.loader)
+        carry_hints(settings.hints, workdir.root / "cache" / HINTS_DIR)
         error: str | None = None
         try:
             contender.prepare(workdir, settings)
@@ -537,11 +545,22 @@ def run_once(contender: Contender, settings: Settings, round_no: int, echo: bool
             seconds = time.monotonic() - started
         if error is not None:
             show_log_tail(contender.name, round_no, workdir.log)
+        if settings.hints is not None:
+            carry_hints(workdir.root / "cache" / HINTS_DIR, settings.hints)
         return Attempt(
             contender.name, round_no, seconds, error is None, error, tuple(runner.commands)
         )
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def carry_hints(source: Path | None, destination: Path) -> None:
+    """Copy the hint files of one cache into another (the artifact cache stays behind)."""
+    if source is None or not source.is_dir():
+        return
+    destination.mkdir(parents=True, exist_ok=True)
+    for hint in source.glob("*.json"):
+        shutil.copy2(hint, destination / hint.name)
 
 
 def show_log_tail(name: str, round_no: int, log: Path) -> None:
@@ -790,6 +809,7 @@ def write_results(
         "expect_tools": list(settings.expect_tools),
         "repeat": repeat,
         "method": "1 untimed warm-up round, then round-robin rounds rotated by one each round",
+        "build_backend_hints": "cold" if settings.hints is None else "carried over",
         "machine": {
             "platform": platform.platform(),
             "python": sys.version,
@@ -913,6 +933,12 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "-v", "--verbose", action="store_true", help="print the commands each contender runs"
     )
     parser.add_argument(
+        "--cold-hints",
+        action="store_true",
+        help="start every sandboxverify check without the build-backend hints earlier checks "
+        "left (by default they are carried over, like uv's cache)",
+    )
+    parser.add_argument(
         "--compare-with",
         metavar="PYTHON",
         help="also time the checks of the sandboxverify installed for this interpreter (say, the "
@@ -943,6 +969,7 @@ def make_settings(args: argparse.Namespace) -> Settings:
         uv=uv,
         timeout=args.timeout,
         other_python=str(Path(args.compare_with).absolute()) if args.compare_with else None,
+        hints=None if args.cold_hints else Path(tempfile.mkdtemp(prefix="bench-hints-")),
     )
 
 
@@ -965,7 +992,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "each repetition in a fresh temporary directory, removed afterwards.",
         flush=True,
     )
-    attempts = run_rounds(contenders, settings, args.repeat, args.verbose)
+    try:
+        attempts = run_rounds(contenders, settings, args.repeat, args.verbose)
+    finally:
+        if settings.hints is not None:
+            shutil.rmtree(settings.hints, ignore_errors=True)
     summaries = summarize(contenders, attempts)
     path = write_results(summaries, attempts, settings, args.repeat, started)
     print()

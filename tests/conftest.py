@@ -131,3 +131,12 @@ def _files(root: Path, suffix: tuple[str, ...]) -> Iterator[Path]:
             continue
         dirs[:] = [d for d in dirs if d not in ("__pycache__", ".git", "node_modules")]
         yield from (Path(folder, name) for name in files if name.endswith(suffix))
+
+
+@pytest.fixture(autouse=True)
+def _an_empty_artifact_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Each test builds what it checks: no test reuses another's build (the cache's own tests
+    fill it on purpose), and nothing is written to the user's cache."""
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path_factory.mktemp("artifact-cache")))

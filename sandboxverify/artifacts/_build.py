@@ -13,7 +13,7 @@ import stat
 import tarfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandboxverify.artifacts._archives import UnsafeArchive, extract_sdist
@@ -27,6 +27,8 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
+from sandboxverify.artifacts._backend import BuildFrontend, BuildSettings, HookRun
+from sandboxverify.artifacts._cache import cache_key, tree_digest
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -35,9 +37,8 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._environment import build_env
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
-from sandboxverify.sandbox._toolchain import Builder, IndexOptions
+from sandboxverify.sandbox._environment import build_inputs
+from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._workspace import Workspace
 
 #: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
@@ -58,16 +59,6 @@ _SKIP_NAMES = frozenset(
 
 
 @dataclass(frozen=True)
-class BuildSettings:
-    builder: Builder
-    index: IndexOptions
-    pass_env: tuple[str, ...]
-    timeout: float
-    #: ``--expect-files``: path globs every wheel must match
-    expect_files: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
 class BuildResult:
     """What the build stage produced: artifacts to verify, or a failure."""
 
@@ -77,6 +68,8 @@ class BuildResult:
     failures: tuple[Failure, ...]
     seconds: float
     ran: bool
+    #: the artifacts of an earlier build of the very same tree, from the cache
+    reused: bool = False
 
     @property
     def ok(self) -> bool:
@@ -102,13 +95,20 @@ def build_project(
             "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    argv = settings.builder.sdist(workspace.src, workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build", observer)
+    cache = settings.cache
+    key = _cache_key(workspace.src, settings) if cache is not None else None
+    if cache is not None and key is not None:
+        reused = cache.get(key, workspace.dist)
+        if reused is not None:  # sdists first, as built
+            paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
+            return replace(_inspected(paths, settings, built=True, started=started), reused=True)
+    frontend = BuildFrontend(workspace, settings, observer)
+    hooks = frontend.build("sdist", workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
-    if not outcome.ok or len(sdists) != 1:
+    if not hooks.ok or len(sdists) != 1:
         failure = _build_failure(
             "building the sdist",
-            outcome,
+            hooks,
             "the project itself does not build; run the same build by hand to see the full log",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
@@ -116,18 +116,36 @@ def build_project(
     tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
-    argv = settings.builder.wheel_from_sdist(tree, sdists[0], workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    hooks = frontend.build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(wheels) != 1:
+    if not hooks.ok or len(wheels) != 1:
         failure = _build_failure(
             "building the wheel from the sdist",
-            outcome,
+            hooks,
             "the sdist builds but a wheel cannot be built from it: a file the build needs "
             "is probably missing from the sdist (check your sdist include/exclude settings)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    if cache is not None and key is not None:
+        cache.put(key, sdists + wheels)
     return _inspected(sdists + wheels, settings, built=True, started=started)
+
+
+def _cache_key(tree: Path, settings: BuildSettings) -> str | None:
+    """What the copy of the project builds to is cached under (``None``: not cacheable)."""
+    try:
+        digest = tree_digest(tree)
+    except OSError:
+        return None
+    if digest is None:
+        return None
+    index = {"index_url": settings.index.index_url, "find_links": list(settings.index.find_links)}
+    return cache_key(
+        digest,
+        frontend=settings.builder.name,
+        index=index,
+        env=build_inputs(settings.pass_env),
+    )
 
 
 def prepare_artifacts(
@@ -150,13 +168,12 @@ def prepare_artifacts(
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
-    argv = settings.builder.wheel_from_sdist(tree, sdist.path, workspace.dist, settings.index)
-    outcome = _run_build(argv, workspace, settings, "build-wheel", observer)
+    hooks = BuildFrontend(workspace, settings, observer).build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if not outcome.ok or len(wheels) != 1:
+    if not hooks.ok or len(wheels) != 1:
         failure = _build_failure(
             f"building a wheel from {sdist.path.name}",
-            outcome,
+            hooks,
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
@@ -268,40 +285,27 @@ def _special(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
-def _run_build(
-    argv: list[str],
-    workspace: Workspace,
-    settings: BuildSettings,
-    label: str,
-    observer: Observer | None,
-) -> Outcome:
-    env = build_env(workspace.root / "tmp", settings.pass_env)
-    env.update(settings.index.pip_env())
-    command = Command(
-        argv=argv,
-        env=env,
-        cwd=workspace.root,
-        timeout=settings.timeout,
-        log_path=workspace.logs / f"{label}.log",
-        label=label,
-    )
-    return run(command, observer)
-
-
-def _build_failure(step: str, outcome: Outcome, hint: str) -> Failure:
-    if outcome.timed_out:
+def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
+    outcome = hooks.failed
+    if outcome is not None and outcome.timed_out:
         return Failure(
             "timeout",
             f"{step} {outcome.describe()}",
             hint="raise --install-timeout",
             details=outcome.tail,
         )
-    cause = (
-        summarize(outcome.tail)
-        if not outcome.ok
-        else "the build reported success but left no artifact"
+    if outcome is not None and not outcome.ok:
+        cause = summarize(outcome.tail)
+    else:
+        cause = hooks.problem or "the build reported success but left no artifact"
+    if hooks.doing:
+        cause = f"{hooks.doing}: {cause}"
+    return Failure(
+        "build_failed",
+        f"{step} failed: {cause}",
+        hint=hint,
+        details=outcome.tail if outcome is not None else None,
     )
-    return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=outcome.tail)
 
 
 def _inspected(

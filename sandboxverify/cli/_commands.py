@@ -1,48 +1,23 @@
 """The commands: ``check`` (build, sandbox and verify a package) and ``run`` (a playbook here,
-against the installed plugins), each with its options and what it does. ``_main`` puts them in
-the ``sandboxverify`` group and is where their errors end."""
+against the installed plugins), each with its options; what they do is in ``_actions``, imported
+only when one runs, so ``--help``, ``--version`` and usage errors start quickly. ``_main`` puts
+them in the ``sandboxverify`` group and is where their errors end."""
 
 from __future__ import annotations
 
-import os
-import sys
-import time
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 import click
 
-from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.artifacts._artifacts import ProjectTarget, classify
-from sandboxverify.cli import _config, _terminal
-from sandboxverify.cli._live import replay_options, replayed, run_live
-from sandboxverify.cli._options import (
-    check_options,
-    json_option,
-    merge,
-    reject_empty,
-    seconds,
-)
-from sandboxverify.cli._output import (
-    check_json_path,
-    check_report_path,
-    stdout_to_stderr,
-    write_json,
-)
-from sandboxverify.cli._render import Progress, render_report, render_smoke
-from sandboxverify.cli._surfaces import Surfaces
-from sandboxverify.pipeline._check import check as run_check
+from sandboxverify.cli._live import replay_options
+from sandboxverify.cli._options import json_option, seconds
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
     HOSTS,
     INSTALLERS,
 )
-from sandboxverify.report._redact import Redactor
-from sandboxverify.runtime.harness._plugins import DIST_ENV, project_name
-from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
-from sandboxverify.stages._smoke import load as load_playbook
+from sandboxverify.runtime._protocol import SESSION_HOSTS
 
 
 @click.command()
@@ -105,8 +80,8 @@ from sandboxverify.stages._smoke import load as load_playbook
 @click.option(
     "--installer",
     type=click.Choice(INSTALLERS),
-    help="Build, sandbox and install with uv or with build+virtualenv+pip; auto picks "
-    "uv when it is installed. [default: auto]",
+    help="Make build environments and sandboxes and install with uv or with virtualenv+pip; "
+    "auto picks uv when it is installed. [default: auto]",
 )
 @click.option(
     "--index-url", metavar="URL", help="Package index for dependencies and build requirements."
@@ -199,6 +174,13 @@ from sandboxverify.stages._smoke import load as load_playbook
 )
 @click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
 @click.option(
+    "--cache/--no-cache",
+    default=None,
+    help="Reuse the sdist and wheel of an earlier check when not one file of the project, its "
+    "build requirements or sandboxverify changed (the sandbox is always new); the cache is in "
+    "$SANDBOXVERIFY_CACHE_DIR or the user cache directory. [default: on]",
+)
+@click.option(
     "-v", "--verbose", count=True, help="Show commands and their output (-vv: all output)."
 )
 @click.option("-q", "--quiet", is_flag=True, help="Only failures and the verdict.")
@@ -223,35 +205,9 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     Colour follows NO_COLOR, FORCE_COLOR and TERM=dumb; on a terminal the running stages
     update in place with their elapsed time, elsewhere each finished stage is one line.
     """
-    surfaces = ctx.find_object(Surfaces) or Surfaces()
-    if any(not value.strip() for value in targets):
-        raise UsageError(
-            "an empty TARGET was given (an unset variable?)",
-            hint="pass a project directory or built artifacts; '.' means the current directory",
-        )
-    target = classify(targets)
-    pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
-    file_values = _config.load(pyproject) if pyproject else {}
-    values = merge(ctx, cli_values, file_values)
-    surfaces.resolve(values, pyproject)
-    options = check_options(targets, values)
-    check_json_path(surfaces.json_out, targets)
-    check_report_path("--junit-xml", surfaces.junit_out, targets)
-    verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
-    # every output goes through the redactor: the caller's secrets never leave in a report
-    human = surfaces.stream
-    colour = _terminal.colour(human)
-    progress = Progress(
-        human, colour=colour, live=_terminal.live(human), verbose=verbose, quiet=quiet
-    )
-    try:
-        report = run_check(options, progress)
-    finally:
-        progress.close()
-    human.write(render_report(report, colour=colour, verbose=verbose, quiet=quiet) + "\n")
-    human.flush()
-    surfaces.write(report)
-    return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a check needs, when one runs
+
+    return _actions.check(ctx, targets, cli_values)
 
 
 @click.command("run")
@@ -290,9 +246,9 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     metavar="SECONDS",
     help="How long the whole run may take.",
 )
-@replay_options
 @json_option("the result as JSON")
 @click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
+@replay_options
 def run_playbook(
     *,
     playbook: str,
@@ -314,70 +270,17 @@ def run_playbook(
     0 passed, 1 the run diverged from the playbook, 2 a malformed playbook or bad option,
     3 a bug in sandboxverify, 130/143 interrupted.
     """
-    reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
-    check_json_path(json_out, (playbook,))
-    loaded = load_playbook(playbook)
-    host = host or (loaded.spec or {}).get("host") or "native"
-    request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
-    if replay["live"]:
-        request.update(plugins=list(plugins) or None, run_timeout=timeout, trace=trace)
-        return run_live(loaded, request, json_out=json_out, verbose=verbose, **replay)
-    replayed(loaded, **replay)
-    if loaded.spec is not None:
-        if not plugins and not loaded.spec.get("plugins"):
-            _check_default_plugins(dist)
-        request.update(
-            spec=loaded.spec, plugins=list(plugins) or None, run_timeout=timeout, trace=trace
-        )
-    elif plugins or trace:
-        raise UsageError(
-            "--plugin and --trace apply to .toml playbooks; a .py playbook creates its own sessions"
-        )
-    else:
-        request["script"] = str(loaded.path)
-    # the in-process harness: only this command pays for importing it
-    from sandboxverify.runtime._smoke import smoke as run_smoke_here  # noqa: PLC0415
+    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a run needs, when one runs
 
-    started = time.perf_counter()
-    with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
-        outcome = run_smoke_here(request)
-    result = {
-        "playbook": loaded.name,
-        **outcome,
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    secrets = Redactor()
-    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
-    human.write(render_smoke(result, colour=_terminal.colour(human), verbose=verbose) + "\n")
-    human.flush()
-    write_json(result, json_out, secrets)
-    return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
-
-
-def _check_default_plugins(dist: str | None) -> None:
-    """A playbook that names no plugins runs the distribution's: there must be one, installed
-    here. Without it, a usage error in the command line's words (not the harness's)."""
-    where = f"--dist {dist}" if dist else None
-    name = dist
-    if name is None and os.environ.get(DIST_ENV):
-        name = os.environ[DIST_ENV]
-        where = f"{DIST_ENV}={name}"
-    if name is None:
-        name = project_name(Path.cwd())
-        where = f"the project here ({name})"
-    hint = (
-        "pass --plugin module:attr (or an entry-point name) or --dist NAME, or run from the "
-        "project's directory with the project installed (pip install -e .)"
+    return _actions.run_playbook(
+        playbook=playbook,
+        plugins=plugins,
+        dist=dist,
+        host=host,
+        group=group,
+        trace=trace,
+        timeout=timeout,
+        json_out=json_out,
+        verbose=verbose,
+        **replay,
     )
-    if name is None:
-        raise UsageError(
-            "no plugins to run: the playbook names none, no --plugin or --dist was given, and "
-            "there is no project here (no pyproject.toml with a [project] name)",
-            hint=hint,
-        )
-    try:
-        metadata.distribution(name)
-    except metadata.PackageNotFoundError:
-        raise UsageError(
-            f"no plugins to run: {where} is not installed in this environment", hint=hint
-        ) from None

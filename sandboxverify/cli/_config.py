@@ -58,6 +58,7 @@ def _keys() -> dict[str, _Key]:
         "junit-xml": _Key("path"),
         "github": _Key("bool"),
         "keep": _Key("bool"),
+        "cache": _Key("bool"),
         "verbose": _Key("int"),
         "quiet": _Key("bool"),
     }

@@ -110,6 +110,7 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
         timeout=float(values.get("timeout", DEFAULT_TIMEOUT)),
         install_timeout=float(values.get("install-timeout", DEFAULT_INSTALL_TIMEOUT)),
         keep=bool(values.get("keep", False)),
+        cache=bool(values.get("cache", True)),
         pass_env=tuple(values.get("pass-env", ())),
         smoke=values.get("smoke"),
         server_command=values.get("server-command"),

@@ -23,7 +23,7 @@ from sandboxverify.cli._options import json_option
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, _smoke_call_lines
 from sandboxverify.report._redact import SECRET_NAME, Redactor
-from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
+from sandboxverify.runtime._protocol import SESSION_HOSTS
 from sandboxverify.stages.playbook import parse_playbook
 from sandboxverify.stages.playbook._replay import load_mocks
 from sandboxverify.stages.playbook._writer import Unwritable, render_playbook

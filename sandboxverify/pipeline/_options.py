@@ -9,7 +9,6 @@ from typing import Literal
 
 from sandboxverify._errors import UsageError
 from sandboxverify.sandbox._toolchain import InstallerChoice
-from sandboxverify.stages._hosts import default_groups
 
 HostName = Literal[
     "auto", "native", "entrypoints", "llm", "mcp", "pytest", "pluggy", "flake8", "sphinx", "mkdocs"
@@ -139,6 +138,8 @@ class CheckOptions:
     #: seconds each build, sandbox creation and install step may take
     install_timeout: float = DEFAULT_INSTALL_TIMEOUT
     keep: bool = False
+    #: reuse the sdist and wheel of an earlier check of the very same tree (``--no-cache``)
+    cache: bool = True
     pass_env: tuple[str, ...] = ()
     #: a .toml or .py playbook run in every sandbox after the probe
     smoke: str | None = None
@@ -163,6 +164,9 @@ class CheckOptions:
     def effective_groups(self) -> tuple[str, ...]:
         """The groups looked in: ``--group``, else the named host's own; ``auto`` without
         ``--group`` looks in every group the distribution declares."""
+        # the hosts' table pulls in the runtime's hosts: not for the command line's start-up
+        from sandboxverify.stages._hosts import default_groups  # noqa: PLC0415
+
         return self.groups or default_groups(self.host)
 
     @property

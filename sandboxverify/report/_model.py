@@ -83,6 +83,8 @@ class ArtifactRecord:
     filename: str
     sha256: str
     built: bool
+    #: built by an earlier check of the very same project, taken from the artifact cache
+    reused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +92,7 @@ class ArtifactRecord:
             "filename": self.filename,
             "sha256": self.sha256,
             "built": self.built,
+            "reused": self.reused,
         }
 
 

@@ -11,16 +11,18 @@ import pytest
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
+from sandboxverify.artifacts._backend import BuildSettings
 from sandboxverify.artifacts._build import (
     BuildResult,
-    BuildSettings,
     build_project,
     copy_source,
     prepare_artifacts,
 )
-from sandboxverify.sandbox._toolchain import IndexOptions, PypaBuild
+from sandboxverify.sandbox._toolchain import Builder, IndexOptions, PipInstaller, VirtualenvBackend
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import copy_fixture, make_wheel
+
+PIP_BUILD = Builder(VirtualenvBackend(), PipInstaller())
 
 
 def test_the_copy_skips_environments_caches_and_special_files(tmp_path: Path) -> None:
@@ -92,7 +94,7 @@ def test_a_file_that_cannot_be_copied_is_build_failed_naming_it(
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(shutil, "copy2", copy2)
-    settings = BuildSettings(PypaBuild(), IndexOptions(), (), 60)
+    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace:
         result = build_project(ProjectTarget(tmp_path), workspace, settings, None)
 
@@ -107,7 +109,7 @@ def test_a_file_that_cannot_be_copied_is_build_failed_naming_it(
 
 def _given(wheel: Path, *expect_files: str) -> BuildResult:
     """The build stage on a given wheel: static checks only, nothing is built."""
-    settings = BuildSettings(PypaBuild(), IndexOptions(), (), 60, expect_files=expect_files)
+    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60, expect_files=expect_files)
     with Workspace() as workspace:
         return prepare_artifacts(ArtifactsTarget((wheel,), ()), workspace, settings, None)
 
@@ -189,6 +191,6 @@ def test_given_artifacts_of_two_releases_are_a_usage_error_even_when_broken(
 ) -> None:
     first = make_wheel(tmp_path, files=())  # empty: artifact_invalid on its own
     second = make_wheel(tmp_path, "other-2.0-py3-none-any.whl", name="other", version="2.0")
-    settings = BuildSettings(PypaBuild(), IndexOptions(), (), 60)
+    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace, pytest.raises(UsageError, match="different releases"):
         prepare_artifacts(ArtifactsTarget((first, second), ()), workspace, settings, None)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify.cli import _commands, _main
+from sandboxverify.cli import _actions, _main
 from sandboxverify.pipeline._options import CheckOptions
 from tests.helpers import ROOT, copy_fixture, fixture, make_wheel, run_cli, tree_digest
 from tests.runtime.hosts.test_mcp import SERVER
@@ -253,7 +253,7 @@ def _options_from(args: list[str], monkeypatch: pytest.MonkeyPatch) -> CheckOpti
         seen.append(options)
         raise _Captured
 
-    monkeypatch.setattr(_commands, "run_check", capture)
+    monkeypatch.setattr(_actions, "run_check", capture)
     with pytest.raises(_Captured):
         _main.cli.main(args=["check", *args], standalone_mode=False)
     return seen[0]

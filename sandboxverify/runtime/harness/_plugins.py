@@ -10,7 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef, server_ref
+from sandboxverify.runtime._protocol import (
+    DEFAULT_GROUPS,
+    SESSION_HOSTS,
+    EntryPointRef,
+    server_ref,
+)
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
@@ -23,7 +28,7 @@ DEFAULT_GROUP = "sandboxverify.plugins"
 DIST_ENV = "SANDBOXVERIFY_DIST"
 #: Set by the sandbox: the host a session uses when none is given (``native`` otherwise).
 HOST_ENV = "SANDBOXVERIFY_HOST"
-HOSTS = ("native", "llm", "mcp")
+HOSTS = SESSION_HOSTS
 
 
 def session_host(host: str | None) -> str:

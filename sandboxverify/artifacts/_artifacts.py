@@ -100,11 +100,15 @@ class ArtifactProblem(Exception):
     """An artifact that would be published is broken (``artifact_invalid``): every problem
     found in it, not only the first."""
 
-    def __init__(self, *problems: Problem, files: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *problems: Problem, files: tuple[str, ...] = (), artifact: Artifact | None = None
+    ) -> None:
         super().__init__("\n".join(problem.message for problem in problems))
         self.problems = problems
         #: the archive's files, when it could be read (``--expect-files`` still applies)
         self.files = files
+        #: the artifact, when every problem leaves it installable
+        self.artifact = artifact
 
 
 def classify(targets: Sequence[str]) -> Target:
@@ -170,9 +174,7 @@ def inspect_wheel(path: Path) -> Artifact:
         raise ArtifactProblem(
             Problem(f"{path.name}: not a readable zip archive: {exc}", REBUILD_HINT)
         ) from None
-    if problems:
-        raise ArtifactProblem(*problems, files=facts.files)
-    return Artifact(
+    artifact = Artifact(
         "wheel",
         path,
         name,
@@ -185,6 +187,10 @@ def inspect_wheel(path: Path) -> Artifact:
         facts.files,
         facts.dependencies,
     )
+    if problems:
+        usable = all(problem.installable for problem in problems)
+        raise ArtifactProblem(*problems, files=facts.files, artifact=artifact if usable else None)
+    return artifact
 
 
 @dataclass(frozen=True)

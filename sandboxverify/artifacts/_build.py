@@ -76,6 +76,14 @@ class BuildResult:
         return not self.failures and bool(self.wheels)
 
     @property
+    def installable(self) -> bool:
+        """A wheel is left to install, and nothing failed but ``artifact_invalid``: a wheel
+        whose only problems leave it installable (a stray ``tests`` package) is installed and
+        its plugins loaded, so the report still says whether they work; the check fails all
+        the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.)"""
+        return bool(self.wheels) and all(f.code == "artifact_invalid" for f in self.failures)
+
+    @property
     def artifacts(self) -> tuple[Artifact, ...]:
         return ((self.sdist,) if self.sdist else ()) + self.wheels
 
@@ -321,13 +329,13 @@ def _inspected(
         try:
             artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
         except ArtifactProblem as exc:
-            problems, files = list(exc.problems), exc.files
+            problems, files, artifact = list(exc.problems), exc.files, exc.artifact
         else:
             problems, files = [], artifact.files
         if is_wheel and (artifact is not None or files):
             problems.extend(missing_expected_files(path.name, files, settings.expect_files))
         failures.extend(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)
-        if artifact is None or problems:
+        if artifact is None or not all(problem.installable for problem in problems):
             continue
         if artifact.kind == "wheel":
             wheels.append(artifact)

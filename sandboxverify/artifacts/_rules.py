@@ -21,6 +21,9 @@ class Problem:
 
     message: str
     hint: str
+    #: the artifact is still installed and its plugins loaded, so the report also says whether
+    #: they work (a stray ``tests`` package breaks no plugin); the check fails all the same
+    installable: bool = False
 
 
 REBUILD_HINT = (
@@ -157,6 +160,7 @@ def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Pro
                 f"exclude it from the wheel: e.g. setuptools [tool.setuptools.packages.find] "
                 f'exclude = ["{clash}*"], hatchling [tool.hatch.build.targets.wheel] '
                 'packages = ["yourpkg"]',
+                installable=True,
             )
         )
     return problems

@@ -103,7 +103,7 @@ class Inspector:
                 run_imports(
                     sandbox,
                     wheel=wheel,
-                    skip=self.options.import_skip,
+                    skip=_import_skip(self.options.import_skip, wheel),
                     exclude={},
                     settings=settings,
                 )
@@ -221,7 +221,7 @@ class Inspector:
         again = run_imports(
             sandbox,
             wheel=wheel,
-            skip=self.options.import_skip,
+            skip=_import_skip(self.options.import_skip, wheel),
             exclude=excluded,
             settings=settings,
         )
@@ -276,3 +276,9 @@ def _shared_cause(failure: Failure, imports: Sequence[Failure]) -> Failure | Non
         if len(error) == 2 and error[1] and error[1] in said:
             return imported
     return None
+
+
+def _import_skip(skip: Sequence[str], wheel: Artifact) -> tuple[str, ...]:
+    """``--import-skip``, and a stray top-level ``tests``/``test`` the wheel ships: that is
+    already an ``artifact_invalid`` failure, and its test modules import test-only packages."""
+    return (*skip, *sorted(wheel.top_level & {"tests", "test"}))

@@ -102,7 +102,7 @@ class Verifier:
             )
             return RunResult(run, tuple(failures), tuple(notes))
 
-        if not self.build.ok:
+        if not self.build.installable:
             return finish()
         wheel = select_wheel(self.build.wheels, interpreter.version_info)
         if wheel is None:

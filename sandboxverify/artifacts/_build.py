@@ -8,6 +8,7 @@ link leads out of it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import tarfile
@@ -308,12 +309,26 @@ def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         cause = hooks.problem or "the build reported success but left no artifact"
     if hooks.doing:
         cause = f"{hooks.doing}: {cause}"
+    if outcome is not None and not outcome.ok and _NETWORK_ERROR.search(outcome.tail or ""):
+        hint = (
+            "the build backend downloads something while it builds (a toolchain such as "
+            "Node.js, or data) and could not reach the network: build where that host is "
+            "reachable, or verify the published wheel (sandboxverify check dist/*.whl)"
+        )
     return Failure(
         "build_failed",
         f"{step} failed: {cause}",
         hint=hint,
         details=outcome.tail if outcome is not None else None,
     )
+
+
+#: what a build that reached for the network and found none prints (DNS, refused, offline)
+_NETWORK_ERROR = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|Could not resolve host"
+    r"|nodename nor servname provided|getaddrinfo failed|NameResolutionError"
+    r"|Network is unreachable|cannot download https?://",
+)
 
 
 def _inspected(

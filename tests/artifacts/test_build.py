@@ -11,13 +11,15 @@ import pytest
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
-from sandboxverify.artifacts._backend import BuildSettings
+from sandboxverify.artifacts._backend import BuildSettings, HookRun
 from sandboxverify.artifacts._build import (
     BuildResult,
+    _build_failure,
     build_project,
     copy_source,
     prepare_artifacts,
 )
+from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._toolchain import Builder, IndexOptions, PipInstaller, VirtualenvBackend
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import copy_fixture, make_wheel
@@ -194,3 +196,36 @@ def test_given_artifacts_of_two_releases_are_a_usage_error_even_when_broken(
     settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace, pytest.raises(UsageError, match="different releases"):
         prepare_artifacts(ArtifactsTarget((first, second), ()), workspace, settings, None)
+
+
+@pytest.mark.parametrize(
+    ("tail", "network"),
+    [
+        (
+            "[stb] $ python -m nodeenv --node=18.20.5 --prebuilt\n * Install prebuilt node "
+            "(18.20.5) .Error: cannot download https://nodejs.org/dist/node.tar.gz: "
+            "[Errno -2] Name or service not known\nerror: nodeenv-creation-failed",
+            True,
+        ),
+        ("error: [Errno -3] Temporary failure in name resolution", True),
+        ("FileNotFoundError: [Errno 2] No such file or directory: 'README.md'", False),
+    ],
+)
+def test_a_build_that_reached_for_the_network_says_so(
+    tmp_path: Path, tail: str, network: bool
+) -> None:
+    command = Command(
+        argv=["uv", "build"],
+        env={},
+        cwd=tmp_path,
+        timeout=60.0,
+        log_path=tmp_path / "log",
+        label="build-wheel",
+    )
+    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    failure = _build_failure(
+        "building a wheel from demo-1.0.tar.gz", HookRun(failed=outcome), "missing?"
+    )
+    assert failure.code == "build_failed"
+    assert ("could not reach the network" in (failure.hint or "")) is network
+    assert (failure.hint == "missing?") is not network

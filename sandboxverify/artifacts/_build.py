@@ -8,7 +8,6 @@ link leads out of it.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import stat
 import tarfile
@@ -36,7 +35,7 @@ from sandboxverify.artifacts._rules import (
     missing_expected_files,
     unsafe_problems,
 )
-from sandboxverify.report._diagnostics import summarize
+from sandboxverify.report._diagnostics import reached_for_network, summarize
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._environment import build_inputs
 from sandboxverify.sandbox._subprocess import Observer
@@ -309,7 +308,7 @@ def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         cause = hooks.problem or "the build reported success but left no artifact"
     if hooks.doing:
         cause = f"{hooks.doing}: {cause}"
-    if outcome is not None and not outcome.ok and _NETWORK_ERROR.search(outcome.tail or ""):
+    if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):
         hint = (
             "the build backend downloads something while it builds (a toolchain such as "
             "Node.js, or data) and could not reach the network: build where that host is "
@@ -321,14 +320,6 @@ def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         hint=hint,
         details=outcome.tail if outcome is not None else None,
     )
-
-
-#: what a build that reached for the network and found none prints (DNS, refused, offline)
-_NETWORK_ERROR = re.compile(
-    r"Name or service not known|Temporary failure in name resolution|Could not resolve host"
-    r"|nodename nor servname provided|getaddrinfo failed|NameResolutionError"
-    r"|Network is unreachable|cannot download https?://",
-)
 
 
 def _inspected(

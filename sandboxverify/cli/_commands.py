@@ -147,6 +147,13 @@ from sandboxverify.runtime._protocol import SESSION_HOSTS
     "not a failure (repeatable).",
 )
 @click.option(
+    "--plugin-allow-fail",
+    multiple=True,
+    metavar="GLOB",
+    help="Plugin (entry-point name glob) whose load may fail, e.g. one that needs a service or "
+    "a program this machine lacks: noted in the report, not a failure (repeatable).",
+)
+@click.option(
     "--skip-script-help",
     multiple=True,
     metavar="NAME",

@@ -51,6 +51,7 @@ def _keys() -> dict[str, _Key]:
         "import-all": _Key("bool"),
         "import-skip": _Key("list"),
         "import-allow-fail": _Key("list"),
+        "plugin-allow-fail": _Key("list"),
         "expect-files": _Key("list"),
         "skip-script-help": _Key("list"),
         "with": _Key("list"),

@@ -195,6 +195,7 @@ class Inspector:
                         self.options.exact,
                         self.options.expect_plugins,
                         plugins_asked_for=self.options.host != "auto" or bool(self.options.groups),
+                        allow_fail=self.options.plugin_allow_fail,
                     ),
                     own_modules=wheel.top_level,
                     host=self.options.host,

@@ -75,6 +75,7 @@ _OPTION_NAMES = {
     "smoke": "--smoke",
     "import_skip": "--import-skip",
     "import_allow_fail": "--import-allow-fail",
+    "plugin_allow_fail": "--plugin-allow-fail",
     "expect_files": "--expect-files",
     "skip_script_help": "--skip-script-help",
     "with_requirements": "--with",
@@ -152,6 +153,9 @@ class CheckOptions:
     import_skip: tuple[str, ...] = ()
     #: module globs whose import may fail (optional extras): reported, not a failure
     import_allow_fail: tuple[str, ...] = ()
+    #: plugin-name globs whose load may fail (needs a service or program the check lacks):
+    #: noted, not a failure
+    plugin_allow_fail: tuple[str, ...] = ()
     #: path globs inside the wheel that must match at least one file each
     expect_files: tuple[str, ...] = ()
     #: console-script name globs whose ``--help`` is not run (they must still exist)

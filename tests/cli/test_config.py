@@ -41,6 +41,7 @@ server_command = "my-server --stdio"
 import_all = false
 import-skip = "mypkg.windows.*"
 import_allow_fail = ["mypkg.contrib.*"]
+plugin-allow-fail = ["material/info"]
 expect-files = ["mypkg/data/*.json"]
 skip_script_help = ["mypkg-daemon"]
 junit_xml = "out/junit.xml"
@@ -70,6 +71,7 @@ github = true
         "import-all": False,
         "import-skip": ("mypkg.windows.*",),
         "import-allow-fail": ("mypkg.contrib.*",),
+        "plugin-allow-fail": ("material/info",),
         "expect-files": ("mypkg/data/*.json",),
         "skip-script-help": ("mypkg-daemon",),
         "junit-xml": str(tmp_path / "out/junit.xml"),

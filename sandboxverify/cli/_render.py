@@ -20,7 +20,7 @@ from sandboxverify.pipeline._events import (
     StageFinished,
     StageStarted,
 )
-from sandboxverify.report._model import Failure, Report, Run, registrations
+from sandboxverify.report._model import Failure, Report, Run, plugins_registering
 from sandboxverify.sandbox._subprocess import format_argv
 
 _DETAIL_LINES = 20
@@ -281,10 +281,8 @@ def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
 
 
 def _verdict(report: Report, style: Style) -> str:
-    plugins = {p.name for run in report.runs for p in run.plugins}
-    provided = registrations(tool for run in report.runs for tool in run.tools)
     pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
-    counts = f"{len(plugins)} plugin(s) {provided} on Python {pythons} in {report.seconds:.1f}s"
+    counts = f"{plugins_registering(report.runs)} on Python {pythons} in {report.seconds:.1f}s"
     if report.ok:
         return f"{style.paint('PASSED', 'passed')}: {counts}"
     return f"{style.paint('FAILED', 'failed')}: {len(report.failures)} failure(s); {counts}"

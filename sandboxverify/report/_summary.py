@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sandboxverify.report._model import Failure, Report, ReportError, Run, registrations
+from sandboxverify.report._model import Failure, Report, ReportError, Run, plugins_registering
 
 #: GitHub rejects a step summary over 1 MiB; leave room for what else the job appends
 SUMMARY_BUDGET = 900 * 1024
@@ -19,14 +19,12 @@ def step_summary(report: Report) -> str:
     """The Markdown summary of the check."""
     if report.error is not None and not report.runs and not report.artifacts:
         return _error_section(report.error, heading="##") + "\n"
-    plugins = {p.name for run in report.runs for p in run.plugins}
     pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
     verdict = "passed" if report.ok else f"failed: {len(report.failures)} failure(s)"
     lines = [
         f"## sandboxverify {'passed' if report.ok else 'failed'}",
         "",
-        f"**{_text(verdict)}**; {len(plugins)} plugin(s) "
-        f"{registrations(t for run in report.runs for t in run.tools)} on Python "
+        f"**{_text(verdict)}**; {plugins_registering(report.runs)} on Python "
         f"{_text(pythons)} in {report.seconds:.1f}s. Target {_code(report.target)}, "
         f"host {_code(report.host)}, installer {_code(report.installer)}.",
         "",

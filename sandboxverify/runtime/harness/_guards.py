@@ -4,8 +4,9 @@ Such code may try to end the run with it: ``sys.exit()`` raises ``SystemExit``, 
 ``KeyboardInterrupt`` reads as the user's Ctrl-C, and ``os._exit()`` ends the interpreter at once,
 without a word, so a run would "pass" with exit 0 and no report. While a session runs,
 :func:`watching_exits` makes ``os._exit`` raise :class:`HardExit` instead (in this process only:
-a forked child still exits for real), so every one of them is an exception the harness turns into
-a failure of the action that raised it (``aborted``); :func:`ending` says what the code did.
+a forked child still exits for real), also where a module bound it early
+(``from os import _exit``), so every one of them is an exception the harness turns into a failure
+of the action that raised it (``aborted``); :func:`ending` says what the code did.
 
 Code may also be ``async``: :func:`settle` awaits what it returns, with ``asyncio.run`` as llm
 does for its async tools (on a thread of its own when an event loop already runs in this one).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 import types
 from collections.abc import Iterator
@@ -37,6 +39,28 @@ class _ExitWatch:
         self.watchers = 0
         self.real_exit: Callable[[int], NoReturn] = os._exit
         self.owner = os.getpid()
+        #: module namespaces where ``_exit`` was bound by name, and under which names
+        self.rebound: list[tuple[dict[str, Any], str]] = []
+        #: one bound method, so that what was put in can be recognised when it is taken out
+        self.raiser: Callable[[int], NoReturn] = self.raising_exit
+
+    def rebind(self) -> None:
+        """Every module global that is the real ``os._exit`` now raises: a plugin that wrote
+        ``from os import _exit`` holds the function itself, not the ``os`` attribute."""
+        for module in list(sys.modules.values()):
+            namespace = getattr(module, "__dict__", None)
+            if not isinstance(namespace, dict):
+                continue
+            for name, value in list(namespace.items()):
+                if value is self.real_exit:
+                    namespace[name] = self.raiser
+                    self.rebound.append((namespace, name))
+
+    def restore(self) -> None:
+        for namespace, name in self.rebound:
+            if namespace.get(name) is self.raiser:
+                namespace[name] = self.real_exit
+        self.rebound.clear()
 
     def raising_exit(self, code: int) -> NoReturn:
         if os.getpid() != self.owner:  # a forked child (multiprocessing): it must really end
@@ -53,7 +77,7 @@ def watching_exits() -> Iterator[None]:
     with _watch.lock:
         if _watch.watchers == 0:
             _watch.real_exit, _watch.owner = os._exit, os.getpid()
-            os._exit = _watch.raising_exit  # type: ignore[assignment]
+            _watch.rebind()
         _watch.watchers += 1
     try:
         yield
@@ -61,7 +85,7 @@ def watching_exits() -> Iterator[None]:
         with _watch.lock:
             _watch.watchers -= 1
             if _watch.watchers == 0:
-                os._exit = _watch.real_exit  # type: ignore[assignment]
+                _watch.restore()
 
 
 def ending(exc: BaseException) -> str:

@@ -88,6 +88,23 @@ def test_os_exit_in_a_tool_raises_instead_of_ending_the_interpreter() -> None:
     assert os._exit is real  # restored after the run
 
 
+def test_os_exit_bound_early_by_name_raises_too(tmp_path: Any, monkeypatch: Any) -> None:
+    # a plugin module that imported the function itself, not the os attribute
+    (tmp_path / "svtest_early_exit.py").write_text(
+        "from os import _exit\n\n"
+        "def setup(api):\n"
+        "    api.register_tool('early', lambda: _exit(0))\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import svtest_early_exit  # type: ignore[import-not-found]  # noqa: PLC0415 - written above
+
+    real = os._exit
+    with create_test_session([svtest_early_exit.setup]) as t:
+        error = fail("aborted", t, call("early"))
+    assert "the tool 'early' called os._exit(0)" in error.message
+    assert svtest_early_exit._exit is real and os._exit is real  # both restored
+
+
 @pytest.mark.parametrize(("end", "said"), ENDINGS)
 def test_hooks_callbacks_mocks_and_params_that_end_the_run_fail_their_action(
     end: Callable[[], None], said: str

@@ -46,6 +46,8 @@ class Surfaces:
     targets: tuple[str, ...] = ()
     pyproject: Path | None = None
     playbook: str | None = None
+    #: the command asked for; ``run`` and ``record`` have one surface, their ``--json``
+    command: str = "check"
     #: the check's report, once it has one
     report: Report | None = None
     started: float = field(default_factory=time.perf_counter)
@@ -56,13 +58,16 @@ class Surfaces:
     @classmethod
     def from_argv(cls, argv: Sequence[str], group: click.Group) -> Surfaces:
         """What ``sandboxverify check ...`` asks for, as far as it can be told without
-        judging the rest of the command line; nothing for other commands."""
+        judging the rest of the command line; for ``run`` and ``record``, their ``--json``."""
         args = list(argv)
         at = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
         command = group.commands.get(args[at]) if at is not None else None
-        if at is None or command is None or command.name != "check":
+        if at is None or command is None or command.name is None:
             return cls()
         asked, targets = _lenient(command, args[at + 1 :])
+        if command.name != "check":
+            has_json = any(param.name == "json_out" for param in command.params)
+            return cls(json_out=asked.get("json") if has_json else None, command=command.name)
         first = Path(targets[0]) if targets else None
         pyproject = _config.find_pyproject(first if first is not None and first.is_dir() else None)
         configured = _config.report_values(pyproject) if pyproject else {}
@@ -117,6 +122,13 @@ class Surfaces:
         """The error on every surface asked for, added to the report if there is one. Never
         raises: a surface that cannot take it (a path that is the error itself) is skipped."""
         error = ReportError(code, message, hint)
+        if self.command != "check":
+            if self.json_out:  # the result a run or a recording would have written
+                seconds = round(time.perf_counter() - self.started, 3)
+                document = {"ok": False, "error": error.to_json(), "seconds": seconds}
+                out = self.json_out
+                self._attempt("--json", out, lambda: write_json(document, out, self.secrets))
+            return
         if self.report is not None:
             report = replace(self.report, error=error)
         else:

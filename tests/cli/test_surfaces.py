@@ -230,6 +230,31 @@ def test_the_lenient_reading_of_the_command_line(
     assert positionals == targets
 
 
-def test_other_commands_have_no_surfaces() -> None:
-    assert Surfaces.from_argv(["run", "smoke.toml", "--json", "r.json"], _main.cli).json_out is None
+def test_run_and_record_have_their_json_only() -> None:
+    run = Surfaces.from_argv(
+        ["run", "smoke.toml", "--json", "r.json", "--junit-xml", "j"], _main.cli
+    )
+    assert (run.command, run.json_out, run.junit_out) == ("run", "r.json", None)
+    record = Surfaces.from_argv(["record", "hi", "-m", "echo", "--json=-"], _main.cli)
+    assert (record.command, record.json_out) == ("record", "-")
     assert Surfaces.from_argv(["--version"], _main.cli).json_out is None
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        (["run", "missing.toml"], "config_error"),
+        (["record", "hi", "-o", "s.toml"], "usage_error"),  # no --model
+    ],
+)
+def test_an_error_of_run_or_record_still_writes_its_json(
+    tmp_path: Path, command: list[str], code: str
+) -> None:
+    out = tmp_path / "result.json"
+    result = run_cli([*command, "--json", str(out)], cwd=tmp_path)
+
+    assert result.code == 2, result.stderr
+    document = report(out)
+    assert document["ok"] is False
+    assert document["error"]["code"] == code
+    assert document["error"]["message"] in result.stderr

@@ -256,19 +256,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 @json_option("the result as JSON")
 @click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
 @replay_options
-def run_playbook(
-    *,
-    playbook: str,
-    plugins: tuple[str, ...],
-    dist: str | None,
-    host: str | None,
-    group: str | None,
-    trace: str | None,
-    timeout: float | None,
-    json_out: str | None,
-    verbose: int,
-    **replay: Any,
-) -> int:
+def run_playbook(**options: Any) -> int:
     """Run a smoke PLAYBOOK (.toml or .py) here, against the installed plugins.
 
     The fast inner loop while writing a playbook: no build, no sandbox. 'check --smoke' runs
@@ -279,15 +267,4 @@ def run_playbook(
     """
     from sandboxverify.cli import _actions  # noqa: PLC0415 - what a run needs, when one runs
 
-    return _actions.run_playbook(
-        playbook=playbook,
-        plugins=plugins,
-        dist=dist,
-        host=host,
-        group=group,
-        trace=trace,
-        timeout=timeout,
-        json_out=json_out,
-        verbose=verbose,
-        **replay,
-    )
+    return _actions.run_playbook(**options)

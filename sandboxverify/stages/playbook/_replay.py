@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import ConfigError
+from sandboxverify.runtime._protocol import SESSION_HOSTS
 from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._values import (
     Doc,
@@ -33,7 +34,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older hosts
     import tomli as tomllib
 
-HOSTS = ("native", "llm", "mcp")
+HOSTS = SESSION_HOSTS
 _RECORDING_KEYS = ("model", "system", "options")
 
 

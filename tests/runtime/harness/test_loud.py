@@ -99,8 +99,11 @@ def test_os_exit_bound_early_by_name_raises_too(tmp_path: Any, monkeypatch: Any)
     import svtest_early_exit  # type: ignore[import-not-found]  # noqa: PLC0415 - written above
 
     real = os._exit
-    with create_test_session([svtest_early_exit.setup]) as t:
-        error = fail("aborted", t, call("early"))
+    try:
+        with create_test_session([svtest_early_exit.setup]) as t:
+            error = fail("aborted", t, call("early"))
+    finally:  # no other test may find this module loaded
+        del sys.modules["svtest_early_exit"]
     assert "the tool 'early' called os._exit(0)" in error.message
     assert svtest_early_exit._exit is real and os._exit is real  # both restored
 

@@ -7,23 +7,27 @@
 - ``sandbox_check(target=".", **options)`` runs ``sandboxverify check`` and returns the report;
   identical calls within one test session share one result (a check builds and installs).
 - ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``.
+
+pytest loads this module in every session of every project where sandboxverify is installed, so
+it imports only what registering the option and the fixtures needs: the harness, the playbook
+reader and the check pipeline are imported by the fixture that uses them, when a test asks for it.
+A pytest run that uses none of the fixtures pays for none of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from sandboxverify.pipeline._check import check
-from sandboxverify.pipeline._options import CheckOptions
-from sandboxverify.report._model import Report
-from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
-from sandboxverify.stages.playbook import load_playbook
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
-HarnessFactory = Callable[..., TestSession]
+    from sandboxverify.report._model import Report
+    from sandboxverify.runtime.harness import TestSession
+
+    HarnessFactory = Callable[..., TestSession]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -38,6 +42,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture
 def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
+    from sandboxverify.runtime.harness import create_test_session  # noqa: PLC0415
+
     sessions: list[TestSession] = []
     update = bool(request.config.getoption("update_snapshots"))
 
@@ -54,6 +60,9 @@ def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
 
 @pytest.fixture
 def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
+    from sandboxverify.runtime.harness import run_spec  # noqa: PLC0415
+    from sandboxverify.stages.playbook import load_playbook  # noqa: PLC0415
+
     def run(path: str | Path, **options: Any) -> TestSession:
         spec = load_playbook(Path(path))
         options.setdefault("mock_tools", spec.get("mock_tools") or {})
@@ -67,6 +76,9 @@ def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
 
 @pytest.fixture(scope="session")
 def sandbox_check() -> Callable[..., Report]:
+    from sandboxverify.pipeline._check import check  # noqa: PLC0415
+    from sandboxverify.pipeline._options import CheckOptions  # noqa: PLC0415
+
     reports: dict[tuple[Any, ...], Report] = {}
 
     def run(target: str | Path = ".", **options: Any) -> Report:

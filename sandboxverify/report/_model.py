@@ -171,6 +171,11 @@ class Run:
     scripts: tuple[dict[str, Any], ...] | None = None
     #: every distribution installed in the sandbox, ``{"name", "version"}``, sorted by name
     installed: tuple[dict[str, str], ...] = ()
+    #: the machine the run was on: its operating system (``Linux``, ``macOS``, ``Windows``) and
+    #: platform as ``sysconfig.get_platform()`` spells it (``linux-x86_64``), which tell the runs
+    #: of a report merged from CI matrix jobs apart
+    os: str | None = None
+    platform: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -185,6 +190,8 @@ class Run:
             "imports": self.imports,
             "scripts": list(self.scripts) if self.scripts is not None else None,
             "installed": [dict(dist) for dist in self.installed],
+            "os": self.os,
+            "platform": self.platform,
         }
 
 

@@ -14,6 +14,8 @@ import click
 from sandboxverify._errors import EXIT_OK, EXIT_USAGE, SandboxVerifyError
 from sandboxverify._version import __version__
 from sandboxverify.cli._commands import check, run_playbook
+from sandboxverify.cli._matrix import matrix
+from sandboxverify.cli._merge import merge_reports
 
 EXIT_INTERNAL = 3
 
@@ -30,6 +32,8 @@ def cli() -> None:
 
 cli.add_command(check)
 cli.add_command(run_playbook)
+cli.add_command(merge_reports)
+cli.add_command(matrix)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

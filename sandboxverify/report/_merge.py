@@ -1,0 +1,244 @@
+"""One verdict from the JSON reports of a CI matrix (``sandboxverify merge``): the merged JSON
+document, one JUnit file and one Markdown summary, each run labelled with its Python and the
+operating system it ran on.
+
+The JUnit file and the summary are the ones ``check`` writes for each report, put together: the
+reports' own renderings, relabelled, so a merged view never says less than the jobs did.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sandboxverify.report._junit import junit_xml
+from sandboxverify.report._model import REPORT_VERSION, Report, Run, registrations
+from sandboxverify.report._summary import SUMMARY_BUDGET, _code, _fit, _table, _text, step_summary
+
+#: the numeric attributes of ``<testsuites>`` that add up across reports
+_COUNTS = ("tests", "failures", "errors", "skipped", "time")
+
+
+@dataclass(frozen=True)
+class Source:
+    """One matrix job's report: the file as given, the document and the report it describes."""
+
+    name: str
+    document: Mapping[str, Any]
+    report: Report
+
+    @property
+    def ok(self) -> bool:
+        return self.document.get("ok") is True and self.report.ok
+
+
+@dataclass(frozen=True)
+class Merged:
+    sources: tuple[Source, ...]
+    #: per source: a label for each of its runs (``Python 3.12.1 on Linux``)
+    run_labels: tuple[tuple[str, ...], ...]
+    #: per source: what it verified (its runs' labels, or its file when no run happened)
+    labels: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return bool(self.sources) and all(source.ok for source in self.sources)
+
+    @property
+    def runs(self) -> int:
+        return sum(len(labels) for labels in self.run_labels)
+
+
+def merge(sources: Sequence[Source]) -> Merged:
+    """The reports together, each run with a label no other run has."""
+    wanted = [[run_label(run) for run in source.report.runs] for source in sources]
+    seen = Counter(label for labels in wanted for label in labels)
+    run_labels = tuple(
+        tuple(f"{label} ({source.name})" if seen[label] > 1 else label for label in labels)
+        for source, labels in zip(sources, wanted)
+    )
+    labels = [", ".join(labels) or source.name for source, labels in zip(sources, run_labels)]
+    repeated = Counter(labels)
+    return Merged(
+        tuple(sources),
+        run_labels,
+        tuple(
+            f"{label} ({source.name})" if repeated[label] > 1 and label != source.name else label
+            for source, label in zip(sources, labels)
+        ),
+    )
+
+
+def run_label(run: Run) -> str:
+    return f"Python {run.python} on {run.os or 'an unknown OS'}"
+
+
+def merged_document(merged: Merged) -> dict[str, Any]:
+    """Report v1's fields over every run and failure of the matrix, each with its ``label`` and
+    the ``report`` it came from; ``reports`` lists the jobs' reports and their verdicts."""
+    runs: list[dict[str, Any]] = []
+    failures: list[dict[str, Any]] = []
+    artifacts: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
+        by_python = {
+            run.python: labels[i] for i, run in reversed(list(enumerate(source.report.runs)))
+        }
+        for run, run_label_ in zip(_items(source.document, "runs"), labels):
+            runs.append({**run, "label": run_label_, "report": source.name})
+        written = _items(source.document, "failures")
+        # what the loader added: a usage error's ``error`` object, as a failure
+        added = [f.to_json() for f in source.report.failures[len(written) :]]
+        for failure in [*written, *added]:
+            where = by_python.get(str(failure.get("python")), label)
+            failures.append({**failure, "label": where, "report": source.name})
+        for artifact in _items(source.document, "artifacts"):
+            key = (
+                str(artifact.get("kind")),
+                str(artifact.get("filename")),
+                str(artifact.get("sha256")),
+            )
+            artifacts.setdefault(key, dict(artifact))
+    targets = list(dict.fromkeys(source.report.target for source in merged.sources))
+    return {
+        "version": REPORT_VERSION,
+        "ok": merged.ok,
+        "target": targets[0] if len(targets) == 1 else targets,
+        "seconds": round(max((s.report.seconds for s in merged.sources), default=0.0), 3),
+        "reports": [
+            {
+                "report": source.name,
+                "label": label,
+                "ok": source.ok,
+                "target": source.report.target,
+                "runs": len(source.report.runs),
+                "failures": len(source.report.failures),
+            }
+            for source, label in zip(merged.sources, merged.labels)
+        ],
+        "artifacts": list(artifacts.values()),
+        "runs": runs,
+        "failures": failures,
+    }
+
+
+def merged_junit(merged: Merged, *, now: datetime | None = None) -> str:
+    """Every report's JUnit suites in one document: a run's suite is named by its label, a build
+    suite by what it was built for; class names are prefixed per job so none collide."""
+    root: ET.Element | None = None
+    totals: dict[str, float] = {}
+    prefixes = Counter[str]()
+    for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
+        document = ET.fromstring(junit_xml(source.report, now=now))
+        if root is None:
+            root = ET.Element("testsuites", name="sandboxverify merge")
+        for name in _COUNTS:
+            if name in document.attrib:
+                totals[name] = totals.get(name, 0.0) + float(document.attrib[name])
+        prefix = _slug(label)
+        prefixes[prefix] += 1
+        if prefixes[prefix] > 1:
+            prefix += f"_{prefixes[prefix]}"
+        runs = iter(labels)
+        for suite in document.findall("testsuite"):
+            is_run = any(p.get("name") == "python" for p in suite.iter("property"))
+            suite_label = next(runs, None) if is_run else None
+            name = suite.get("name", "")
+            suite.set("name", suite_label or f"{name} ({label})")
+            properties = suite.find("properties")
+            if properties is None:
+                properties = ET.SubElement(suite, "properties")
+            ET.SubElement(properties, "property", name="report", value=source.name)
+            for case in suite.iter("testcase"):
+                classname = case.get("classname", "sandboxverify")
+                case.set(
+                    "classname", classname.replace("sandboxverify.", f"sandboxverify.{prefix}.", 1)
+                )
+            root.append(suite)
+    if root is None:
+        root = ET.Element("testsuites", name="sandboxverify merge")
+    for name, value in totals.items():
+        root.set(name, f"{value:.3f}" if name == "time" else str(int(value)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(root, "unicode") + "\n"
+
+
+def merged_summary(merged: Merged) -> str:
+    """The Markdown step summary: a table of every run, then each report's own summary (those
+    that failed first and open, those that passed folded)."""
+    failed_runs = sum(
+        not run.ok or not source.ok for source in merged.sources for run in source.report.runs
+    )
+    verdict = (
+        f"passed: {merged.runs} run(s) from {len(merged.sources)} report(s)"
+        if merged.ok
+        else f"failed: {sum(len(s.report.failures) for s in merged.sources)} failure(s); "
+        f"{failed_runs} of {merged.runs} run(s) failed"
+    )
+    lines = [
+        f"## sandboxverify merge {'passed' if merged.ok else 'failed'}",
+        "",
+        f"**{_text(verdict)}**",
+        "",
+    ]
+    rows = []
+    for source, labels in zip(merged.sources, merged.run_labels):
+        for run, label in zip(source.report.runs, labels):
+            failures = [f for f in source.report.failures if f.python == run.python]
+            rows.append(
+                (
+                    _text(label),
+                    "passed" if run.ok and not failures else "failed",
+                    f"{len(run.plugins)} plugin(s) {registrations(run.tools)}",
+                    str(len(failures)),
+                    _code(source.name),
+                )
+            )
+        if not source.report.runs:
+            rows.append(
+                (
+                    _text(source.name),
+                    "failed",
+                    "no run",
+                    str(len(source.report.failures)),
+                    _code(source.name),
+                )
+            )
+    lines += _table(("run", "verdict", "plugins", "failures", "report"), rows)
+    head = _fit("\n".join(lines), SUMMARY_BUDGET // 4)
+    ordered = sorted(zip(merged.sources, merged.labels), key=lambda pair: pair[0].ok)
+    budget = (SUMMARY_BUDGET - len(head.encode())) // max(1, len(ordered)) - 200
+    sections = [head]
+    for source, label in ordered:
+        body = _demoted(step_summary(source.report))
+        title = f"{_text(label)}: {'passed' if source.ok else 'failed'}"
+        if source.ok:
+            sections.append(
+                f"<details><summary>{title}</summary>\n\n{_fit(body, budget)}\n</details>\n"
+            )
+        else:
+            sections.append(f"### {title}\n\n{_fit(body, budget)}")
+    return "\n".join(sections).rstrip("\n") + "\n"
+
+
+def _demoted(summary: str) -> str:
+    """A report's summary under a merged one: its title dropped, its headings one level down."""
+    lines = summary.splitlines()
+    if lines and lines[0].startswith("## sandboxverify"):
+        lines = lines[1:]
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    return "\n".join("#" + line if re.match(r"#{2,5} ", line) else line for line in lines)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]+", "_", text).strip("_").lower() or "report"
+
+
+def _items(document: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    value = document.get(key)
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []

@@ -77,6 +77,29 @@ def test_unknown(harness):
     )
 
 
+def test_a_failure_points_at_the_line_of_the_call_not_at_run(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_lines="""
+from sandboxverify.harness import call, say, when
+
+def test_lines(harness):
+    t = harness([lambda api: api.register_tool("echo", lambda text: text)])
+    t.run(
+        when("x", [
+            call("echo", {"text": "a"}),
+            call("echo", {"text": "b"}, expect_error=True),
+            say("ok"),
+        ]),
+    )
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*[[]unexpected_success] *(call('echo')) [[]test_lines.py:8[]]: *"]
+    )
+
+
 def test_playbook_fixture_runs_a_toml_playbook(
     local: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -153,3 +176,68 @@ def test_nothing_of_sandboxverify_was_imported(pytestconfig):
 """
     )
     local.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_the_playbook_fixture_fails_a_playbook_that_calls_nothing(local: pytest.Pytester) -> None:
+    chat = local.path / "chat.toml"
+    chat.write_text("[[turns]]\nprompt = 'x'\nactions = [{ say = 'just talking' }]\n")
+    local.makepyfile(
+        test_chat=f"""
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_chat(playbook):
+    playbook({str(chat)!r}, plugins=[setup])
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]nothing_called] the playbook ran but called no tool*"])
+
+
+SESSIONS_TEST = """
+from sandboxverify.harness import call, create_test_session, say, when
+
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_two_sessions():
+    for word in ("WORD", "other"):
+        with create_test_session([setup]) as t:
+            t.run(when("x", [call("echo", {"text": word}), say("ok")]))
+            t.assert_snapshot(t.events.tool_results[0].text)
+"""
+
+
+def test_update_snapshots_reaches_every_session_and_each_gets_its_own_file(
+    local: pytest.Pytester,
+) -> None:
+    local.makepyfile(test_sessions=SESSIONS_TEST)
+    local.runpytest_subprocess().assert_outcomes(passed=1)
+    first, second = sorted(local.path.glob("__snapshots__/test_sessions/*/*.json"))
+    assert (first.name, second.name) == ("001.json", "002.json")
+    assert (json.loads(first.read_text()), json.loads(second.read_text())) == ("WORD", "other")
+    local.runpytest_subprocess().assert_outcomes(passed=1)  # each compares with its own
+
+    local.makepyfile(test_sessions=SESSIONS_TEST.replace("WORD", "changed"))
+    local.runpytest_subprocess().assert_outcomes(failed=1)
+    local.runpytest_subprocess("--update-snapshots").assert_outcomes(passed=1)
+    assert json.loads(first.read_text()) == "changed"
+
+
+def test_harness_sessions_that_left_answers_unused_fail_the_test(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_unused="""
+from sandboxverify.harness import call, say, when
+
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_reads(harness):
+    t = harness([setup], mock_tools={"read": ["one", "two"]})
+    t.run(when("x", [call("read", {"path": "a"}), say("ok")]))
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*[[]mocks_unused]*mock_tools 'read': 1 of 2 entries used*"])

@@ -1,5 +1,6 @@
-"""``sandboxverify matrix``: the Python versions a release's ``requires-python`` allows, as the
-JSON a GitHub Actions ``strategy.matrix`` takes (``fromJSON``)."""
+"""What ``sandboxverify matrix`` does (its options are in ``_commands``): the Python versions a
+release's ``requires-python`` allows, as the JSON a GitHub Actions ``strategy.matrix`` takes
+(``fromJSON``)."""
 
 from __future__ import annotations
 
@@ -30,26 +31,9 @@ else:  # pragma: no cover - exercised on older hosts
 CPYTHON_RELEASES = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
 
 
-@click.command("matrix")
-@click.argument("targets", nargs=-1, metavar="[TARGET]...")
-@click.option(
-    "--os",
-    "systems",
-    multiple=True,
-    metavar="RUNNER",
-    help="Add an 'os' axis with these runners (repeatable), e.g. --os ubuntu-latest "
-    "--os macos-latest.",
-)
-def matrix(*, targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
-    """Print the Python versions TARGET's requires-python allows, as a JSON matrix.
-
-    TARGET is a project directory (default: .; its pyproject.toml is read) or built artifacts
-    (their metadata is read). The output, e.g. {"python": ["3.10", "3.11"]}, goes to
-    strategy.matrix with fromJSON. Versions: CPython 3.9 (the oldest a sandbox runs) to
-    the newest release this sandboxverify knows.
-
-    Exit codes: 0 printed, 2 no requires-python to read, or it allows none of these versions.
-    """
+def matrix(targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
+    """``sandboxverify matrix``: the JSON matrix on stdout, on one line (fit for
+    ``$GITHUB_OUTPUT``)."""
     requires_python = _requires_python(targets)
     versions = allowed_versions(requires_python)
     document: dict[str, Any] = {}

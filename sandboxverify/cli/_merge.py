@@ -1,77 +1,43 @@
-"""``sandboxverify merge``: one verdict, one step summary and one JUnit file from the JSON
-reports of CI matrix jobs (an operating system and a Python each)."""
+"""What ``sandboxverify merge`` does (its options are in ``_commands``): one verdict, one step
+summary and one JUnit file from the JSON reports of CI matrix jobs (an operating system and a
+Python each). Its reports go out as ``check``'s do, through :class:`Surfaces`: on every exit,
+redacted, with the error in them when it stopped early."""
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.cli._github import _escape_data, _escape_property
-from sandboxverify.cli._options import json_option
-from sandboxverify.cli._output import check_json_path, check_report_path, write_json
+from sandboxverify.cli._output import check_json_path, check_report_path
+from sandboxverify.cli._surfaces import Surfaces
 from sandboxverify.report._load import ReportFormatError, report_from_json
-from sandboxverify.report._merge import (
-    Merged,
-    Source,
-    merge,
-    merged_document,
-    merged_junit,
-    merged_summary,
-)
-
-#: GitHub shows 10 error annotations per step; the summary has every failure
-_ANNOTATIONS = 10
+from sandboxverify.report._merge import Merged, Source, merge, problems
 
 
-@click.command("merge")
-@click.argument("reports", nargs=-1, required=True, metavar="REPORT...")
-@json_option("the merged report")
-@click.option(
-    "--junit-xml",
-    metavar="FILE",
-    help="Write one JUnit XML file with the suites of every report, each run labelled.",
-)
-@click.option(
-    "--github/--no-github",
-    default=None,
-    help="Write GitHub Actions annotations and a step summary. [default: when GITHUB_ACTIONS=true]",
-)
-@click.option("-q", "--quiet", is_flag=True, help="Only failures and the verdict.")
 def merge_reports(
-    *,
+    ctx: click.Context,
     reports: tuple[str, ...],
+    *,
     json_out: str | None,
     junit_xml: str | None,
     github: bool | None,
     quiet: bool,
 ) -> int:
-    """Merge the JSON reports of CI matrix jobs (check --json) into one verdict.
-
-    REPORT is a report file, or a directory searched for *.json reports (as
-    actions/download-artifact leaves one directory per artifact). Each run is labelled with
-    its Python and the operating system it ran on.
-
-    Exit codes: 0 every report passed, 1 a report failed, 2 no reports or one that cannot be read.
-    """
+    surfaces = ctx.find_object(Surfaces) or Surfaces()
+    surfaces.resolve({"json": json_out, "junit-xml": junit_xml, "github": github}, None)
     check_json_path(json_out, reports)
     check_report_path("--junit-xml", junit_xml, reports)
     outputs = {Path(out).absolute() for out in (json_out, junit_xml) if out and out != "-"}
     merged = merge([_read(path) for path in _report_files(reports, outputs)])
-    human: TextIO = sys.stderr if json_out == "-" else sys.stdout
+    human = surfaces.stream
     human.write(render_merged(merged, quiet=quiet) + "\n")
     human.flush()
-    write_json(merged_document(merged), json_out)
-    if junit_xml:
-        Path(junit_xml).write_text(merged_junit(merged), encoding="utf-8")
-    if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        _write_github(merged, human)
+    surfaces.write(merged)
     return EXIT_OK if merged.ok else EXIT_CHECK_FAILED
 
 
@@ -124,50 +90,28 @@ def _read(path: Path) -> Source:
 
 
 def render_merged(merged: Merged, *, quiet: bool = False) -> str:
-    """One line per run, the failures with their run's label, and the verdict."""
+    """One line per run, the failures (and the errors of checks that stopped early) with their
+    run's label, and the verdict."""
     lines: list[str] = []
     for source, labels in zip(merged.sources, merged.run_labels):
         for run, label in zip(source.report.runs, labels):
             if not quiet or not run.ok:
                 lines.append(f"{'ok  ' if run.ok else 'FAIL'} {label}  ({source.name})")
         if not source.report.runs:
-            lines.append(f"FAIL {source.name}: no run ({len(source.report.failures)} failure(s))")
-    for failure in merged_document(merged)["failures"]:
-        lines.append(f"FAILED {failure['code']} [{failure['label']}]: {failure['message']}")
-        if failure.get("hint"):
-            lines.append(f"  hint: {failure['hint']}")
-    failures = sum(len(source.report.failures) for source in merged.sources)
+            count = len(source.report.failures) + (source.report.error is not None)
+            lines.append(f"FAIL {source.name}: no run ({count} failure(s))")
+    for problem in problems(merged):
+        what = "ERROR" if problem.error else "FAILED"
+        lines.append(f"{what} {problem.code} [{problem.label}]: {problem.message}")
+        if problem.hint:
+            lines.append(f"  hint: {problem.hint}")
     failed = sum(not source.ok for source in merged.sources)
     reports = len(merged.sources)
     if merged.ok:
         lines.append(f"PASSED: {merged.runs} run(s) from {reports} report(s)")
     else:
         lines.append(
-            f"FAILED: {failures} failure(s); {failed} of {reports} report(s) failed "
+            f"FAILED: {merged.failures} failure(s); {failed} of {reports} report(s) failed "
             f"({merged.runs} run(s))"
         )
     return "\n".join(lines)
-
-
-def _write_github(merged: Merged, stream: TextIO) -> None:
-    """An error annotation per failure (at most GitHub's 10; the summary has them all), and the
-    merged summary appended to ``$GITHUB_STEP_SUMMARY``."""
-    failures = merged_document(merged)["failures"]
-    for failure in failures[:_ANNOTATIONS]:
-        title = f"sandboxverify: {failure['code']} [{failure['label']}]"
-        message = str(failure["message"]) + (
-            f"\nhint: {failure['hint']}" if failure.get("hint") else ""
-        )
-        stream.write(f"::error title={_escape_property(title)}::{_escape_data(message)}\n")
-    stream.flush()
-    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_path:
-        try:
-            with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(merged_summary(merged) + "\n")
-        except OSError as exc:
-            raise UsageError(
-                f"cannot append the step summary to GITHUB_STEP_SUMMARY={summary_path}: "
-                f"{exc.strerror or exc}",
-                hint="point GITHUB_STEP_SUMMARY at a writable file, or pass --no-github",
-            ) from None

@@ -1,5 +1,6 @@
-"""The options of a command: ``--json`` as both commands take it, and the values ``check`` runs
-with, the command line's over ``[tool.sandboxverify]``'s, made into :class:`CheckOptions`."""
+"""The options of a command: ``--json``, ``--junit-xml`` and ``--github`` as the commands take
+them, and the values ``check`` runs with, the command line's over ``[tool.sandboxverify]``'s,
+made into :class:`CheckOptions`."""
 
 from __future__ import annotations
 
@@ -8,14 +9,44 @@ from typing import Any, Callable, TypeVar
 import click
 from click.core import ParameterSource
 
+from sandboxverify._errors import UsageError
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     CheckOptions,
-    split_commas,
+    split_tool_names,
+    timeout_problem,
+    validate,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reject_empty(values: dict[str, str | tuple[str, ...] | None]) -> None:
+    """Options given an empty string (an unset variable, most likely) are usage errors."""
+    for option, value in values.items():
+        given = value if isinstance(value, tuple) else () if value is None else (value,)
+        if any(not item.strip() for item in given):
+            raise UsageError(
+                f"{option} was given an empty value (an unset variable?)",
+                hint=f"give a value, or leave {option} out",
+            )
+
+
+def seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A timeout option's value: a finite number of seconds, more than 0 and at most a day
+    (``inf``, ``nan`` or ``1e999`` would disable the watchdog)."""
+    if value is None:
+        return None
+    problem = timeout_problem(value)
+    if problem is not None:
+        option = param.opts[0] if param.opts else "the timeout"
+        raise UsageError(
+            f"{option} {value:g} {problem}",
+            hint=f"give seconds between 0 and {MAX_TIMEOUT:g}, e.g. {option} 120",
+        )
+    return value
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -29,6 +60,21 @@ def json_option(what: str) -> Callable[[F], F]:
         help=f"Write {what} to FILE, or to stdout with '-' or no value "
         "(then the text output goes to stderr).",
     )
+
+
+def junit_option(what: str) -> Callable[[F], F]:
+    """``--junit-xml FILE``."""
+    return click.option("--junit-xml", metavar="FILE", help=f"Write {what} to FILE.")
+
+
+def github_option(function: F) -> F:
+    """``--github/--no-github``: annotations and the step summary (default: on a runner)."""
+    return click.option(
+        "--github/--no-github",
+        default=None,
+        help="Write GitHub Actions annotations and a step summary. "
+        "[default: when GITHUB_ACTIONS=true]",
+    )(function)
 
 
 _CLI_NAMES = {
@@ -65,12 +111,12 @@ def merge(
 
 def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOptions:
     """What ``check`` is asked to do, from the merged values; the defaults for what none gave."""
-    return CheckOptions(
+    options = CheckOptions(
         targets=targets or (".",),
         host=values.get("host", "auto"),
         groups=tuple(values.get("group", ())),
         hookspecs=tuple(values.get("hookspecs", ())),
-        expect_tools=split_commas(values.get("expect-tools", ())),
+        expect_tools=split_tool_names(values.get("expect-tools", ())),
         exact=bool(values.get("exact", False)),
         expect_plugins=values.get("expect-plugins"),
         python=tuple(values.get("python", ())),
@@ -80,6 +126,7 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
         timeout=float(values.get("timeout", DEFAULT_TIMEOUT)),
         install_timeout=float(values.get("install-timeout", DEFAULT_INSTALL_TIMEOUT)),
         keep=bool(values.get("keep", False)),
+        cache=bool(values.get("cache", True)),
         pass_env=tuple(values.get("pass-env", ())),
         smoke=values.get("smoke"),
         server_command=values.get("server-command"),
@@ -90,3 +137,5 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
         skip_script_help=tuple(values.get("skip-script-help", ())),
         with_requirements=tuple(values.get("with", ())),
     )
+    validate(options)
+    return options

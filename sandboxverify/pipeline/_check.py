@@ -10,19 +10,16 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
-from sandboxverify.artifacts._build import (
-    BuildResult,
-    BuildSettings,
-    build_project,
-    prepare_artifacts,
-)
+from sandboxverify.artifacts._backend import BuildSettings
+from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
+from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.pipeline._events import (
     EventSink,
     StageFinished,
     StageStarted,
     ignore,
 )
-from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.pipeline._options import CheckOptions, validate
 from sandboxverify.pipeline._run import Verifier
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
@@ -46,6 +43,7 @@ from sandboxverify.stages._smoke import load as load_playbook
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only."""
     started = time.perf_counter()
+    validate(options)
     target = classify(options.targets)
     options = _with_group_suffixes(options)
     groups = options.effective_groups
@@ -55,8 +53,6 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             hint="e.g. --host entrypoints --group myapp.plugins",
         )
     _check_hookspecs(options)
-    if options.timeout <= 0 or options.install_timeout <= 0:
-        raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
     _check_requirements(options.with_requirements)
     if options.smoke and options.host == "entrypoints":
@@ -104,7 +100,9 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     return Report(
         target=" ".join(options.targets),
         artifacts=tuple(
-            ArtifactRecord(a.kind, a.path.name, a.sha256, built=a.path in build.built)
+            ArtifactRecord(
+                a.kind, a.path.name, a.sha256, built=a.path in build.built, reused=build.reused
+            )
             for a in build.artifacts
         ),
         runs=tuple(result.run for result in results),
@@ -187,6 +185,7 @@ def _build(
         pass_env=options.pass_env,
         timeout=options.install_timeout,
         expect_files=options.expect_files,
+        cache=ArtifactCache(default_root()) if options.cache else None,
     )
     on_event(StageStarted("build", None))
     observer = command_observer(on_event, None)
@@ -196,6 +195,8 @@ def _build(
         result = prepare_artifacts(target, workspace, settings, observer)
     names = ", ".join(a.path.name for a in result.artifacts)
     summary = names if result.ran else f"verifying as given: {names}"
+    if result.reused:
+        summary = f"reused (unchanged since they were built): {names}"
     on_event(
         StageFinished(
             "build",

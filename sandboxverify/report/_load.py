@@ -14,11 +14,13 @@ from typing import Any, cast
 from sandboxverify.report._model import (
     REPORT_VERSION,
     ArtifactRecord,
+    ErrorCode,
     Failure,
     FailureCode,
     PluginError,
     PluginRecord,
     Report,
+    ReportError,
     Run,
     Stage,
     StageName,
@@ -39,15 +41,6 @@ def report_from_json(document: object) -> Report:
             f"not a sandboxverify report version {REPORT_VERSION} (version: {top.get('version')!r})"
         )
     failures = [_failure(item, f"failures[{i}]") for i, item in enumerate(_list(top, "failures"))]
-    error = top.get("error")
-    if isinstance(error, Mapping):  # a usage error (exit 2): the check never ran
-        failures.append(
-            Failure(
-                cast(FailureCode, str(error.get("code") or "usage_error")),
-                str(error.get("message") or "the check could not run"),
-                hint=_optional_str(error.get("hint")),
-            )
-        )
     return Report(
         target=str(top.get("target", "")),
         artifacts=tuple(
@@ -64,6 +57,18 @@ def report_from_json(document: object) -> Report:
         expect_tools=tuple(str(t) for t in _list(top, "expect_tools", required=False)),
         with_requirements=tuple(str(r) for r in _list(top, "with", required=False)),
         notes=tuple(str(note) for note in _list(top, "notes", required=False)),
+        error=_error(top.get("error")),
+    )
+
+
+def _error(item: object) -> ReportError | None:
+    """What stopped the job's check before its verdict (exit 2, 3, 130 or 143), if anything."""
+    if not isinstance(item, Mapping):
+        return None
+    return ReportError(
+        cast(ErrorCode, str(item.get("code") or "usage_error")),
+        str(item.get("message") or "the check stopped before its verdict"),
+        _optional_str(item.get("hint")),
     )
 
 
@@ -169,6 +174,7 @@ def _artifact(item: object, where: str) -> ArtifactRecord:
         filename=_str(artifact, "filename", where),
         sha256=str(artifact.get("sha256") or ""),
         built=artifact.get("built") is True,
+        reused=artifact.get("reused") is True,
     )
 
 

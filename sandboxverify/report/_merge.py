@@ -11,14 +11,29 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sandboxverify.report._junit import junit_xml
-from sandboxverify.report._model import REPORT_VERSION, Report, Run, registrations
-from sandboxverify.report._summary import SUMMARY_BUDGET, _code, _fit, _table, _text, step_summary
+from sandboxverify.report._model import (
+    REPORT_SCHEMA,
+    REPORT_VERSION,
+    Report,
+    ReportError,
+    Run,
+    registrations,
+)
+from sandboxverify.report._summary import (
+    SUMMARY_BUDGET,
+    _code,
+    _error_section,
+    _fit,
+    _table,
+    _text,
+    step_summary,
+)
 
 #: the numeric attributes of ``<testsuites>`` that add up across reports
 _COUNTS = ("tests", "failures", "errors", "skipped", "time")
@@ -44,14 +59,29 @@ class Merged:
     run_labels: tuple[tuple[str, ...], ...]
     #: per source: what it verified (its runs' labels, or its file when no run happened)
     labels: tuple[str, ...]
+    #: what stopped the merge itself after it had a verdict (a report it could not write)
+    error: ReportError | None = None
 
     @property
     def ok(self) -> bool:
-        return bool(self.sources) and all(source.ok for source in self.sources)
+        return (
+            self.error is None and bool(self.sources) and all(source.ok for source in self.sources)
+        )
 
     @property
     def runs(self) -> int:
         return sum(len(labels) for labels in self.run_labels)
+
+    @property
+    def failures(self) -> int:
+        """The reports' failures, a report's error (its check stopped early) counted as one."""
+        return sum(
+            len(source.report.failures) + (source.report.error is not None)
+            for source in self.sources
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return merged_document(self)
 
 
 def merge(sources: Sequence[Source]) -> Merged:
@@ -74,26 +104,61 @@ def merge(sources: Sequence[Source]) -> Merged:
     )
 
 
+@dataclass(frozen=True)
+class Problem:
+    """A report's failure, or the error that stopped its check, with the label of its run."""
+
+    code: str
+    message: str
+    hint: str | None
+    label: str
+    report: str
+    #: the check stopped before its verdict (``code`` is an error code, not a failure code)
+    error: bool = False
+
+
+def problems(merged: Merged) -> list[Problem]:
+    """Every failure of every report, labelled with its run (or its report when no run is
+    its), then each report's error."""
+    found: list[Problem] = []
+    for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
+        by_python = _labels_by_python(source, labels)
+        for failure in source.report.failures:
+            where = by_python.get(str(failure.python), label)
+            found.append(Problem(failure.code, failure.message, failure.hint, where, source.name))
+        error = source.report.error
+        if error is not None:
+            found.append(Problem(error.code, error.message, error.hint, label, source.name, True))
+    return found
+
+
+def _labels_by_python(source: Source, labels: Sequence[str]) -> dict[str, str]:
+    """A failure names its run by its Python: the first run with that Python is its."""
+    return {run.python: labels[i] for i, run in reversed(list(enumerate(source.report.runs)))}
+
+
 def run_label(run: Run) -> str:
     return f"Python {run.python} on {run.os or 'an unknown OS'}"
 
 
 def merged_document(merged: Merged) -> dict[str, Any]:
-    """Report v1's fields over every run and failure of the matrix, each with its ``label`` and
-    the ``report`` it came from; ``reports`` lists the jobs' reports and their verdicts."""
+    """A report v1 over every run and failure of the matrix, each with its ``label`` and the
+    ``report`` it came from; ``reports`` lists the jobs' reports, their verdicts and errors.
+
+    What each job asked for (``host``, ``groups``, ``installer``, ``expect_tools``, ``with``,
+    ``notes``) is their union, a value the jobs disagree on joined by spaces as ``target`` is;
+    ``seconds`` is the longest job's (they run side by side)."""
     runs: list[dict[str, Any]] = []
     failures: list[dict[str, Any]] = []
     artifacts: dict[tuple[str, str, str], dict[str, Any]] = {}
     for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
-        by_python = {
-            run.python: labels[i] for i, run in reversed(list(enumerate(source.report.runs)))
-        }
+        by_python = _labels_by_python(source, labels)
         for run, run_label_ in zip(_items(source.document, "runs"), labels):
-            runs.append({**run, "label": run_label_, "report": source.name})
-        written = _items(source.document, "failures")
-        # what the loader added: a usage error's ``error`` object, as a failure
-        added = [f.to_json() for f in source.report.failures[len(written) :]]
-        for failure in [*written, *added]:
+            # a report of an older sandboxverify has no os and platform: null, as documented
+            runs.append(
+                {"os": None, "platform": None, **run, "label": run_label_, "report": source.name}
+            )
+        for failure in _items(source.document, "failures"):
             where = by_python.get(str(failure.get("python")), label)
             failures.append({**failure, "label": where, "report": source.name})
         for artifact in _items(source.document, "artifacts"):
@@ -102,13 +167,22 @@ def merged_document(merged: Merged) -> dict[str, Any]:
                 str(artifact.get("filename")),
                 str(artifact.get("sha256")),
             )
-            artifacts.setdefault(key, dict(artifact))
-    targets = list(dict.fromkeys(source.report.target for source in merged.sources))
+            # a report of an older sandboxverify has no reused: it had no artifact cache
+            artifacts.setdefault(key, {"reused": False, **artifact})
+    reports = [source.report for source in merged.sources]
     return {
+        "$schema": REPORT_SCHEMA,
         "version": REPORT_VERSION,
         "ok": merged.ok,
-        "target": targets[0] if len(targets) == 1 else targets,
-        "seconds": round(max((s.report.seconds for s in merged.sources), default=0.0), 3),
+        "target": _joined(report.target for report in reports),
+        "host": _joined(report.host for report in reports),
+        "groups": _union(report.groups for report in reports),
+        "installer": _joined(report.installer for report in reports),
+        "seconds": round(max((report.seconds for report in reports), default=0.0), 3),
+        "workdir": None,
+        "expect_tools": _union(report.expect_tools for report in reports),
+        "with": _union(report.with_requirements for report in reports),
+        "notes": _union(report.notes for report in reports),
         "reports": [
             {
                 "report": source.name,
@@ -117,13 +191,23 @@ def merged_document(merged: Merged) -> dict[str, Any]:
                 "target": source.report.target,
                 "runs": len(source.report.runs),
                 "failures": len(source.report.failures),
+                "error": source.report.error.to_json() if source.report.error else None,
             }
             for source, label in zip(merged.sources, merged.labels)
         ],
         "artifacts": list(artifacts.values()),
         "runs": runs,
         "failures": failures,
+        "error": merged.error.to_json() if merged.error else None,
     }
+
+
+def _joined(values: Iterable[str]) -> str:
+    return " ".join(dict.fromkeys(value for value in values if value))
+
+
+def _union(values: Iterable[Iterable[str]]) -> list[str]:
+    return list(dict.fromkeys(item for items in values for item in items))
 
 
 def merged_junit(merged: Merged, *, now: datetime | None = None) -> str:
@@ -135,7 +219,7 @@ def merged_junit(merged: Merged, *, now: datetime | None = None) -> str:
     for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
         document = ET.fromstring(junit_xml(source.report, now=now))
         if root is None:
-            root = ET.Element("testsuites", name="sandboxverify merge")
+            root = ET.Element("testsuites", name="sandboxverify")
         for name in _COUNTS:
             if name in document.attrib:
                 totals[name] = totals.get(name, 0.0) + float(document.attrib[name])
@@ -160,7 +244,15 @@ def merged_junit(merged: Merged, *, now: datetime | None = None) -> str:
                 )
             root.append(suite)
     if root is None:
-        root = ET.Element("testsuites", name="sandboxverify merge")
+        root = ET.Element("testsuites", name="sandboxverify")
+    if merged.error is not None:  # the merge stopped after its verdict: one more failed case
+        stopped = ET.fromstring(junit_xml(_error_report(merged.error)))
+        for name in _COUNTS:
+            if name in stopped.attrib:
+                totals[name] = totals.get(name, 0.0) + float(stopped.attrib[name])
+        for suite in stopped.findall("testsuite"):
+            suite.set("name", "sandboxverify merge")
+            root.append(suite)
     for name, value in totals.items():
         root.set(name, f"{value:.3f}" if name == "time" else str(int(value)))
     ET.indent(root)
@@ -176,8 +268,7 @@ def merged_summary(merged: Merged) -> str:
     verdict = (
         f"passed: {merged.runs} run(s) from {len(merged.sources)} report(s)"
         if merged.ok
-        else f"failed: {sum(len(s.report.failures) for s in merged.sources)} failure(s); "
-        f"{failed_runs} of {merged.runs} run(s) failed"
+        else f"failed: {merged.failures} failure(s); {failed_runs} of {merged.runs} run(s) failed"
     )
     lines = [
         f"## sandboxverify merge {'passed' if merged.ok else 'failed'}",
@@ -185,6 +276,8 @@ def merged_summary(merged: Merged) -> str:
         f"**{_text(verdict)}**",
         "",
     ]
+    if merged.error is not None:  # it stopped after its verdict (a report it could not write)
+        lines += [_error_section(merged.error, heading="###"), ""]
     rows = []
     for source, labels in zip(merged.sources, merged.run_labels):
         for run, label in zip(source.report.runs, labels):
@@ -204,7 +297,7 @@ def merged_summary(merged: Merged) -> str:
                     _text(source.name),
                     "failed",
                     "no run",
-                    str(len(source.report.failures)),
+                    str(len(source.report.failures) + (source.report.error is not None)),
                     _code(source.name),
                 )
             )
@@ -223,6 +316,21 @@ def merged_summary(merged: Merged) -> str:
         else:
             sections.append(f"### {title}\n\n{_fit(body, budget)}")
     return "\n".join(sections).rstrip("\n") + "\n"
+
+
+def _error_report(error: ReportError) -> Report:
+    """A report of nothing but ``error``, rendered as ``check`` renders one."""
+    return Report(
+        target="",
+        artifacts=(),
+        runs=(),
+        failures=(),
+        host="",
+        groups=(),
+        installer="",
+        seconds=0.0,
+        error=error,
+    )
 
 
 def _demoted(summary: str) -> str:

@@ -7,6 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 REPORT_VERSION = 1
+#: the JSON Schema of report v1, named by every report's ``$schema``; the same file ships in the
+#: package as ``sandboxverify/schemas/report-v1.schema.json``
+REPORT_SCHEMA = (
+    "https://raw.githubusercontent.com/sandboxverify/sandboxverify/main/"
+    "sandboxverify/schemas/report-v1.schema.json"
+)
 
 FailureCode = Literal[
     "build_failed",
@@ -27,6 +33,9 @@ FailureCode = Literal[
     "smoke_failed",
     "script_failed",
 ]
+#: why a check stopped before its verdict: exit 2 (``usage_error``, ``config_error``), 3
+#: (``internal_error``), 130 (``interrupted``), 143 (``terminated``)
+ErrorCode = Literal["usage_error", "config_error", "internal_error", "interrupted", "terminated"]
 StageName = Literal["build", "venv", "install", "probe", "imports", "scripts", "smoke"]
 StageStatus = Literal["passed", "failed", "skipped"]
 
@@ -57,11 +66,25 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class ReportError:
+    """What stopped the check before its verdict (the report then has ``ok: false``)."""
+
+    code: ErrorCode
+    message: str
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+@dataclass(frozen=True)
 class ArtifactRecord:
     kind: Literal["sdist", "wheel"]
     filename: str
     sha256: str
     built: bool
+    #: built by an earlier check of the very same project, taken from the artifact cache
+    reused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,6 +92,7 @@ class ArtifactRecord:
             "filename": self.filename,
             "sha256": self.sha256,
             "built": self.built,
+            "reused": self.reused,
         }
 
 
@@ -178,6 +202,8 @@ class Run:
     platform: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        # a stage that did not run leaves its field empty, never null: consumers read the
+        # documented type whatever happened (the stage's status says whether it ran)
         return {
             "python": self.python,
             "interpreter": self.interpreter,
@@ -187,12 +213,26 @@ class Run:
             "tools": [tool.to_json() for tool in self.tools],
             "smoke": self.smoke,
             "sandbox": self.sandbox,
-            "imports": self.imports,
-            "scripts": list(self.scripts) if self.scripts is not None else None,
+            "imports": self.imports if self.imports is not None else empty_imports(),
+            "scripts": list(self.scripts or ()),
             "installed": [dict(dist) for dist in self.installed],
             "os": self.os,
             "platform": self.platform,
         }
+
+
+def empty_imports() -> dict[str, Any]:
+    """``runs[].imports`` of a run whose stage ``imports`` did not run."""
+    return {
+        "modules": 0,
+        "imported": [],
+        "failed": [],
+        "allowed_failures": [],
+        "skipped": [],
+        "outside": [],
+        "missing_files": [],
+        "seconds": 0.0,
+    }
 
 
 @dataclass(frozen=True)
@@ -214,13 +254,21 @@ class Report:
     #: what the check decided on the user's behalf and they should know (``--python min``
     #: raising the floor; a distribution verified as a library)
     notes: tuple[str, ...] = ()
+    #: what stopped the check before its verdict (a usage error, a bug, an interrupt)
+    error: ReportError | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.failures and bool(self.runs) and all(run.ok for run in self.runs)
+        return (
+            self.error is None
+            and not self.failures
+            and bool(self.runs)
+            and all(run.ok for run in self.runs)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "$schema": REPORT_SCHEMA,
             "version": self.version,
             "ok": self.ok,
             "target": self.target,
@@ -235,4 +283,5 @@ class Report:
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],
+            "error": self.error.to_json() if self.error else None,
         }

@@ -1,4 +1,4 @@
-"""Which tools build, create sandboxes and install: pypa/build + virtualenv + pip, or uv.
+"""Which tools create sandboxes and build environments and install: virtualenv + pip, or uv.
 
 Each piece sits behind a small Protocol that only *describes* commands (argv lists); the stages
 run them through the one subprocess helper. uv is the fast path when it is available, never a
@@ -44,19 +44,6 @@ class IndexOptions:
         return flags
 
 
-class Builder(Protocol):
-    @property
-    def name(self) -> str: ...
-
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        """Build the sdist, then the wheel from the unpacked sdist."""
-
-    def wheel_from_sdist(
-        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
-    ) -> list[str]:
-        """Build a wheel from an sdist (unpacked in ``sdist_tree``)."""
-
-
 class SandboxBackend(Protocol):
     @property
     def name(self) -> str: ...
@@ -74,46 +61,10 @@ class Installer(Protocol):
 
     def check(self, python: Path) -> list[str]: ...
 
-
-@dataclass(frozen=True)
-class PypaBuild:
-    name: str = "build"
-
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        return [sys.executable, "-m", "build", "--outdir", str(out), str(source)]
-
-    def wheel_from_sdist(
-        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
+    def install_requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
     ) -> list[str]:
-        return [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(sdist_tree)]
-
-
-@dataclass(frozen=True)
-class UvBuild:
-    uv: Path
-    name: str = "uv build"
-
-    def _base(self, out: Path, index: IndexOptions) -> list[str]:
-        # An explicit interpreter: uv would otherwise look for (or download) one that satisfies
-        # requires-python, and a build must never fetch an interpreter behind the user's back.
-        return [
-            str(self.uv),
-            "build",
-            "--no-python-downloads",
-            "--python",
-            sys.executable,
-            "--out-dir",
-            str(out),
-            *index.flags(),
-        ]
-
-    def project(self, source: Path, out: Path, index: IndexOptions) -> list[str]:
-        return [*self._base(out, index), str(source)]  # no --sdist/--wheel: wheel from sdist
-
-    def wheel_from_sdist(
-        self, sdist_tree: Path, sdist: Path, out: Path, index: IndexOptions
-    ) -> list[str]:
-        return [*self._base(out, index), "--wheel", str(sdist)]
+        """Install requirement strings (a build environment's ``build-system.requires``)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +125,21 @@ class PipInstaller:
     def check(self, python: Path) -> list[str]:
         return [str(python), "-m", "pip", "check", "--disable-pip-version-check"]
 
+    def install_requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
+    ) -> list[str]:
+        return [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            *index.flags(),
+            "--",
+            *requirements,
+        ]
+
 
 @dataclass(frozen=True)
 class UvInstaller:
@@ -198,16 +164,52 @@ class UvInstaller:
     def check(self, python: Path) -> list[str]:
         return [str(self.uv), "pip", "check", "--python", str(python)]
 
+    def install_requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
+    ) -> list[str]:
+        return [
+            str(self.uv),
+            "pip",
+            "install",
+            "--no-python-downloads",
+            "--python",
+            str(python),
+            *index.flags(),
+            "--",
+            *requirements,
+        ]
+
+
+@dataclass(frozen=True)
+class Builder:
+    """What builds run in: environments made by the toolchain's sandbox backend from the
+    interpreter running sandboxverify, filled with ``build-system.requires`` by its installer.
+    The PEP 517 hooks themselves run through ``runtime/_pep517``."""
+
+    environments: SandboxBackend
+    installer: Installer
+
+    @property
+    def name(self) -> str:
+        return self.installer.name
+
+    @property
+    def interpreter(self) -> Path:
+        return Path(sys.executable)
+
 
 @dataclass(frozen=True)
 class Toolchain:
-    builder: Builder
     sandbox: SandboxBackend
     installer: Installer
 
     @property
     def name(self) -> str:
         return self.installer.name
+
+    @property
+    def builder(self) -> Builder:
+        return Builder(self.sandbox, self.installer)
 
 
 def find_uv() -> Path | None:
@@ -229,5 +231,5 @@ def choose(installer: InstallerChoice) -> Toolchain:
             hint="pip install 'sandboxverify[uv]' (or uv itself), or use --installer pip",
         )
     if uv is not None:
-        return Toolchain(UvBuild(uv), UvVenvBackend(uv), UvInstaller(uv))
-    return Toolchain(PypaBuild(), VirtualenvBackend(), PipInstaller())
+        return Toolchain(UvVenvBackend(uv), UvInstaller(uv))
+    return Toolchain(VirtualenvBackend(), PipInstaller())

@@ -132,8 +132,9 @@ def run(
 
 
 def _run_command(playbook: Playbook, dist: str, host: str, server: EntryPointRef | None) -> str:
-    """The ``sandboxverify run`` line that replays this smoke run outside a sandbox."""
-    words = ["sandboxverify", "run", playbook.name]
+    """The ``sandboxverify run`` line that replays this smoke run outside a sandbox; the
+    playbook as it was given, so the line works from where ``check`` was run."""
+    words = ["sandboxverify", "run", str(playbook.path)]
     if host != "native":
         words += ["--host", host]
     if server is not None and playbook.spec is not None:

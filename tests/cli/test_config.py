@@ -92,7 +92,7 @@ def test_json_true_means_stdout(tmp_path: Path) -> None:
     [
         ("expect-tool = ['a']", "did you mean 'expect-tools'?"),
         ("installer = 'poetry'", "installer must be one of auto, pip, uv"),
-        ("timeout = 0", "timeout must be a positive number"),
+        ("timeout = 0", "timeout must be a number of seconds, more than 0 and at most 86400"),
         ("expect-plugins = -1", "expect-plugins must be a whole number"),
         ("expect-plugins = true", "expect-plugins must be a whole number"),
         ("group = [1]", "group must be a string or a list of strings"),

@@ -24,6 +24,7 @@ from sandboxverify.sandbox._toolchain import find_uv
 from tests.helpers import (
     ROOT,
     action,
+    assert_valid_report,
     copy_fixture,
     tree_digest,
     use_in_ci_section,
@@ -273,6 +274,7 @@ def test_a_good_package_passes_with_outputs_report_and_summary(runner: Runner) -
     report_path = Path(result.outputs["report"])
     assert report_path.is_absolute() and report_path.is_relative_to(runner.temp)
     report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert_valid_report(report)
     assert report["ok"] is True
     assert [run["python"][:4] for run in report["runs"]] == ["3.10", "3.12"]
     assert sorted(tool["name"] for tool in report["runs"][0]["tools"]) == ["add", "greet"]
@@ -348,14 +350,24 @@ def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> N
         "svfix_good_hatch-1.0.0.tar.gz",
     ]
     assert not any(artifact["built"] for artifact in report["artifacts"])
-    # a pattern that matches nothing is an error, never a check of something else
-    assert nothing.step("check").code == 2
-    assert "nothing/*.whl" in nothing.step("check").stdout + nothing.step("check").stderr
+    # a pattern that matches nothing is an error, never a check of something else, and it is
+    # visible: an annotation, the step summary, a report that says why
+    failed = nothing.step("check")
+    assert failed.code == 2
+    assert "nothing/*.whl" in failed.stdout + failed.stderr
+    assert "::error title=sandboxverify%3A usage_error::target not found: nothing/*.whl" in (
+        failed.stdout
+    )
+    assert "## sandboxverify failed: usage error" in nothing.summary
     assert nothing.outputs["ok"] == "false"
-    # nor is an empty target (an unset output): it would mean the tree, not the built files
+    error_report = json.loads(Path(nothing.outputs["report"]).read_text(encoding="utf-8"))
+    assert_valid_report(error_report)
+    assert error_report["error"]["code"] == "usage_error"
+    # nor is an empty target (an unset output): it would mean the tree, not the built files;
+    # the action stops before sandboxverify runs, so there is no report to point at
     assert empty.step("check").code == 2
     assert "the target input is empty" in empty.step("check").stdout
-    assert empty.outputs["ok"] == "false"
+    assert empty.outputs == {"ok": "false", "report": ""}
 
 
 @pytest.mark.slow

@@ -134,6 +134,10 @@ def test_interrupt_stops_every_process_and_removes_temporary_files(
             str(fixture("broken-hangs")),
             "--timeout",
             "120",
+            "--json",
+            str(tmp_path / "report.json"),
+            "--junit-xml",
+            str(tmp_path / "junit.xml"),
         ],
         env=env,
         stdout=subprocess.PIPE,
@@ -158,6 +162,11 @@ def test_interrupt_stops_every_process_and_removes_temporary_files(
     assert "removed the temporary files" in stderr
     assert "Traceback" not in stderr
     assert list(temp_root.iterdir()) == []
+    # the reports asked for are there, saying why the check has no verdict
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["ok"] is False
+    assert report["error"]["code"] == ("terminated" if sig == signal.SIGTERM else "interrupted")
+    assert "<failure" in (tmp_path / "junit.xml").read_text(encoding="utf-8")
     survivors = subprocess.run(
         ["pgrep", "-f", str(sandbox_root)], capture_output=True, text=True, check=False
     )

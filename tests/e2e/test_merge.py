@@ -16,7 +16,7 @@ import pytest
 
 from sandboxverify.cli._matrix import CPYTHON_RELEASES
 from sandboxverify.sandbox._toolchain import find_uv
-from tests.helpers import fixture, run_cli
+from tests.helpers import assert_valid_matrix, assert_valid_report, fixture, run_cli
 
 #: the "jobs": (artifact directory, fixture, Python) — two Pythons from pyenv, and a broken
 #: package on one of them
@@ -162,6 +162,53 @@ def test_a_report_that_cannot_be_read_is_a_usage_error(
     assert result.stderr.startswith("ERROR ")
 
 
+def test_a_merge_that_cannot_read_a_report_leaves_every_surface(tmp_path: Path) -> None:
+    """Exit 2 as ``check`` leaves it: the JSON report with its error, a JUnit file with one
+    failed case, an ``::error`` annotation and the step summary."""
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    out, junit = tmp_path / "out" / "merged.json", tmp_path / "out" / "junit.xml"
+
+    result = run_cli(
+        ["merge", str(tmp_path / "missing.json"), "--json", str(out), "--junit-xml", str(junit)],
+        env=env,
+    )
+
+    assert result.code == 2
+    assert result.stderr.startswith("ERROR report not found: ")
+    [annotation] = [line for line in result.stdout.splitlines() if line.startswith("::error")]
+    assert annotation.startswith("::error title=sandboxverify%3A usage_error::report not found")
+    document = json.loads(out.read_text(encoding="utf-8"))
+    assert_valid_report(document)
+    assert document["ok"] is False and document["error"]["code"] == "usage_error"
+    assert "a matrix job that failed" in document["error"]["hint"]
+    [case] = ET.parse(junit).getroot().iter("testcase")
+    assert case.get("name") == "usage_error" and case.find("failure") is not None
+    assert "**ERROR** report not found" in summary.read_text(encoding="utf-8")
+
+
+def test_a_job_whose_check_stopped_early_fails_the_merge(tmp_path: Path) -> None:
+    """The report a check writes on a usage error (exit 2) is merged as a failed job: its error
+    is said with its file, annotated, and counted in the verdict."""
+    stopped = tmp_path / "report-windows" / "report.json"
+    stopped.parent.mkdir()
+    assert run_cli(["check", str(tmp_path / "nope"), "--json", str(stopped)]).code == 2
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+
+    result = run_cli(["merge", str(tmp_path), "--json", str(tmp_path / "merged.json")], env=env)
+
+    assert result.code == 1, result.stdout + result.stderr
+    assert f"ERROR usage_error [{stopped}]: target not found" in result.stdout
+    assert "FAILED: 1 failure(s); 1 of 1 report(s) failed (0 run(s))" in result.stdout
+    [annotation] = [line for line in result.stdout.splitlines() if line.startswith("::error")]
+    assert "usage_error [" in annotation
+    merged = json.loads((tmp_path / "merged.json").read_text(encoding="utf-8"))
+    assert merged["reports"][0]["error"]["code"] == "usage_error"
+    assert merged["error"] is None and merged["failures"] == []
+    assert "sandboxverify merge failed" in summary.read_text(encoding="utf-8")
+
+
 def test_merge_needs_a_report() -> None:
     result = run_cli(["merge"])
     assert result.code == 2
@@ -189,6 +236,8 @@ def test_matrix_prints_the_pythons_requires_python_allows(tmp_path: Path) -> Non
     }
     assert json.loads(here.stdout)["python"][0] == "3.9"
     assert json.loads(here.stdout)["python"][-1] == CPYTHON_RELEASES[-1]
+    for printed in (result, with_os, here):
+        assert_valid_matrix(json.loads(printed.stdout))
 
 
 @pytest.mark.slow

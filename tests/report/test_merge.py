@@ -6,23 +6,34 @@ from __future__ import annotations
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from sandboxverify.report._junit import junit_xml
 from sandboxverify.report._load import ReportFormatError, report_from_json
-from sandboxverify.report._merge import Source, merge, merged_document, merged_junit, merged_summary
+from sandboxverify.report._merge import (
+    Source,
+    merge,
+    merged_document,
+    merged_junit,
+    merged_summary,
+    problems,
+)
 from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
     PluginError,
     PluginRecord,
     Report,
+    ReportError,
     Run,
     Stage,
     ToolRecord,
+    empty_imports,
 )
+from tests.helpers import assert_valid_report
 
 
 def report(python: str = "3.12.1", os: str | None = "Linux", *, broken: bool = False) -> Report:
@@ -44,7 +55,7 @@ def report(python: str = "3.12.1", os: str | None = "Linux", *, broken: bool = F
         stages=(Stage("build", "passed", 1.0), Stage("venv", "passed", 0.2)),
         plugins=(plugin,),
         tools=() if broken else (ToolRecord("greet", "greet", "Say hello", {"type": "object"}),),
-        imports={"modules": 1, "imported": ["pkg"], "failed": []},
+        imports={**empty_imports(), "modules": 1, "imported": ["pkg"]},
         scripts=(),
         installed=({"name": "pkg", "version": "1.0"},),
         os=os,
@@ -104,21 +115,58 @@ def test_fields_of_a_newer_or_older_report_are_tolerated() -> None:
     assert merged.run_labels == (("Python 3.12.1 on an unknown OS",),)
 
 
-def test_a_usage_error_report_is_a_failed_source_with_its_error_as_a_failure() -> None:
-    document = {
-        "version": 1,
-        "ok": False,
-        "target": "nope/*",
-        "runs": [],
-        "failures": [],
-        "error": {"code": "usage_error", "message": "target not found: nope/*", "hint": "…"},
-    }
-    merged = merge([Source("job.json", document, report_from_json(document))])
+def test_a_report_whose_check_stopped_early_is_a_failed_source_with_its_error() -> None:
+    """A job's usage error (exit 2) leaves a report with an ``error`` and no run: the merge fails,
+    and the error is the job's, not a failure code report v1 does not have."""
+    stopped = Report(
+        target="nope/*",
+        artifacts=(),
+        runs=(),
+        failures=(),
+        host="auto",
+        groups=(),
+        installer="auto",
+        seconds=0.1,
+        error=ReportError("usage_error", "target not found: nope/*", "pass a project"),
+    )
+    merged = merge([source("job.json", stopped), source("linux.json", report())])
     assert not merged.ok
-    [failure] = merged_document(merged)["failures"]
-    assert failure["message"] == "target not found: nope/*"
-    assert failure["label"] == "job.json"
-    assert failure["report"] == "job.json"
+    assert merged.failures == 1
+    [problem] = problems(merged)
+    assert (problem.code, problem.message, problem.label, problem.error) == (
+        "usage_error",
+        "target not found: nope/*",
+        "job.json",
+        True,
+    )
+    document = merged_document(merged)
+    assert_valid_report(document)
+    assert document["failures"] == []
+    assert document["error"] is None  # the merge itself reached its verdict
+    assert document["reports"][0]["error"]["code"] == "usage_error"
+    assert [r["ok"] for r in document["reports"]] == [False, True]
+    assert "| job.json | failed | no run | 1 |" in merged_summary(merged)
+    [suite, *_] = ET.fromstring(merged_junit(merged)).findall("testsuite")
+    case = suite.find("testcase")
+    assert case is not None and case.get("name") == "usage_error"
+    assert case.find("failure") is not None
+
+
+def test_the_merge_s_own_error_is_on_every_rendering() -> None:
+    """A merge that stopped after its verdict (a step summary it could not append, say) says
+    so in its report, its JUnit file and its summary, as a check does."""
+    merged = replace(
+        merge([source("linux.json", report())]),
+        error=ReportError("usage_error", "cannot append the step summary", None),
+    )
+    assert not merged.ok
+    document = merged_document(merged)
+    assert_valid_report(document)
+    assert document["ok"] is False and document["error"]["code"] == "usage_error"
+    root = ET.fromstring(merged_junit(merged))
+    assert root.get("failures") == "1"
+    assert root.findall("testsuite")[-1].get("name") == "sandboxverify merge"
+    assert "cannot append the step summary" in merged_summary(merged)
 
 
 def test_runs_are_labelled_by_python_and_os_and_same_labels_by_their_report() -> None:
@@ -147,6 +195,7 @@ def test_the_merged_document_keeps_every_run_and_failure_with_its_label() -> Non
         ]
     )
     document = merged_document(merged)
+    assert_valid_report(document)
     assert document["version"] == 1 and document["ok"] is False
     assert document["target"] == "dist/*"
     assert [(r["label"], r["os"], r["report"]) for r in document["runs"]] == [

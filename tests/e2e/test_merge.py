@@ -117,9 +117,11 @@ def test_one_failed_job_fails_the_merge_with_its_label_on_the_failure(
     assert "plugin_load_failed [Python 3.12" in annotation and " on Linux" in annotation
     assert "setpu" in annotation
     junit = ET.parse(tmp_path / "junit.xml").getroot()
-    assert junit.get("failures") == "1"
-    [failed] = [case for case in junit.iter("testcase") if case.find("failure") is not None]
-    assert "setpu" in str(failed.get("name"))
+    # the failed job's own failed cases, and only those: its probe and its plugin
+    failed = [case for case in junit.iter("testcase") if case.find("failure") is not None]
+    assert junit.get("failures") == str(len(failed)) == "2"
+    assert len({str(case.get("classname")).split(".")[1] for case in failed}) == 1
+    assert any("setpu" in ET.tostring(case, "unicode") for case in failed)
     assert "### Python 3.12" in summary.read_text(encoding="utf-8")
 
 

@@ -31,7 +31,7 @@ from sandboxverify.cli._output import (
     write_json,
     write_junit,
 )
-from sandboxverify.report._model import ErrorCode, Report, ReportError
+from sandboxverify.report._model import ErrorCode, Report, ReportError, stopped_report
 from sandboxverify.report._redact import Redactor
 
 if TYPE_CHECKING:
@@ -133,16 +133,10 @@ class Surfaces:
         if self.report is not None:
             report = replace(self.report, error=error)
         else:
-            report = Report(
+            report = stopped_report(
+                error,
                 target=" ".join(self.targets) or ".",
-                artifacts=(),
-                runs=(),
-                failures=(),
-                host="auto",
-                groups=(),
-                installer="auto",
                 seconds=time.perf_counter() - self.started,
-                error=error,
             )
         if self.json_out and not (self.json_out == "-" and "json" in self._written):
             out = self.json_out

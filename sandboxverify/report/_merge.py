@@ -24,6 +24,7 @@ from sandboxverify.report._model import (
     ReportError,
     Run,
     registrations,
+    stopped_report,
 )
 from sandboxverify.report._summary import (
     SUMMARY_BUDGET,
@@ -246,7 +247,7 @@ def merged_junit(merged: Merged, *, now: datetime | None = None) -> str:
     if root is None:
         root = ET.Element("testsuites", name="sandboxverify")
     if merged.error is not None:  # the merge stopped after its verdict: one more failed case
-        stopped = ET.fromstring(junit_xml(_error_report(merged.error)))
+        stopped = ET.fromstring(junit_xml(stopped_report(merged.error, target="")))
         for name in _COUNTS:
             if name in stopped.attrib:
                 totals[name] = totals.get(name, 0.0) + float(stopped.attrib[name])
@@ -316,21 +317,6 @@ def merged_summary(merged: Merged) -> str:
         else:
             sections.append(f"### {title}\n\n{_fit(body, budget)}")
     return "\n".join(sections).rstrip("\n") + "\n"
-
-
-def _error_report(error: ReportError) -> Report:
-    """A report of nothing but ``error``, rendered as ``check`` renders one."""
-    return Report(
-        target="",
-        artifacts=(),
-        runs=(),
-        failures=(),
-        host="",
-        groups=(),
-        installer="",
-        seconds=0.0,
-        error=error,
-    )
 
 
 def _demoted(summary: str) -> str:

@@ -285,3 +285,19 @@ class Report:
             "failures": [failure.to_json() for failure in self.failures],
             "error": self.error.to_json() if self.error else None,
         }
+
+
+def stopped_report(error: ReportError, *, target: str, seconds: float = 0.0) -> Report:
+    """The report of a command that stopped before it had one (a usage error, a bug, a signal):
+    nothing checked, ``ok: false``, and the error."""
+    return Report(
+        target=target,
+        artifacts=(),
+        runs=(),
+        failures=(),
+        host="auto",
+        groups=(),
+        installer="auto",
+        seconds=seconds,
+        error=error,
+    )

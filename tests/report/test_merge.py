@@ -32,6 +32,7 @@ from sandboxverify.report._model import (
     Stage,
     ToolRecord,
     empty_imports,
+    stopped_report,
 )
 from tests.helpers import assert_valid_report
 
@@ -118,17 +119,8 @@ def test_fields_of_a_newer_or_older_report_are_tolerated() -> None:
 def test_a_report_whose_check_stopped_early_is_a_failed_source_with_its_error() -> None:
     """A job's usage error (exit 2) leaves a report with an ``error`` and no run: the merge fails,
     and the error is the job's, not a failure code report v1 does not have."""
-    stopped = Report(
-        target="nope/*",
-        artifacts=(),
-        runs=(),
-        failures=(),
-        host="auto",
-        groups=(),
-        installer="auto",
-        seconds=0.1,
-        error=ReportError("usage_error", "target not found: nope/*", "pass a project"),
-    )
+    error = ReportError("usage_error", "target not found: nope/*", "pass a project")
+    stopped = stopped_report(error, target="nope/*", seconds=0.1)
     merged = merge([source("job.json", stopped), source("linux.json", report())])
     assert not merged.ok
     assert merged.failures == 1

@@ -87,6 +87,43 @@ def test_the_lock_pins_what_pyproject_asks_for_on_every_python(
             )
 
 
+def pulled_in_by(name: str) -> dict[str, set[str]]:
+    """Each package a lock pins, and what its ``# via`` comments say pulls it in."""
+    found: dict[str, set[str]] = {}
+    current: str | None = None
+    listing = False
+    for line in (LOCKS / name).read_text(encoding="utf-8").splitlines():
+        pin = re.match(r"^([A-Za-z0-9._-]+)==", line)
+        if pin:
+            current = canonicalize_name(pin[1])
+            found.setdefault(current, set())
+            listing = False
+        elif current is not None and (via := re.match(r"^    # via(?: (.+))?$", line)):
+            listing = via[1] is None
+            if via[1]:
+                found[current].add(via[1])
+        elif current is not None and listing and (item := re.match(r"^    #   (.+)$", line)):
+            found[current].add(item[1])
+    return found
+
+
+def test_the_lock_pins_nothing_pyproject_no_longer_asks_for() -> None:
+    """A dependency dropped from pyproject.toml leaves the lock with action/lock: then neither
+    it nor what only it pulled in is installed by the action any more."""
+    project = pyproject()["project"]
+    direct = {
+        canonicalize_name(Requirement(raw).name)
+        for raw in [*project["dependencies"], *project["optional-dependencies"]["uv"]]
+    }
+    locked = pulled_in_by("requirements.txt")
+    itself = "sandboxverify (pyproject.toml)"
+    pinned_for_itself = {name for name, by in locked.items() if itself in by}
+    assert pinned_for_itself == direct, f"the lock pins {pinned_for_itself}: run action/lock"
+    for name, by in locked.items():
+        parents = {canonicalize_name(parent) for parent in by - {itself}}
+        assert by and parents <= set(locked), f"{name} is pulled in by {by}: run action/lock"
+
+
 def test_uv_is_bootstrapped_with_the_pin_and_hashes_of_the_requirements() -> None:
     [uv] = pins("uv.txt")
     [locked] = [pin for pin in pins("requirements.txt") if pin["name"] == "uv"]

@@ -20,6 +20,7 @@ from sandboxverify.artifacts._artifacts import (
     inspect_sdist,
     inspect_wheel,
 )
+from sandboxverify.cli._options import reject_empty_targets
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -34,6 +35,7 @@ CPYTHON_RELEASES = ("3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
 def matrix(targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
     """``sandboxverify matrix``: the JSON matrix on stdout, on one line (fit for
     ``$GITHUB_OUTPUT``)."""
+    reject_empty_targets(targets)
     requires_python = _requires_python(targets)
     versions = allowed_versions(requires_python)
     document: dict[str, Any] = {}

@@ -34,6 +34,15 @@ def reject_empty(values: dict[str, str | tuple[str, ...] | None]) -> None:
             )
 
 
+def reject_empty_targets(targets: tuple[str, ...]) -> None:
+    """An empty TARGET (an unset variable, quoted) would mean the current directory: refused."""
+    if any(not value.strip() for value in targets):
+        raise UsageError(
+            "an empty TARGET was given (an unset variable?)",
+            hint="pass a project directory or built artifacts; '.' means the current directory",
+        )
+
+
 def seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A timeout option's value: a finite number of seconds, more than 0 and at most a day
     (``inf``, ``nan`` or ``1e999`` would disable the watchdog)."""

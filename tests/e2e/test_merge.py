@@ -271,6 +271,15 @@ def test_matrix_reads_built_artifacts_metadata(tmp_path: Path) -> None:
     ]
 
 
+def test_matrix_refuses_an_empty_target_as_check_does(tmp_path: Path) -> None:
+    """``sandboxverify matrix "$UNSET"`` would read the current directory's pyproject.toml."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
+    result = run_cli(["matrix", " "], cwd=tmp_path)
+    assert result.code == 2
+    assert result.stderr.startswith("ERROR an empty TARGET was given")
+    assert result.stdout == ""
+
+
 @pytest.mark.parametrize(
     ("pyproject", "message"),
     [

@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TextIO, Union
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 import click
 
@@ -31,14 +31,11 @@ from sandboxverify.cli._output import (
     write_json,
     write_junit,
 )
-from sandboxverify.report._model import ErrorCode, Report, ReportError, stopped_report
+from sandboxverify.report._model import ErrorCode, ReportError, stopped_report
 from sandboxverify.report._redact import Redactor
 
 if TYPE_CHECKING:
-    from sandboxverify.report._merge import Merged
-
-    #: what a command's surfaces show: a check's report, or the reports a merge put together
-    Result = Union[Report, Merged]
+    from sandboxverify.cli._output import Result
 
 #: the options that say where results go, and their shapes on the command line
 _REPORT_OPTIONS = {"--json": "json", "--junit-xml": "junit-xml"}

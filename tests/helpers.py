@@ -265,6 +265,19 @@ def assert_valid_report(document: Any) -> None:
     assert not errors, "the report does not match report-v1.schema.json: " + "; ".join(errors)
 
 
+def assert_valid_matrix(document: Any) -> None:
+    """What ``sandboxverify matrix`` prints: the ``matrix`` definition of report-v1.schema.json,
+    with no field it does not document."""
+    report = schema("report-v1")
+    matrix = _closed({"$schema": report["$schema"], **report["$defs"]["matrix"]})
+    errors = [
+        error.message for error in jsonschema.Draft202012Validator(matrix).iter_errors(document)
+    ]
+    assert not errors, (
+        "the matrix does not match report-v1.schema.json#/$defs/matrix: " + "; ".join(errors)
+    )
+
+
 def is_our_report(path: Path) -> bool:
     """A JSON report sandboxverify wrote."""
     try:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -136,6 +138,44 @@ def test_same_check_is_shared(sandbox_check):
 """
     )
     local.runpytest_subprocess().assert_outcomes(passed=2)
+
+
+#: what the plugin module may add to a pytest process beyond what pytest itself imports: the
+#: package root, its version and the plugin module (the harness alone is ~40 modules)
+PLUGIN_MODULE_BUDGET = 5
+
+
+def test_the_plugin_costs_a_pytest_run_that_uses_none_of_its_fixtures_nothing() -> None:
+    """Every pytest session where sandboxverify is installed imports the plugin: it may import
+    only what registering its option and fixtures needs (counted, not timed: a count is stable)."""
+    probe = (
+        "import sys, pytest\n"
+        "before = set(sys.modules)\n"
+        "import sandboxverify.pytest_plugin\n"
+        "print('\\n'.join(sorted(set(sys.modules) - before)))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    added = completed.stdout.split()
+    assert "sandboxverify.pytest_plugin" in added
+    assert len(added) <= PLUGIN_MODULE_BUDGET, added
+    heavy = ("sandboxverify.runtime", "sandboxverify.pipeline", "sandboxverify.stages", "packaging")
+    assert not [name for name in added if name.startswith(heavy)], added
+
+
+def test_a_pytest_session_loads_the_plugin_and_not_the_harness(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_plain="""
+import sys
+
+def test_nothing_of_sandboxverify_was_imported(pytestconfig):
+    assert pytestconfig.pluginmanager.hasplugin("sandboxverify")
+    loaded = [name for name in sys.modules if name.startswith("sandboxverify.")]
+    assert sorted(loaded) == ["sandboxverify._version", "sandboxverify.pytest_plugin"], loaded
+"""
+    )
+    local.runpytest_subprocess().assert_outcomes(passed=1)
 
 
 def test_the_playbook_fixture_fails_a_playbook_that_calls_nothing(local: pytest.Pytester) -> None:

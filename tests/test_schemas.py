@@ -235,7 +235,10 @@ def test_the_readme_documents_every_report_field() -> None:
     section = match.group(1)
     document = schema("report-v1")
     named = set(document["properties"])
-    for name in ("run", "plugin", "tool", "artifact", "stage", "failure", "error", "smoke"):
+    for name in (
+        *("run", "plugin", "tool", "artifact", "stage", "failure", "error", "smoke"),
+        "merged_source",
+    ):
         named |= set(document["$defs"][name]["properties"])
     missing = sorted(
         field for field in named if f"`{field}`" not in section and f"`{field}[]`" not in section

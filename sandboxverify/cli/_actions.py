@@ -21,6 +21,7 @@ from sandboxverify.cli._options import (
     check_options,
     merge,
     reject_empty,
+    reject_empty_targets,
 )
 from sandboxverify.cli._output import (
     check_json_path,
@@ -38,11 +39,7 @@ from sandboxverify.stages._smoke import load as load_playbook
 
 def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, Any]) -> int:
     surfaces = ctx.find_object(Surfaces) or Surfaces()
-    if any(not value.strip() for value in targets):
-        raise UsageError(
-            "an empty TARGET was given (an unset variable?)",
-            hint="pass a project directory or built artifacts; '.' means the current directory",
-        )
+    reject_empty_targets(targets)
     target = classify(targets)
     pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
     file_values = _config.load(pyproject) if pyproject else {}

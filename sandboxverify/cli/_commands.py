@@ -1,7 +1,9 @@
-"""The commands: ``check`` (build, sandbox and verify a package) and ``run`` (a playbook here,
-against the installed plugins), each with its options; what they do is in ``_actions``, imported
-only when one runs, so ``--help``, ``--version`` and usage errors start quickly. ``_main`` puts
-them in the ``sandboxverify`` group and is where their errors end."""
+"""The commands: ``check`` (build, sandbox and verify a package), ``run`` (a playbook here,
+against the installed plugins), ``merge`` (one verdict from a CI matrix's reports) and ``matrix``
+(the Pythons ``requires-python`` allows), each with its options; what they do is in ``_actions``
+(``check``, ``run``), ``_merge`` and ``_matrix``, imported only when one runs, so ``--help``,
+``--version`` and usage errors start quickly. ``_main`` puts them in the ``sandboxverify`` group
+and is where their errors end."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from typing import Any
 import click
 
 from sandboxverify.cli._live import replay_options
-from sandboxverify.cli._options import json_option, seconds
+from sandboxverify.cli._options import github_option, json_option, junit_option, seconds
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -169,16 +171,8 @@ from sandboxverify.runtime._protocol import SESSION_HOSTS
     "loads the plugins, when the distribution does not depend on it, e.g. --with pytest.",
 )
 @json_option("the JSON report")
-@click.option(
-    "--junit-xml",
-    metavar="FILE",
-    help="Write a JUnit XML report to FILE: one test case per check.",
-)
-@click.option(
-    "--github/--no-github",
-    default=None,
-    help="Write GitHub Actions annotations and a step summary. [default: when GITHUB_ACTIONS=true]",
-)
+@junit_option("a JUnit XML report (one test case per check)")
+@github_option
 @click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
 @click.option(
     "--cache/--no-cache",
@@ -268,3 +262,58 @@ def run_playbook(**options: Any) -> int:
     from sandboxverify.cli import _actions  # noqa: PLC0415 - what a run needs, when one runs
 
     return _actions.run_playbook(**options)
+
+
+@click.command("merge")
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT...")
+@json_option("the merged report")
+@junit_option("one JUnit XML report (every report's suites, each run labelled)")
+@github_option
+@click.option("-q", "--quiet", is_flag=True, help="Only failures and the verdict.")
+@click.pass_context
+def merge_reports(ctx: click.Context, /, reports: tuple[str, ...], **outputs: Any) -> int:
+    """Merge the JSON reports of CI matrix jobs (check --json) into one verdict.
+
+    REPORT is a report file, or a directory searched for *.json reports (as
+    actions/download-artifact leaves one directory per artifact). Each run is labelled with
+    its Python and the operating system it ran on.
+
+    \b
+    Exit codes:
+      0    every report passed
+      1    a report failed (or its check stopped before its verdict)
+      2    no reports, or one that cannot be read
+      3    internal error: a bug in sandboxverify (shown with its traceback)
+      130  interrupted (Ctrl-C)
+      143  terminated (SIGTERM)
+    On every exit the --json, --junit-xml and --github reports asked for are written.
+    """
+    from sandboxverify.cli import _merge  # noqa: PLC0415 - what a merge needs, when one runs
+
+    return _merge.merge_reports(ctx, reports, **outputs)
+
+
+@click.command("matrix")
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option(
+    "--os",
+    "systems",
+    multiple=True,
+    metavar="RUNNER",
+    help="Add an 'os' axis with these runners (repeatable), e.g. --os ubuntu-latest "
+    "--os macos-latest.",
+)
+def matrix(*, targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
+    """Print the Python versions TARGET's requires-python allows, as a JSON matrix.
+
+    TARGET is a project directory (default: .; its pyproject.toml is read) or built artifacts
+    (their metadata is read). The output, e.g. {"python": ["3.10", "3.11"]}, goes to
+    strategy.matrix with fromJSON. Versions: CPython 3.9 (the oldest a sandbox runs) to
+    the newest release this sandboxverify knows.
+
+    Exit codes: 0 printed, 2 no requires-python to read, or it allows none of these versions,
+    3 a bug in sandboxverify.
+    """
+    from sandboxverify.cli import _matrix  # noqa: PLC0415 - what it reads, when it runs
+
+    return _matrix.matrix(targets, systems)

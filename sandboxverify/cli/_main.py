@@ -19,7 +19,7 @@ from sandboxverify._errors import (
     SandboxVerifyError,
 )
 from sandboxverify._version import __version__
-from sandboxverify.cli._commands import check, run_playbook
+from sandboxverify.cli._commands import check, matrix, merge_reports, run_playbook
 from sandboxverify.cli._record import record
 from sandboxverify.cli._surfaces import Surfaces
 from sandboxverify.report._model import ErrorCode
@@ -41,6 +41,8 @@ def cli() -> None:
 cli.add_command(check)
 cli.add_command(run_playbook)
 cli.add_command(record)
+cli.add_command(merge_reports)
+cli.add_command(matrix)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -1,5 +1,6 @@
-"""The options of a command: ``--json`` as both commands take it, and the values ``check`` runs
-with, the command line's over ``[tool.sandboxverify]``'s, made into :class:`CheckOptions`."""
+"""The options of a command: ``--json``, ``--junit-xml`` and ``--github`` as the commands take
+them, and the values ``check`` runs with, the command line's over ``[tool.sandboxverify]``'s,
+made into :class:`CheckOptions`."""
 
 from __future__ import annotations
 
@@ -33,6 +34,15 @@ def reject_empty(values: dict[str, str | tuple[str, ...] | None]) -> None:
             )
 
 
+def reject_empty_targets(targets: tuple[str, ...]) -> None:
+    """An empty TARGET (an unset variable, quoted) would mean the current directory: refused."""
+    if any(not value.strip() for value in targets):
+        raise UsageError(
+            "an empty TARGET was given (an unset variable?)",
+            hint="pass a project directory or built artifacts; '.' means the current directory",
+        )
+
+
 def seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
     """A timeout option's value: a finite number of seconds, more than 0 and at most a day
     (``inf``, ``nan`` or ``1e999`` would disable the watchdog)."""
@@ -59,6 +69,21 @@ def json_option(what: str) -> Callable[[F], F]:
         help=f"Write {what} to FILE, or to stdout with '-' or no value "
         "(then the text output goes to stderr).",
     )
+
+
+def junit_option(what: str) -> Callable[[F], F]:
+    """``--junit-xml FILE``."""
+    return click.option("--junit-xml", metavar="FILE", help=f"Write {what} to FILE.")
+
+
+def github_option(function: F) -> F:
+    """``--github/--no-github``: annotations and the step summary (default: on a runner)."""
+    return click.option(
+        "--github/--no-github",
+        default=None,
+        help="Write GitHub Actions annotations and a step summary. "
+        "[default: when GITHUB_ACTIONS=true]",
+    )(function)
 
 
 _CLI_NAMES = {

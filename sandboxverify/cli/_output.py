@@ -9,11 +9,17 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, Union
 
 from sandboxverify._errors import UsageError
 from sandboxverify.report._model import Report
 from sandboxverify.report._redact import Redactor
+
+if TYPE_CHECKING:
+    from sandboxverify.report._merge import Merged
+
+    #: a check's report, or the reports ``merge`` put together
+    Result = Union[Report, Merged]
 
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
 
@@ -127,15 +133,20 @@ def _write(option: str, out: str, text: str) -> None:
         ) from None
 
 
-def write_junit(report: Report, junit_out: str, secrets: Redactor) -> None:
+def write_junit(report: Result, junit_out: str, secrets: Redactor) -> None:
     """The JUnit XML report: one test case per check."""
-    from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
+    if isinstance(report, Report):
+        from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
 
-    _write("--junit-xml", junit_out, junit_xml(secrets.value(report)))
+        _write("--junit-xml", junit_out, junit_xml(secrets.value(report)))
+    else:
+        from sandboxverify.report._merge import merged_junit  # noqa: PLC0415
+
+        _write("--junit-xml", junit_out, merged_junit(secrets.value(report)))
 
 
 def write_github(
-    report: Report,
+    report: Result,
     stream: TextIO,
     secrets: Redactor,
     *,
@@ -147,23 +158,34 @@ def write_github(
     the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one.
     ``annotate=False``: the summary only (the annotations are out already)."""
     report = secrets.value(report)
-    from sandboxverify.cli._github import GitHubSources, error_annotations  # noqa: PLC0415
-    from sandboxverify.report._summary import step_summary  # noqa: PLC0415
+    from sandboxverify.cli import _github  # noqa: PLC0415
 
     if annotate:
-        sources = GitHubSources(
-            pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
-            playbook=Path(playbook) if playbook else None,
-            root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
-        )
-        for line in error_annotations(report, sources):
+        if isinstance(report, Report):
+            sources = _github.GitHubSources(
+                pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
+                playbook=Path(playbook) if playbook else None,
+                root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
+            )
+            lines = _github.error_annotations(report, sources)
+        else:
+            lines = _github.merged_annotations(report)
+        for line in lines:
             stream.write(line + "\n")
         stream.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
+        if isinstance(report, Report):
+            from sandboxverify.report._summary import step_summary  # noqa: PLC0415
+
+            summary = step_summary(report)
+        else:
+            from sandboxverify.report._merge import merged_summary  # noqa: PLC0415
+
+            summary = merged_summary(report)
         try:
             with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(step_summary(report) + "\n")
+                handle.write(summary + "\n")
         except OSError as exc:
             raise UsageError(
                 f"cannot append the step summary to GITHUB_STEP_SUMMARY={summary_path}: "

@@ -1,11 +1,12 @@
-"""The CI surfaces a check was asked for (``--json``, ``--junit-xml``, ``--github`` or
-``GITHUB_ACTIONS=true``), written on every exit: a usage error, a bug or a signal must not leave
-a CI job without its report, its test results and its annotation.
+"""The CI surfaces a check (or a merge of checks) was asked for (``--json``, ``--junit-xml``,
+``--github`` or ``GITHUB_ACTIONS=true``), written on every exit: a usage error, a bug or a signal
+must not leave a CI job without its report, its test results and its annotation.
 
 What was asked is read from the command line before click parses it, leniently (an unknown
-option, a bad value or a broken ``[tool.sandboxverify]`` may be the very error to report), and
-from ``[tool.sandboxverify]``. Once ``check`` has merged its options it says which surfaces are
-the real ones, and once it has a report the error is added to that report instead of an empty one.
+option, a bad value or a broken ``[tool.sandboxverify]`` may be the very error to report), and,
+for ``check``, from ``[tool.sandboxverify]``. Once the command has its options it says which
+surfaces are the real ones, and once it has a report (``merge``: the merged reports) the error is
+added to that report instead of an empty one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, TextIO
+from typing import TYPE_CHECKING, Any, Callable, TextIO
 
 import click
 
@@ -30,11 +31,18 @@ from sandboxverify.cli._output import (
     write_json,
     write_junit,
 )
-from sandboxverify.report._model import ErrorCode, Report, ReportError
+from sandboxverify.report._model import ErrorCode, ReportError, stopped_report
 from sandboxverify.report._redact import Redactor
+
+if TYPE_CHECKING:
+    from sandboxverify.cli._output import Result
 
 #: the options that say where results go, and their shapes on the command line
 _REPORT_OPTIONS = {"--json": "json", "--junit-xml": "junit-xml"}
+#: the commands that write these surfaces
+_COMMANDS = ("check", "merge")
+#: the commands whose one surface is their result as JSON
+_JSON_ONLY = ("run", "record")
 
 
 @dataclass
@@ -48,8 +56,8 @@ class Surfaces:
     playbook: str | None = None
     #: the command asked for; ``run`` and ``record`` have one surface, their ``--json``
     command: str = "check"
-    #: the check's report, once it has one
-    report: Report | None = None
+    #: the command's report, once it has one
+    report: Result | None = None
     started: float = field(default_factory=time.perf_counter)
     #: every output goes through it: the caller's secrets never leave in a report
     secrets: Redactor = field(default_factory=Redactor)
@@ -57,20 +65,25 @@ class Surfaces:
 
     @classmethod
     def from_argv(cls, argv: Sequence[str], group: click.Group) -> Surfaces:
-        """What ``sandboxverify check ...`` asks for, as far as it can be told without
-        judging the rest of the command line; for ``run`` and ``record``, their ``--json``."""
+        """What ``sandboxverify check ...`` (or ``merge ...``) asks for, as far as it can be
+        told without judging the rest of the command line; for ``run`` and ``record``, their
+        ``--json``; nothing for other commands."""
         args = list(argv)
         at = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
         command = group.commands.get(args[at]) if at is not None else None
         if at is None or command is None or command.name is None:
             return cls()
         asked, targets = _lenient(command, args[at + 1 :])
-        if command.name != "check":
-            has_json = any(param.name == "json_out" for param in command.params)
-            return cls(json_out=asked.get("json") if has_json else None, command=command.name)
-        first = Path(targets[0]) if targets else None
-        pyproject = _config.find_pyproject(first if first is not None and first.is_dir() else None)
-        configured = _config.report_values(pyproject) if pyproject else {}
+        if command.name in _JSON_ONLY:
+            return cls(json_out=asked.get("json"), command=command.name)
+        if command.name not in _COMMANDS:
+            return cls()
+        pyproject: Path | None = None
+        configured: dict[str, Any] = {}
+        if command.name == "check":
+            first = Path(targets[0]) if targets else None
+            pyproject = _config.find_pyproject(first if first and first.is_dir() else None)
+            configured = _config.report_values(pyproject) if pyproject else {}
         github = asked.get("github", configured.get("github"))
         return cls(
             json_out=asked.get("json", configured.get("json")),
@@ -78,10 +91,11 @@ class Surfaces:
             github=github if isinstance(github, bool) else None,
             targets=tuple(targets),
             pyproject=pyproject,
+            command=command.name,
         )
 
     def resolve(self, values: dict[str, Any], pyproject: Path | None) -> None:
-        """The surfaces as ``check`` merged them from the command line and the configuration."""
+        """The surfaces as the command parsed them (``check``: merged with the configuration)."""
         self.json_out = values.get("json")
         self.junit_out = values.get("junit-xml")
         self.github = values.get("github")
@@ -99,8 +113,8 @@ class Surfaces:
         """Where text and annotations go: stdout, unless the JSON report goes there."""
         return self.secrets.stream(sys.stderr if self.json_out == "-" else sys.stdout)
 
-    def write(self, report: Report) -> None:
-        """The check's report on every surface asked for; a UsageError if the step summary
+    def write(self, report: Result) -> None:
+        """The command's report on every surface asked for; a UsageError if the step summary
         cannot be appended (the error boundary then adds the error to what was written)."""
         self.report = report
         if self.json_out:
@@ -122,26 +136,21 @@ class Surfaces:
         """The error on every surface asked for, added to the report if there is one. Never
         raises: a surface that cannot take it (a path that is the error itself) is skipped."""
         error = ReportError(code, message, hint)
-        if self.command != "check":
+        if self.command in _JSON_ONLY:
             if self.json_out:  # the result a run or a recording would have written
                 seconds = round(time.perf_counter() - self.started, 3)
                 document = {"ok": False, "error": error.to_json(), "seconds": seconds}
                 out = self.json_out
                 self._attempt("--json", out, lambda: write_json(document, out, self.secrets))
             return
+        report: Result
         if self.report is not None:
             report = replace(self.report, error=error)
         else:
-            report = Report(
+            report = stopped_report(
+                error,
                 target=" ".join(self.targets) or ".",
-                artifacts=(),
-                runs=(),
-                failures=(),
-                host="auto",
-                groups=(),
-                installer="auto",
                 seconds=time.perf_counter() - self.started,
-                error=error,
             )
         if self.json_out and not (self.json_out == "-" and "json" in self._written):
             out = self.json_out

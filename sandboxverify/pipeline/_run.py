@@ -3,6 +3,8 @@ then the smoke run."""
 
 from __future__ import annotations
 
+import platform
+import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,15 @@ from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plu
 from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._smoke import Playbook
 from sandboxverify.stages._smoke import run as run_smoke
+
+#: ``platform.system()`` names as people (and CI runners' ``RUNNER_OS``) say them
+_OS_NAMES = {"Darwin": "macOS"}
+
+
+def operating_system() -> str:
+    """The operating system this runs on: ``Linux``, ``macOS``, ``Windows``..."""
+    system = platform.system() or "unknown"
+    return _OS_NAMES.get(system, system)
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,8 @@ class Verifier:
                 imports=imports,
                 scripts=scripts,
                 installed=installed,
+                os=operating_system(),
+                platform=sysconfig.get_platform(),
             )
             return RunResult(run, tuple(failures), tuple(notes))
 

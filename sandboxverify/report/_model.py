@@ -205,6 +205,11 @@ class Run:
     scripts: tuple[dict[str, Any], ...] | None = None
     #: every distribution installed in the sandbox, ``{"name", "version"}``, sorted by name
     installed: tuple[dict[str, str], ...] = ()
+    #: the machine the run was on: its operating system (``Linux``, ``macOS``, ``Windows``) and
+    #: platform as ``sysconfig.get_platform()`` spells it (``linux-x86_64``), which tell the runs
+    #: of a report merged from CI matrix jobs apart
+    os: str | None = None
+    platform: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         # a stage that did not run leaves its field empty, never null: consumers read the
@@ -221,6 +226,8 @@ class Run:
             "imports": self.imports if self.imports is not None else empty_imports(),
             "scripts": list(self.scripts or ()),
             "installed": [dict(dist) for dist in self.installed],
+            "os": self.os,
+            "platform": self.platform,
         }
 
 
@@ -288,3 +295,19 @@ class Report:
             "failures": [failure.to_json() for failure in self.failures],
             "error": self.error.to_json() if self.error else None,
         }
+
+
+def stopped_report(error: ReportError, *, target: str, seconds: float = 0.0) -> Report:
+    """The report of a command that stopped before it had one (a usage error, a bug, a signal):
+    nothing checked, ``ok: false``, and the error."""
+    return Report(
+        target=target,
+        artifacts=(),
+        runs=(),
+        failures=(),
+        host="auto",
+        groups=(),
+        installer="auto",
+        seconds=seconds,
+        error=error,
+    )

@@ -112,7 +112,7 @@ def test_a_server_that_crashes_at_start_is_probe_crashed_with_its_stderr() -> No
     [failure] = result.json()["failures"]
     assert failure["code"] == "probe_crashed"
     assert failure["plugin"] == "svfix-broken-mcp-crash"
-    assert "exited with code 1 while waiting for the answer to initialize" in failure["message"]
+    assert "exited with code 1 before answering initialize" in failure["message"]
     assert "RuntimeError: missing configuration: set SVFIX_MCP_CONFIG" in result.stdout
 
 

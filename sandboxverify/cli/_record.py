@@ -106,7 +106,8 @@ def model_options(function: F) -> F:
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    help="How long the whole session may take.",
+    help="How long the whole session may take. [default: no limit in place; with --sandbox, "
+    "600, after which the session is killed]",
 )
 @sandbox_options
 @json_option("the result as JSON")

@@ -144,7 +144,10 @@ def sandbox_hint(error: dict[str, Any]) -> str | None:
             f"stay outside): pass the model's key with --pass-env {variable}"
         )
     if reason == "unknown_model":
-        return "install the model's llm plugin into the sandbox: --with llm-PLUGIN"
+        return (
+            "the sandbox has only the llm plugins that --with installs: add the model's "
+            "(--with llm-PLUGIN), or check its name with 'llm models list'"
+        )
     if reason == "no_llm":
         return "install llm and the model's plugin into the sandbox: --with llm --with llm-PLUGIN"
     hint = error.get("hint")

@@ -22,8 +22,10 @@ from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._options import json_option
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, _smoke_call_lines
+from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint, sandbox_options
 from sandboxverify.report._redact import SECRET_NAME, Redactor
 from sandboxverify.runtime._protocol import SESSION_HOSTS
+from sandboxverify.sandbox._toolchain import InstallerChoice
 from sandboxverify.stages.playbook import parse_playbook
 from sandboxverify.stages.playbook._replay import load_mocks
 from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
@@ -104,8 +106,10 @@ def model_options(function: F) -> F:
     "--timeout",
     type=click.FloatRange(min=0, min_open=True),
     metavar="SECONDS",
-    help="How long the whole session may take.",
+    help="How long the whole session may take. [default: no limit in place; with --sandbox, "
+    "600, after which the session is killed]",
 )
+@sandbox_options
 @json_option("the result as JSON")
 @click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
 def record(
@@ -126,14 +130,23 @@ def record(
     timeout: float | None,
     json_out: str | None,
     verbose: int,
+    sandbox: bool,
+    project: str | None,
+    with_requirements: tuple[str, ...],
+    pass_env: tuple[str, ...],
+    installer: InstallerChoice | None,
+    python: str | None,
 ) -> int:
     """Record a session: a live MODEL (any llm model) drives the plugins' tools, one turn per
     PROMPT; every model step becomes an action of a playbook written to FILE.
 
     The plugins' tools run for real, environmental tools and UI prompts are mocked (--mocks).
-    The playbook replays without a model or a key ('sandboxverify run FILE', 'check --smoke
-    FILE'); 'run FILE --live' checks that the model still makes the same calls. Exit codes:
-    0 recorded, 1 the session failed, 2 a bad option or an unusable model.
+    The plugins are those installed here, or with --sandbox those of the project's wheel,
+    built and installed in a fresh sandbox as 'check' does (with --with llm and the model's
+    plugin; the model's key only through --pass-env). The playbook replays without a model or a
+    key ('sandboxverify run FILE', 'check --smoke FILE'); 'run FILE --live' checks that the
+    model still makes the same calls. Exit codes: 0 recorded, 1 the session (or, with
+    --sandbox, the build or install) failed, 2 a bad option or an unusable model.
     """
     path = _output_path(output)
     trace_path = Path(trace) if trace else path.with_suffix(".jsonl")
@@ -144,6 +157,8 @@ def record(
         raise UsageError("an empty PROMPT was given", hint="each PROMPT is what the user says")
     for pattern in normalize:
         _regex("--normalize", pattern)
+    sandboxed = SandboxChoice(sandbox, project, with_requirements, pass_env, installer, python)
+    sandboxed.check()
     mocked = load_mocks(Path(mocks)) if mocks else {"mock_tools": {}, "mock_ui": {}}
     options = dict(model_options)
     request: dict[str, Any] = {
@@ -160,16 +175,22 @@ def record(
         "trace": str(trace_path),
         **mocked,
     }
-    # the runtime drives llm in this process: only this command pays for importing it
-    from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
-
-    started = time.perf_counter()
-    with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
-        result = usable(record_here(request))
-    result["seconds"] = round(time.perf_counter() - started, 3)
     secrets = Redactor()
     human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     style = Style(human.isatty())
+    started = time.perf_counter()
+    if sandbox:
+        result = sandboxed.record(
+            request, timeout=timeout, trace=trace_path, human=human, verbose=verbose
+        )
+        result = usable(result, sandbox_hint)
+    else:
+        # the runtime drives llm in this process: only this command pays for importing it
+        from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
+
+        with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
+            result = usable(record_here(request))
+    result["seconds"] = round(time.perf_counter() - started, 3)
     lines = _smoke_call_lines(result, style)
     kept = {name: value for name, value in options.items() if not SECRET_NAME.search(name)}
     text: str | None = None
@@ -218,11 +239,14 @@ def record(
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def usable(result: dict[str, Any]) -> dict[str, Any]:
-    """A model that cannot be used is the command's fault: exit 2, before anything ran."""
+def usable(
+    result: dict[str, Any], hint: Callable[[dict[str, Any]], str | None] | None = None
+) -> dict[str, Any]:
+    """A model that cannot be used is the command's fault: exit 2, before anything ran.
+    ``hint``: what to change, from the error (where the model ran decides it)."""
     error = result.get("error") or {}
     if error.get("usage"):
-        raise UsageError(error["message"], hint=error.get("hint"))
+        raise UsageError(error["message"], hint=hint(error) if hint else error.get("hint"))
     return result
 
 
@@ -272,6 +296,8 @@ def failure_lines(result: dict[str, Any], style: Style, verbose: int) -> list[st
     lines = [f"{style.paint('FAILED', 'failed')} [{error.get('code')}] {error.get('message')}"]
     details = (error.get("details") or "").rstrip().splitlines()
     lines += [style.paint(f"  | {text}", "dim") for text in (details if verbose else details[-20:])]
+    if error.get("hint"):
+        lines.append(f"  hint: {error['hint']}")
     return lines
 
 
@@ -286,8 +312,16 @@ def _header(path: Path, result: dict[str, Any]) -> list[str]:
         f"{', '.join(result.get('plugins') or []) or 'no plugin'}.",
         "Every model step is an action; the plugins' tools ran for real, result = what they "
         "returned.",
+        *_where(result),
         *_next_steps(path),
     ]
+
+
+def _where(result: dict[str, Any]) -> list[str]:
+    sandbox = result.get("sandbox")
+    if not sandbox:
+        return []
+    return [f"The plugins came from {sandbox['wheel']}, in a sandbox (Python {sandbox['python']})."]
 
 
 def _next_steps(path: Path) -> list[str]:

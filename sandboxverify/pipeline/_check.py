@@ -54,7 +54,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         )
     _check_hookspecs(options)
     server = _server_ref(options)
-    _check_requirements(options.with_requirements)
+    check_requirements(options.with_requirements)
     if options.smoke and options.host == "entrypoints":
         raise UsageError(
             "--smoke does not apply to --host entrypoints: its entry points are not tools a "
@@ -68,7 +68,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     interpreters = resolve_all(explicit) if explicit or not selectors else []
     toolchain = choose(options.installer)
     with Workspace(keep=options.keep) as workspace, supervised():
-        build = _build(target, workspace, toolchain, options, on_event)
+        build = build_target(target, workspace, toolchain, options, on_event)
         if selectors:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
@@ -172,13 +172,15 @@ def _selected(
     return list({i.path: i for i in [*explicit, *chosen]}.values())
 
 
-def _build(
+def build_target(
     target: Target,
     workspace: Workspace,
     toolchain: Toolchain,
     options: CheckOptions,
     on_event: EventSink,
 ) -> BuildResult:
+    """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced
+    to ``on_event``; reused from the artifact cache when the tree is unchanged."""
     settings = BuildSettings(
         builder=toolchain.builder,
         index=IndexOptions(options.index_url, options.find_links),
@@ -228,7 +230,7 @@ def _server_ref(options: CheckOptions) -> EntryPointRef | None:
         raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None
 
 
-def _check_requirements(requirements: Sequence[str]) -> None:
+def check_requirements(requirements: Sequence[str]) -> None:
     """``--with`` takes requirement strings only: never an installer option in disguise."""
     for text in requirements:
         try:

@@ -128,6 +128,8 @@ def _unavailable(exc: ModelUnavailable) -> dict[str, Any]:
             "message": exc.message,
             "hint": exc.hint,
             "usage": True,
+            "reason": exc.reason,
+            "key_env": exc.key_env,
             "turn": None,
             "action": None,
             "details": None,

@@ -22,6 +22,7 @@ from sandboxverify.stages._runtime_call import (
     ProbeError,
     ProbeSettings,
     Subject,
+    payload,
     request_runtime,
     runtime_timeout,
 )
@@ -104,13 +105,8 @@ def run(
         }
         return record, exc.failure
     record = {
-        key: value
-        for key, value in result.items()
-        if key not in ("protocol", "nonce", "action", "python")
-    }
-    record = {
         "playbook": playbook.name,
-        **record,
+        **payload(result),
         "seconds": round(time.perf_counter() - started, 3),
     }
     error = result.get("error")

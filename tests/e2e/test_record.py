@@ -211,6 +211,9 @@ def test_no_key_or_secret_is_ever_written(tmp_path: Path, env: dict[str, str]) -
         (["run", "fixture", "--compare-results"], 2, "records no results"),
         (["run", "fixture", "--live", "--compare-results"], 2, "--live lets the model choose"),
         (["run", "fixture", "--live"], 2, "names no model to run live"),
+        (["record", "hi", "-m", "echo", "-o", "s.toml", "--with", "llm-echo"], 2, "--with applies"),
+        (["record", "hi", "-m", "echo", "-o", "s.toml", "--sandbox", "--with", "a b"], 2, "--with"),
+        (["record", "hi", "-m", "echo", "-o", "s.toml", "--sandbox", "--project", "no"], 2, "no"),
     ],
 )
 def test_usage_errors_exit_2_before_anything_runs(

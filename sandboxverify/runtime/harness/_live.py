@@ -47,12 +47,23 @@ _SHORTEST_SECRET = 6
 
 class ModelUnavailable(Exception):
     """The model cannot be used here (llm missing, unknown model, no key, bad option): a problem
-    of the command, found before anything runs."""
+    of the command, found before anything runs. ``reason`` says which (``no_llm``,
+    ``unknown_model``, ``no_key``, ``options``); ``key_env`` names the variable a missing key
+    may come from, if the model has one."""
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        reason: str | None = None,
+        key_env: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
+        self.reason = reason
+        self.key_env = key_env
 
 
 @dataclass
@@ -87,6 +98,7 @@ def open_model(
         raise ModelUnavailable(
             f"a live model needs the llm library, which cannot be imported here: {exc}",
             hint="pip install llm and the plugin of your model (llm install llm-anthropic, ...)",
+            reason="no_llm",
         ) from None
     # keys live in llm's user directory: keep it where it is now, whatever a host sets later
     os.environ.setdefault("LLM_USER_PATH", str(llm.user_dir()))
@@ -96,6 +108,7 @@ def open_model(
         raise ModelUnavailable(
             f"unknown model {model_id!r}: {exc.args[0] if exc.args else exc}",
             hint="'llm models list' shows the models of the llm plugins installed here",
+            reason="unknown_model",
         ) from None
     chosen = dict(options or {})
     key = None
@@ -103,7 +116,11 @@ def open_model(
         try:
             key = model.get_key()
         except Exception as exc:  # llm.errors.NeedsKeyException
-            raise ModelUnavailable(f"model {model_id!r}: {exc}") from None
+            raise ModelUnavailable(
+                f"model {model_id!r}: {exc}",
+                reason="no_key",
+                key_env=getattr(model, "key_env_var", None) or None,
+            ) from None
     secret_options = [str(value) for name, value in chosen.items() if _SECRET_NAME.search(name)]
     secrets = secret_values(os.environ, [key, *_stored_keys(llm), *secret_options])
     try:
@@ -112,6 +129,7 @@ def open_model(
         raise ModelUnavailable(
             redact(f"model {model_id!r} does not take options {', '.join(chosen)}: {exc}", secrets),
             hint="'llm models list --options' shows each model's options",
+            reason="options",
         ) from None
     return LiveModel(llm, model, system, chosen, max_steps, secrets)
 

@@ -2,28 +2,47 @@
 
 - ``harness(plugins=None, **options)`` creates a :class:`~sandboxverify.harness.TestSession`
   (closed after the test); by default it loads the plugins of the project under test.
-- ``playbook(path, **options)`` runs a declarative ``.toml`` playbook in-process and returns the
-  session, for assertions on its events.
+- ``playbook(path, **options)`` runs a declarative ``.toml`` playbook in-process, with the same
+  checks as ``run`` and ``check --smoke`` (``nothing_called`` included), and returns the session,
+  for assertions on its events.
 - ``sandbox_check(target=".", **options)`` runs ``sandboxverify check`` and returns the report;
   identical calls within one test session share one result (a check builds and installs).
-- ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``.
+- ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``, whoever
+  created the session; unnamed snapshots are numbered per test, across its sessions.
+- After a test that passed, the ``harness`` fixture's sessions must have used every entry of
+  their list mocks and UI answers (``mocks_unused``), as a ``with`` block checks at its end.
+
+pytest loads this module in every session of every project where sandboxverify is installed, so
+it imports only what registering the option, the hooks and the fixtures needs: the harness, the
+playbook reader and the check pipeline are imported by the fixture that uses them, when a test
+asks for it. A pytest run that uses none of the fixtures pays for none of it. The snapshot module
+is imported only for ``--update-snapshots``; otherwise the hooks touch it only once something
+else has imported it (before that, it has no numbers to restart and updates are off).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import pytest
 
-from sandboxverify.pipeline._check import check
-from sandboxverify.pipeline._options import CheckOptions
-from sandboxverify.report._model import Report
-from sandboxverify.runtime.harness import TestSession, create_test_session, run_spec
-from sandboxverify.stages.playbook import load_playbook
+if TYPE_CHECKING:
+    from collections.abc import Generator, Iterator
+    from types import ModuleType
 
-HarnessFactory = Callable[..., TestSession]
+    from sandboxverify.report._model import Report
+    from sandboxverify.runtime.harness import TestSession
+
+    HarnessFactory = Callable[..., TestSession]
+
+_TEST_FAILED = pytest.StashKey[bool]()
+_SNAPSHOT_MODULE = "sandboxverify.runtime.harness._snapshot"
+
+
+def _snapshots_if_loaded() -> ModuleType | None:
+    return sys.modules.get(_SNAPSHOT_MODULE)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -36,8 +55,39 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("update_snapshots", False):
+        from sandboxverify.runtime.harness import _snapshot  # noqa: PLC0415
+
+        _snapshot.request_updates(True)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    snapshots = _snapshots_if_loaded()
+    if snapshots is not None:
+        snapshots.request_updates(False)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    snapshots = _snapshots_if_loaded()
+    if snapshots is not None:
+        snapshots.restart_numbers()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, Any, None]:
+    outcome = yield
+    if outcome.get_result().failed:
+        item.stash[_TEST_FAILED] = True
+
+
 @pytest.fixture
 def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
+    from sandboxverify.runtime.harness import create_test_session  # noqa: PLC0415
+
     sessions: list[TestSession] = []
     update = bool(request.config.getoption("update_snapshots"))
 
@@ -48,12 +98,21 @@ def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
         return session
 
     yield factory
-    for session in sessions:
-        session.close()
+    try:
+        if not request.node.stash.get(_TEST_FAILED, False):
+            for session in sessions:
+                if session.failure is None and session.auto_assert:
+                    session.assert_mocks_used()
+    finally:
+        for session in sessions:
+            session.close()
 
 
 @pytest.fixture
 def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
+    from sandboxverify.runtime.harness import run_spec  # noqa: PLC0415
+    from sandboxverify.stages.playbook import load_playbook  # noqa: PLC0415
+
     def run(path: str | Path, **options: Any) -> TestSession:
         spec = load_playbook(Path(path))
         options.setdefault("mock_tools", spec.get("mock_tools") or {})
@@ -67,6 +126,9 @@ def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
 
 @pytest.fixture(scope="session")
 def sandbox_check() -> Callable[..., Report]:
+    from sandboxverify.pipeline._check import check  # noqa: PLC0415
+    from sandboxverify.pipeline._options import CheckOptions  # noqa: PLC0415
+
     reports: dict[tuple[Any, ...], Report] = {}
 
     def run(target: str | Path = ".", **options: Any) -> Report:

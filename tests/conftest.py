@@ -1,8 +1,31 @@
 from __future__ import annotations
 
+import json
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
 
+from sandboxverify._errors import ConfigError
+from sandboxverify.cli import _config
+from sandboxverify.report._model import Report
 from sandboxverify.sandbox._toolchain import find_uv
+from sandboxverify.stages.playbook import _document
+from tests.helpers import (
+    assert_valid_junit,
+    assert_valid_report,
+    is_our_junit,
+    is_our_report,
+    schema_errors,
+)
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older hosts
+    import tomli as tomllib
 
 
 @pytest.fixture
@@ -16,6 +39,104 @@ pytest_plugins = ["pytester"]
 
 @pytest.fixture(autouse=True)
 def _not_on_a_runner(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Checks run by the suite must not annotate or summarise the CI job running the suite."""
-    for name in ("GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
+    """Checks run by the suite must not annotate or summarise the CI job running the suite.
+
+    CI is cleared too: it switches snapshot writing off, so a test that depends on it sets it.
+    """
+    for name in ("CI", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "GITHUB_WORKSPACE"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _every_report_matches_its_schema() -> Iterator[None]:
+    """Every report the suite makes in-process (``check``, the command line run in-process,
+    the renderings' inputs) matches report-v1.schema.json, with no field it does not list."""
+    to_json = Report.to_json
+
+    def validated(self: Report) -> dict[str, Any]:
+        document = to_json(self)
+        assert_valid_report(document)
+        return document
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Report, "to_json", validated)
+        yield
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _configs_and_playbooks_match_their_schemas() -> Iterator[None]:
+    """Every ``[tool.sandboxverify]`` and TOML playbook the suite loads in-process is judged
+    alike by the loader and the shipped schema: a table the loader accepts matches
+    config.schema.json and one it refuses does not; a playbook it accepts matches
+    playbook.schema.json (some of its refusals, such as a reference to no capture, are beyond
+    what a schema can say)."""
+    load_config = _config.load
+    parse_playbook = _document.parse_playbook
+
+    def checked_config(pyproject: Path) -> dict[str, Any]:
+        try:
+            values = load_config(pyproject)
+        except ConfigError:
+            table = _tool_table(pyproject)
+            if table is not None:
+                assert schema_errors("config", table), f"config.schema.json accepts {table}"
+            raise
+        errors = schema_errors("config", _tool_table(pyproject) or {})
+        assert not errors, f"{pyproject}: " + "; ".join(errors)
+        return values
+
+    def checked_playbook(text: str, source: str) -> dict[str, Any]:
+        spec = parse_playbook(text, source)
+        errors = schema_errors("playbook", tomllib.loads(text))
+        assert not errors, f"{source}: " + "; ".join(errors)
+        return spec
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_config, "load", checked_config)
+        patch.setattr(_document, "parse_playbook", checked_playbook)
+        yield
+
+
+def _tool_table(pyproject: Path) -> dict[str, Any] | None:
+    """``[tool.sandboxverify]`` as written, if the file is TOML and the table a table."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    table = data.get("tool", {}).get("sandboxverify", {})
+    return table if isinstance(table, dict) else None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    """Every JUnit file and JSON report a passing test leaves in its ``tmp_path`` (the real
+    command line's, in-process or in a subprocess) validates: JUnit against junit-10.xsd, the
+    report against report-v1.schema.json."""
+    result = yield
+    root = getattr(item, "funcargs", {}).get("tmp_path")
+    if isinstance(root, Path):
+        for path in _files(root, (".xml", ".json")):
+            if path.suffix == ".xml" and is_our_junit(path):
+                assert_valid_junit(path)
+            elif path.suffix == ".json" and is_our_report(path):
+                assert_valid_report(json.loads(path.read_text(encoding="utf-8")))
+    return result
+
+
+def _files(root: Path, suffix: tuple[str, ...]) -> Iterator[Path]:
+    """Files under ``root`` ending with ``suffix``, not looking inside virtual environments."""
+    for folder, dirs, files in os.walk(root):
+        if "pyvenv.cfg" in files:
+            dirs.clear()
+            continue
+        dirs[:] = [d for d in dirs if d not in ("__pycache__", ".git", "node_modules")]
+        yield from (Path(folder, name) for name in files if name.endswith(suffix))
+
+
+@pytest.fixture(autouse=True)
+def _an_empty_artifact_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Each test builds what it checks: no test reuses another's build (the cache's own tests
+    fill it on purpose), and nothing is written to the user's cache."""
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path_factory.mktemp("artifact-cache")))

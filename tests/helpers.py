@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import os
@@ -16,11 +17,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import jsonschema
+import xmlschema
 import yaml
+
+from sandboxverify.report._model import REPORT_SCHEMA
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 ACTION = ROOT / "action.yml"
+#: Jenkins' JUnit schema (jenkinsci/xunit-plugin, junit-10.xsd), the one pytest's own
+#: ``--junitxml`` output is tested against: what Jenkins, GitLab and the GitHub reporters read
+JUNIT_XSD = ROOT / "tests" / "schemas" / "junit-10.xsd"
+#: the JSON Schemas the package ships
+SCHEMAS = ROOT / "sandboxverify" / "schemas"
 
 
 def fixture(name: str) -> Path:
@@ -44,6 +54,8 @@ class CliResult:
     def json(self) -> dict[str, Any]:
         data = json.loads(self.stdout)
         assert isinstance(data, dict)
+        if data.get("$schema") == REPORT_SCHEMA:
+            assert_valid_report(data)
         return data
 
 
@@ -189,3 +201,87 @@ def readme_commands() -> list[str]:
     """The README's first two commands: run the sample check, run the tests."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     return re.findall(r"```bash\n(.+?)\n```", text)[:2]
+
+
+@functools.cache
+def _junit_schema() -> xmlschema.XMLSchema:
+    return xmlschema.XMLSchema(str(JUNIT_XSD))
+
+
+def assert_valid_junit(source: str | Path) -> None:
+    """A JUnit XML document (its text, or a file) that ``junit-10.xsd`` accepts."""
+    document = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    errors = [str(error) for error in _junit_schema().iter_errors(document)]
+    assert not errors, f"{source if isinstance(source, Path) else 'JUnit XML'}: " + errors[0]
+
+
+def is_our_junit(path: Path) -> bool:
+    """A JUnit file sandboxverify wrote (not pytest's own, say)."""
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:400]
+    except OSError:
+        return False
+    return '<testsuites name="sandboxverify"' in head
+
+
+def schema(name: str) -> dict[str, Any]:
+    """A JSON Schema the package ships: ``report-v1``, ``config`` or ``playbook``."""
+    data = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
+    assert isinstance(data, dict)
+    return data
+
+
+def _closed(node: Any) -> Any:
+    """The schema with every object that lists its properties closed to any other: the shipped
+    schema lets later versions add fields; the tests make sure every field is in it."""
+    if isinstance(node, list):
+        return [_closed(item) for item in node]
+    if not isinstance(node, dict):
+        return node
+    closed = {key: _closed(value) for key, value in node.items()}
+    if "properties" in closed and "additionalProperties" not in closed:
+        closed["additionalProperties"] = False
+    return closed
+
+
+@functools.cache
+def _validator(name: str, *, closed: bool) -> jsonschema.protocols.Validator:
+    document = schema(name)
+    validator_class = jsonschema.validators.validator_for(document)
+    validator_class.check_schema(document)
+    return validator_class(_closed(document) if closed else document)
+
+
+def schema_errors(name: str, document: Any, *, closed: bool = False) -> list[str]:
+    """What is wrong with ``document`` by the shipped schema ``name`` (closed: no field the
+    schema does not list), one line each; empty if it is valid."""
+    errors = _validator(name, closed=closed).iter_errors(document)
+    return [f"{'/'.join(map(str, e.absolute_path)) or '(root)'}: {e.message}" for e in errors]
+
+
+def assert_valid_report(document: Any) -> None:
+    """A JSON report that report-v1.schema.json accepts, with no field it does not document."""
+    errors = schema_errors("report-v1", document, closed=True)
+    assert not errors, "the report does not match report-v1.schema.json: " + "; ".join(errors)
+
+
+def assert_valid_matrix(document: Any) -> None:
+    """What ``sandboxverify matrix`` prints: the ``matrix`` definition of report-v1.schema.json,
+    with no field it does not document."""
+    report = schema("report-v1")
+    matrix = _closed({"$schema": report["$schema"], **report["$defs"]["matrix"]})
+    errors = [
+        error.message for error in jsonschema.Draft202012Validator(matrix).iter_errors(document)
+    ]
+    assert not errors, (
+        "the matrix does not match report-v1.schema.json#/$defs/matrix: " + "; ".join(errors)
+    )
+
+
+def is_our_report(path: Path) -> bool:
+    """A JSON report sandboxverify wrote."""
+    try:
+        head = path.read_text(encoding="utf-8", errors="replace")[:400]
+    except OSError:
+        return False
+    return f'"$schema": "{REPORT_SCHEMA}"' in head

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -75,6 +77,29 @@ def test_unknown(harness):
     )
 
 
+def test_a_failure_points_at_the_line_of_the_call_not_at_run(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_lines="""
+from sandboxverify.harness import call, say, when
+
+def test_lines(harness):
+    t = harness([lambda api: api.register_tool("echo", lambda text: text)])
+    t.run(
+        when("x", [
+            call("echo", {"text": "a"}),
+            call("echo", {"text": "b"}, expect_error=True),
+            say("ok"),
+        ]),
+    )
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["*[[]unexpected_success] *(call('echo')) [[]test_lines.py:8[]]: *"]
+    )
+
+
 def test_playbook_fixture_runs_a_toml_playbook(
     local: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -113,3 +138,106 @@ def test_same_check_is_shared(sandbox_check):
 """
     )
     local.runpytest_subprocess().assert_outcomes(passed=2)
+
+
+#: what the plugin module may add to a pytest process beyond what pytest itself imports: the
+#: package root, its version and the plugin module (the harness alone is ~40 modules)
+PLUGIN_MODULE_BUDGET = 5
+
+
+def test_the_plugin_costs_a_pytest_run_that_uses_none_of_its_fixtures_nothing() -> None:
+    """Every pytest session where sandboxverify is installed imports the plugin: it may import
+    only what registering its option and fixtures needs (counted, not timed: a count is stable)."""
+    probe = (
+        "import sys, pytest\n"
+        "before = set(sys.modules)\n"
+        "import sandboxverify.pytest_plugin\n"
+        "print('\\n'.join(sorted(set(sys.modules) - before)))\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-I", "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    added = completed.stdout.split()
+    assert "sandboxverify.pytest_plugin" in added
+    assert len(added) <= PLUGIN_MODULE_BUDGET, added
+    heavy = ("sandboxverify.runtime", "sandboxverify.pipeline", "sandboxverify.stages", "packaging")
+    assert not [name for name in added if name.startswith(heavy)], added
+
+
+def test_a_pytest_session_loads_the_plugin_and_not_the_harness(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_plain="""
+import sys
+
+def test_nothing_of_sandboxverify_was_imported(pytestconfig):
+    assert pytestconfig.pluginmanager.hasplugin("sandboxverify")
+    loaded = [name for name in sys.modules if name.startswith("sandboxverify.")]
+    assert sorted(loaded) == ["sandboxverify._version", "sandboxverify.pytest_plugin"], loaded
+"""
+    )
+    local.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_the_playbook_fixture_fails_a_playbook_that_calls_nothing(local: pytest.Pytester) -> None:
+    chat = local.path / "chat.toml"
+    chat.write_text("[[turns]]\nprompt = 'x'\nactions = [{ say = 'just talking' }]\n")
+    local.makepyfile(
+        test_chat=f"""
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_chat(playbook):
+    playbook({str(chat)!r}, plugins=[setup])
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*[[]nothing_called] the playbook ran but called no tool*"])
+
+
+SESSIONS_TEST = """
+from sandboxverify.harness import call, create_test_session, say, when
+
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_two_sessions():
+    for word in ("WORD", "other"):
+        with create_test_session([setup]) as t:
+            t.run(when("x", [call("echo", {"text": word}), say("ok")]))
+            t.assert_snapshot(t.events.tool_results[0].text)
+"""
+
+
+def test_update_snapshots_reaches_every_session_and_each_gets_its_own_file(
+    local: pytest.Pytester,
+) -> None:
+    local.makepyfile(test_sessions=SESSIONS_TEST)
+    local.runpytest_subprocess().assert_outcomes(passed=1)
+    first, second = sorted(local.path.glob("__snapshots__/test_sessions/*/*.json"))
+    assert (first.name, second.name) == ("001.json", "002.json")
+    assert (json.loads(first.read_text()), json.loads(second.read_text())) == ("WORD", "other")
+    local.runpytest_subprocess().assert_outcomes(passed=1)  # each compares with its own
+
+    local.makepyfile(test_sessions=SESSIONS_TEST.replace("WORD", "changed"))
+    local.runpytest_subprocess().assert_outcomes(failed=1)
+    local.runpytest_subprocess("--update-snapshots").assert_outcomes(passed=1)
+    assert json.loads(first.read_text()) == "changed"
+
+
+def test_harness_sessions_that_left_answers_unused_fail_the_test(local: pytest.Pytester) -> None:
+    local.makepyfile(
+        test_unused="""
+from sandboxverify.harness import call, say, when
+
+def setup(api):
+    api.register_tool("echo", lambda text: text)
+
+def test_reads(harness):
+    t = harness([setup], mock_tools={"read": ["one", "two"]})
+    t.run(when("x", [call("read", {"path": "a"}), say("ok")]))
+"""
+    )
+    result = local.runpytest_subprocess()
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(["*[[]mocks_unused]*mock_tools 'read': 1 of 2 entries used*"])

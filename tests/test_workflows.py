@@ -29,6 +29,7 @@ else:
     import tomli as tomllib
 
 WORKFLOWS = ROOT / ".github" / "workflows"
+ACTION_FILE = ROOT / "action.yml"
 PUBLISH_ACTION = "pypa/gh-action-pypi-publish@"
 OWN_ACTION = "sandboxverify/sandboxverify@"
 
@@ -113,21 +114,27 @@ def release_workflows() -> list[tuple[str, dict[str, Any]]]:
         if any(publishes(job) for job in jobs_of(workflow).values())
     ]
     assert [name for name, _ in found][:1] == ["release.yml"]
-    assert len(found) == 2, "release.yml and the README's release example"
+    assert len(found) == 3, "release.yml and the README's release and release-matrix examples"
     return found
 
 
-@pytest.mark.parametrize(("name", "workflow"), release_workflows())
+RELEASE_WORKFLOWS = release_workflows()
+
+
+@pytest.mark.parametrize(("name", "workflow"), RELEASE_WORKFLOWS)
 def test_publish_needs_verify_and_publishes_the_verified_files(
     name: str, workflow: dict[str, Any]
 ) -> None:
     jobs = jobs_of(workflow)
     [publish] = [job_name for job_name, job in jobs.items() if publishes(job)]
     [verify] = [job_name for job_name, job in jobs.items() if runs_the_action(job)]
+    # the job that builds uploads the files; the verify jobs upload reports, if anything
     [build] = [
         job_name
         for job_name, job in jobs.items()
         if any(use.startswith("actions/upload-artifact@") for use in uses_of(job))
+        and not runs_the_action(job)
+        and "merge" not in " ".join(str(step.get("run", "")) for step in steps_of(job))
     ]
     assert verify in needs(jobs[publish]), f"{name}: {publish} must need {verify}"
     assert build in needs(jobs[verify])
@@ -137,11 +144,15 @@ def test_publish_needs_verify_and_publishes_the_verified_files(
     )
     # built once: the verify and publish jobs take the build job's artifact, they never build
     [upload] = [s for s in steps_of(jobs[build]) if s.get("uses", "").startswith("actions/upload")]
+    merges = [name for name, job in jobs.items() if "sandboxverify merge" in str(job)]
+    # a matrix's verdict is the merge of its jobs' reports: publishing waits for it too
+    assert set(merges) <= set(needs(jobs[publish])), f"{name}: {publish} must need {merges}"
     for job_name in (verify, publish):
         downloads = [
             step
             for step in steps_of(jobs[job_name])
             if str(step.get("uses", "")).startswith("actions/download-artifact@")
+            and "name" in step.get("with", {})
         ]
         assert [step["with"]["name"] for step in downloads] == [upload["with"]["name"]]
         assert [step["with"]["path"] for step in downloads] == [upload["with"]["path"]]
@@ -154,9 +165,13 @@ def test_publish_needs_verify_and_publishes_the_verified_files(
 def test_release_verifies_sandboxverify_as_the_pytest_plugin_and_tool_it_ships() -> None:
     jobs = jobs_of(read_yaml(WORKFLOWS / "release.yml"))
     [step] = [s for job in jobs.values() for s in steps_of(job) if s.get("uses") == "./"]
-    assert step["with"]["host"] == "entrypoints"
-    assert step["with"]["group"] == "pytest11"
-    assert step["with"]["expect-tools"] == "sandboxverify"
+    # what to expect comes from [tool.sandboxverify], the self-check .ci/run runs too
+    assert not {"host", "group", "expect-tools", "args"} & set(step["with"])
+    config = pyproject()["tool"]["sandboxverify"]
+    assert config["with"] == ["pytest"]
+    assert "fixture:harness" in config["expect-tools"]
+    # a release takes nothing from a cache
+    assert step["with"]["cache"] == "false"
     project = pyproject()["project"]
     assert "sandboxverify" in project["entry-points"]["pytest11"]
     assert "sandboxverify" in project["scripts"]
@@ -193,8 +208,48 @@ def test_scripts_never_interpolate_expressions(name: str, workflow: dict[str, An
 
 def test_the_action_reads_its_inputs_only_through_env() -> None:
     for step in action()["runs"]["steps"]:
+        if "uses" in step:
+            continue
         assert "${{" not in step["run"], step["name"]
         assert step["shell"] == "bash"
+
+
+#: ``owner/repo@<full commit SHA> # vX.Y.Z``: the version for people, the SHA for the runner
+PINNED_USE = re.compile(r"^\s*(?:- )?uses: ([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+(?:\.\d+)*)$")
+
+
+def uses_lines(path: Path) -> list[str]:
+    return [
+        line
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if re.match(r"^\s*(?:- )?uses: ", line) and not line.strip().endswith("uses: ./")
+    ]
+
+
+@pytest.mark.parametrize("path", [ACTION_FILE, *workflow_files()], ids=lambda p: p.name)
+def test_every_action_used_is_pinned_to_a_commit_with_its_version_named(path: Path) -> None:
+    lines = uses_lines(path)
+    assert lines, f"{path.name} uses no other action"
+    for line in lines:
+        assert PINNED_USE.match(line), f"{path.name}: not pinned to a commit SHA: {line.strip()}"
+    # one action, one version: the same SHA and the same comment everywhere
+    seen: dict[str, tuple[str, str]] = {}
+    for path_ in [ACTION_FILE, *workflow_files()]:
+        for line in uses_lines(path_):
+            match = PINNED_USE.match(line)
+            assert match is not None
+            repo, sha, version = match.groups()
+            assert seen.setdefault(repo, (sha, version)) == (sha, version), line
+
+
+@pytest.mark.parametrize(("name", "workflow"), WORKFLOWS_AND_EXAMPLES, ids=WORKFLOW_IDS)
+def test_no_checkout_leaves_its_token_behind(name: str, workflow: dict[str, Any]) -> None:
+    """``persist-credentials: false``: the token would otherwise stay in .git/config, for every
+    later step (plugin code under test among them) and any uploaded artifact to read."""
+    for job_name, job in jobs_of(workflow).items():
+        for step in steps_of(job):
+            if str(step.get("uses", "")).startswith("actions/checkout@"):
+                assert step.get("with", {}).get("persist-credentials") is False, (name, job_name)
 
 
 def ci() -> dict[str, Any]:
@@ -261,7 +316,9 @@ def test_ci_lints_and_type_checks_as_the_house_rules_say() -> None:
 def test_ci_self_check_uses_the_action_on_good_and_broken_fixtures() -> None:
     job = jobs_of(ci())["self-check"]
     uses = {
-        step.get("id", step["with"]["target"]): step for step in steps_of(job) if "with" in step
+        step.get("id", step["with"]["target"]): step
+        for step in steps_of(job)
+        if step.get("uses") == "./"
     }
     targets = {step["with"]["target"] for step in uses.values() if step.get("uses") == "./"}
     assert {"fixtures/good-hatch", "fixtures/planner", "fixtures/broken-typo-attr"} <= targets
@@ -312,3 +369,28 @@ def test_the_interpreter_links_step_puts_pythons_where_the_suite_looks(tmp_path:
             check=True,
         ).stdout.strip()
         assert reported == version
+
+
+def test_the_readme_release_matrix_runs_the_action_per_job_and_merges_the_reports() -> None:
+    [(_, workflow)] = [
+        (name, wf)
+        for name, wf in RELEASE_WORKFLOWS
+        if any("strategy" in job for job in jobs_of(wf).values())
+    ]
+    jobs = jobs_of(workflow)
+    build, verify, merge = jobs["build"], jobs["verify"], jobs["merge"]
+    assert "sandboxverify matrix dist/*.whl" in str(build)
+    assert verify["strategy"]["matrix"] == "${{ fromJSON(needs.build.outputs.matrix) }}"
+    assert verify["strategy"]["fail-fast"] is False
+    assert verify["runs-on"] == "${{ matrix.os }}"
+    [action_step] = [s for s in steps_of(verify) if str(s.get("uses", "")).startswith(OWN_ACTION)]
+    report = action_step["with"]["report"]
+    [upload] = [s for s in steps_of(verify) if str(s.get("uses", "")).startswith("actions/upload")]
+    assert upload["with"]["path"] == report
+    assert upload["if"] == "${{ !cancelled() }}"
+    assert upload["with"]["name"].startswith("report-")
+    assert merge["if"] == "${{ !cancelled() }}" and needs(merge) == ["verify"]
+    [download] = [s for s in steps_of(merge) if str(s.get("uses", "")).startswith("actions/down")]
+    assert download["with"]["pattern"] == "report-*"
+    directory = download["with"]["path"].rstrip("/")
+    assert f"sandboxverify merge {directory}/" in str(merge)

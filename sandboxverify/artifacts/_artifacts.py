@@ -23,6 +23,13 @@ from packaging.utils import (
 from packaging.version import Version
 
 from sandboxverify._errors import UsageError
+from sandboxverify.artifacts._archives import (
+    UnsafeArchive,
+    open_tar,
+    read_tar_member,
+    read_zip_member,
+    zip_problems,
+)
 from sandboxverify.artifacts._metadata import check_metadata, dependency_names
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
@@ -31,6 +38,7 @@ from sandboxverify.artifacts._rules import (
     few,
     record_problems,
     top_level_names,
+    unsafe_problems,
 )
 from sandboxverify.runtime._protocol import EntryPointRef, parse_entry_points
 
@@ -77,7 +85,7 @@ class Artifact:
 
 
 #: what reading a broken archive raises (zipfile reports bad members in several ways)
-_UNREADABLE = (
+UNREADABLE = (
     zipfile.BadZipFile,
     zipfile.LargeZipFile,
     zlib.error,
@@ -92,11 +100,15 @@ class ArtifactProblem(Exception):
     """An artifact that would be published is broken (``artifact_invalid``): every problem
     found in it, not only the first."""
 
-    def __init__(self, *problems: Problem, files: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, *problems: Problem, files: tuple[str, ...] = (), artifact: Artifact | None = None
+    ) -> None:
         super().__init__("\n".join(problem.message for problem in problems))
         self.problems = problems
         #: the archive's files, when it could be read (``--expect-files`` still applies)
         self.files = files
+        #: the artifact, when every problem leaves it installable
+        self.artifact = artifact
 
 
 def classify(targets: Sequence[str]) -> Target:
@@ -154,14 +166,15 @@ def inspect_wheel(path: Path) -> Artifact:
         ) from None
     try:
         with zipfile.ZipFile(path) as archive:
+            unsafe = zip_problems(archive)
+            if unsafe:  # nothing more is read from it, and nothing installs it
+                raise ArtifactProblem(*unsafe_problems(path.name, unsafe))
             problems, facts = _read_wheel(path.name, archive, name, version)
-    except _UNREADABLE as exc:
+    except UNREADABLE as exc:
         raise ArtifactProblem(
             Problem(f"{path.name}: not a readable zip archive: {exc}", REBUILD_HINT)
         ) from None
-    if problems:
-        raise ArtifactProblem(*problems, files=facts.files)
-    return Artifact(
+    artifact = Artifact(
         "wheel",
         path,
         name,
@@ -174,6 +187,10 @@ def inspect_wheel(path: Path) -> Artifact:
         facts.files,
         facts.dependencies,
     )
+    if problems:
+        usable = all(problem.installable for problem in problems)
+        raise ArtifactProblem(*problems, files=facts.files, artifact=artifact if usable else None)
+    return artifact
 
 
 @dataclass(frozen=True)
@@ -216,22 +233,25 @@ def _read_wheel(
         )
     requires_python = None
     dependencies: frozenset[str] = frozenset()
-    if f"{info}/METADATA" in names:
-        metadata = archive.read(f"{info}/METADATA")
-        found_problems, requires_python = check_metadata(
-            filename, f"{info}/METADATA", metadata, name, version
-        )
-        problems.extend(found_problems)
-        dependencies = frozenset(dependency_names(metadata))
-    if f"{info}/RECORD" in names:
-        problems.extend(record_problems(filename, archive, info, files))
-    problems.extend(content_problems(filename, info, files))
-    entry_points_file = f"{info}/entry_points.txt"
-    entry_points = (
-        parse_entry_points(archive.read(entry_points_file).decode("utf-8", "replace"))
-        if entry_points_file in names
-        else []
-    )
+    entry_points: list[EntryPointRef] = []
+    try:
+        if f"{info}/METADATA" in names:
+            metadata = read_zip_member(archive, f"{info}/METADATA")
+            found_problems, requires_python = check_metadata(
+                filename, f"{info}/METADATA", metadata, name, version
+            )
+            problems.extend(found_problems)
+            dependencies = frozenset(dependency_names(metadata))
+        if f"{info}/RECORD" in names:
+            record = read_zip_member(archive, f"{info}/RECORD")
+            problems.extend(record_problems(filename, archive, info, record, files))
+        problems.extend(content_problems(filename, info, files))
+        entry_points_file = f"{info}/entry_points.txt"
+        if entry_points_file in names:
+            text = read_zip_member(archive, entry_points_file).decode("utf-8", "replace")
+            entry_points = parse_entry_points(text)
+    except UnsafeArchive as exc:
+        problems.extend(unsafe_problems(filename, exc.reasons))
     return problems, _WheelFacts(files, tuple(entry_points), requires_python, dependencies)
 
 
@@ -246,22 +266,10 @@ def inspect_sdist(path: Path) -> Artifact:
         path.name[: -len(".tar.gz")] if path.name.endswith(".tar.gz") else path.name[: -len(".zip")]
     )
     try:
-        if path.name.endswith(".zip"):
-            with zipfile.ZipFile(path) as zip_archive:
-                members = zip_archive.namelist()
-                pkg_info = (
-                    zip_archive.read(f"{stem}/PKG-INFO") if f"{stem}/PKG-INFO" in members else None
-                )
-        else:
-            with tarfile.open(path, "r:gz") as tar_archive:
-                members = tar_archive.getnames()
-                member = (
-                    tar_archive.extractfile(f"{stem}/PKG-INFO")
-                    if f"{stem}/PKG-INFO" in members
-                    else None
-                )
-                pkg_info = member.read() if member is not None else None
-    except (tarfile.TarError, *_UNREADABLE) as exc:
+        members, pkg_info = _read_sdist(path, f"{stem}/PKG-INFO")
+    except UnsafeArchive as exc:
+        raise ArtifactProblem(*unsafe_problems(path.name, exc.reasons)) from None
+    except (tarfile.TarError, *UNREADABLE) as exc:
         raise ArtifactProblem(
             Problem(f"{path.name}: not a readable archive: {exc}", REBUILD_HINT)
         ) from None
@@ -285,6 +293,28 @@ def inspect_sdist(path: Path) -> Artifact:
     if problems:
         raise ArtifactProblem(*problems)
     return Artifact("sdist", path, name, version, sha256_of(path), requires_python=requires_python)
+
+
+def _read_sdist(path: Path, pkg_info_name: str) -> tuple[list[str], bytes | None]:
+    """The sdist's member names and its PKG-INFO; :class:`UnsafeArchive` before anything is
+    read when a member is unsafe (the archive is never unpacked then)."""
+    if path.name.endswith(".zip"):
+        with zipfile.ZipFile(path) as zip_archive:
+            unsafe = zip_problems(zip_archive)
+            if unsafe:
+                raise UnsafeArchive(unsafe)
+            names = zip_archive.namelist()
+            if pkg_info_name not in names:
+                return names, None
+            return names, read_zip_member(zip_archive, pkg_info_name)
+    with open_tar(path) as (tar_archive, tar_members):
+        names = [member.name for member in tar_members]
+        found = [member for member in tar_members if member.name == pkg_info_name]
+        if not found:
+            return names, None
+        if not found[-1].isreg():
+            raise UnsafeArchive([f"member {pkg_info_name!r} is not a regular file"])
+        return names, read_tar_member(tar_archive, found[-1])
 
 
 def sha256_of(path: Path) -> str:

@@ -1,22 +1,24 @@
 """Stage ``build``: the sdist, then the wheel from the unpacked sdist; or given artifacts as-is.
 
 The project is copied first: build backends write into the tree they build (``*.egg-info``,
-``build/``), and the user's source tree must stay byte-for-byte unchanged. Each build is a PEP 517
-build whose backend hooks run confined (``_pep517``).
+``build/``), and the user's source tree must stay byte-for-byte unchanged, also where a symbolic
+link leads out of it.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import stat
 import tarfile
 import time
-import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sandboxverify.artifacts._archives import UnsafeArchive, extract_sdist
 from sandboxverify.artifacts._artifacts import (
+    UNREADABLE,
     Artifact,
     ArtifactProblem,
     ArtifactsTarget,
@@ -25,19 +27,18 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
-from sandboxverify.artifacts._pep517 import (
-    BuildPlace,
-    BuildStepFailed,
-    BuildTools,
-    Distribution,
-    build_distribution,
+from sandboxverify.artifacts._backend import BuildFrontend, BuildSettings, HookRun
+from sandboxverify.artifacts._cache import cache_key, tree_digest
+from sandboxverify.artifacts._rules import (
+    REBUILD_HINT,
+    Problem,
+    missing_expected_files,
+    unsafe_problems,
 )
-from sandboxverify.artifacts._rules import missing_expected_files
-from sandboxverify.report._diagnostics import summarize
+from sandboxverify.report._diagnostics import reached_for_network, summarize
 from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._isolation import PROCESS, Isolation
-from sandboxverify.sandbox._subprocess import Observer, read_tail, redact
-from sandboxverify.sandbox._toolchain import Builder, IndexOptions
+from sandboxverify.sandbox._environment import build_inputs
+from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._workspace import Workspace
 
 #: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
@@ -58,18 +59,6 @@ _SKIP_NAMES = frozenset(
 
 
 @dataclass(frozen=True)
-class BuildSettings:
-    builder: Builder
-    index: IndexOptions
-    pass_env: tuple[str, ...]
-    timeout: float
-    #: ``--expect-files``: path globs every wheel must match
-    expect_files: tuple[str, ...] = ()
-    #: how the build backend's hooks are confined
-    isolation: Isolation = PROCESS
-
-
-@dataclass(frozen=True)
 class BuildResult:
     """What the build stage produced: artifacts to verify, or a failure."""
 
@@ -79,10 +68,20 @@ class BuildResult:
     failures: tuple[Failure, ...]
     seconds: float
     ran: bool
+    #: the artifacts of an earlier build of the very same tree, from the cache
+    reused: bool = False
 
     @property
     def ok(self) -> bool:
         return not self.failures and bool(self.wheels)
+
+    @property
+    def installable(self) -> bool:
+        """A wheel is left to install, and nothing failed but ``artifact_invalid``: a wheel
+        whose only problems leave it installable (a stray ``tests`` package) is installed and
+        its plugins loaded, so the report still says whether they work; the check fails all
+        the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.)"""
+        return bool(self.wheels) and all(f.code == "artifact_invalid" for f in self.failures)
 
     @property
     def artifacts(self) -> tuple[Artifact, ...]:
@@ -100,27 +99,61 @@ def build_project(
             "build_failed",
             f"cannot copy the project to build it: {_copy_problem(exc)}",
             hint="sandboxverify builds from a copy so your tree stays untouched; make every "
-            "file in the project readable (or remove it)",
+            "file in the project readable, and no symbolic link point at a directory that "
+            "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    log = workspace.logs / "build.log"
-    problem = _build(settings, workspace, log, observer, kind="sdist", tree=workspace.src)
+    cache = settings.cache
+    key = _cache_key(workspace.src, settings) if cache is not None else None
+    if cache is not None and key is not None:
+        reused = cache.get(key, workspace.dist)
+        if reused is not None:  # sdists first, as built
+            paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
+            return replace(_inspected(paths, settings, built=True, started=started), reused=True)
+    frontend = BuildFrontend(workspace, settings, observer)
+    hooks = frontend.build("sdist", workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
-    if problem is None and len(sdists) == 1:
-        tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
-        problem = _build(settings, workspace, log, observer, kind="wheel", tree=tree)
-    wheels = sorted(workspace.dist.glob("*.whl"))
-    if problem is not None or len(sdists) != 1 or len(wheels) != 1:
-        step = "building the sdist" if not sdists else "building the wheel from the sdist"
-        hint = (
-            "the project itself does not build; run the same build by hand to see the full log"
-            if not sdists
-            else "the sdist builds but a wheel cannot be built from it: a file the build needs "
-            "is probably missing from the sdist (check your sdist include/exclude settings)"
+    if not hooks.ok or len(sdists) != 1:
+        failure = _build_failure(
+            "building the sdist",
+            hooks,
+            "the project itself does not build; run the same build by hand to see the full log",
         )
-        failure = _build_failure(step, problem, log, hint)
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    # the wheel is built from the sdist as sandboxverify unpacked it, never as a frontend would
+    tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
+    if isinstance(tree, tuple):
+        return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
+    hooks = frontend.build("wheel", tree)
+    wheels = sorted(workspace.dist.glob("*.whl"))
+    if not hooks.ok or len(wheels) != 1:
+        failure = _build_failure(
+            "building the wheel from the sdist",
+            hooks,
+            "the sdist builds but a wheel cannot be built from it: a file the build needs "
+            "is probably missing from the sdist (check your sdist include/exclude settings)",
+        )
+        return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    if cache is not None and key is not None:
+        cache.put(key, sdists + wheels)
     return _inspected(sdists + wheels, settings, built=True, started=started)
+
+
+def _cache_key(tree: Path, settings: BuildSettings) -> str | None:
+    """What the copy of the project builds to is cached under (``None``: not cacheable)."""
+    try:
+        digest = tree_digest(tree)
+    except OSError:
+        return None
+    if digest is None:
+        return None
+    index = {"index_url": settings.index.index_url, "find_links": list(settings.index.find_links)}
+    return cache_key(
+        digest,
+        frontend=settings.builder.name,
+        index=index,
+        env=build_inputs(settings.pass_env),
+    )
 
 
 def prepare_artifacts(
@@ -141,14 +174,14 @@ def prepare_artifacts(
         return inspected
     sdist = inspected.sdist
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
-    log = workspace.logs / "build-wheel.log"
-    problem = _build(settings, workspace, log, observer, kind="wheel", tree=tree)
+    if isinstance(tree, tuple):
+        return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
+    hooks = BuildFrontend(workspace, settings, observer).build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
-    if problem is not None or len(wheels) != 1:
+    if not hooks.ok or len(wheels) != 1:
         failure = _build_failure(
             f"building a wheel from {sdist.path.name}",
-            problem,
-            log,
+            hooks,
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
@@ -165,14 +198,80 @@ def prepare_artifacts(
 
 
 def copy_source(source: Path, destination: Path) -> None:
-    def ignore(directory: str, names: list[str]) -> set[str]:
-        skipped = {name for name in names if name in _SKIP_NAMES}
-        skipped |= {name for name in names if (Path(directory) / name / "pyvenv.cfg").is_file()}
-        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
-        skipped |= {name for name in names if _special(Path(directory) / name)}
-        return skipped
+    """Copy the project to build it, leaving out environments, caches and special files.
 
-    shutil.copytree(source, destination, symlinks=True, ignore=ignore)
+    A symbolic link that stays inside the project becomes a relative link to the same place in
+    the copy; one that leaves it (an absolute ``src``, say) is replaced by a copy of what it
+    points at: nothing a build writes through a link may reach a real file. Like copytree,
+    every file that cannot be copied is collected into one :class:`shutil.Error`."""
+    root = source.resolve()
+    errors: list[tuple[str, str, str]] = []
+    _copy_tree(source, destination, _CopyRun(root, destination, errors), frozenset())
+    if errors:
+        raise shutil.Error(errors)
+
+
+@dataclass(frozen=True)
+class _CopyRun:
+    root: Path
+    destination: Path
+    errors: list[tuple[str, str, str]]
+
+
+def _copy_tree(source: Path, destination: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
+    ancestors = ancestors | {Path(os.path.realpath(source))}
+    destination.mkdir(parents=True)
+    try:
+        names = sorted(os.listdir(source))
+    except OSError as exc:
+        run.errors.append((str(source), str(destination), str(exc)))
+        return
+    for name in names:
+        if _skipped(source / name):
+            continue
+        item, target = source / name, destination / name
+        try:
+            if item.is_symlink():
+                _copy_link(item, target, run, ancestors)
+            elif item.is_dir():
+                _copy_tree(item, target, run, ancestors)
+            else:
+                shutil.copy2(item, target)
+        except OSError as exc:
+            run.errors.append((str(item), str(target), str(exc)))
+    try:
+        shutil.copystat(source, destination)
+    except OSError as exc:
+        run.errors.append((str(source), str(destination), str(exc)))
+
+
+_LOOP = "a symbolic link to a directory that contains it (a loop): remove it or point it elsewhere"
+
+
+def _copy_link(link: Path, target: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
+    real = Path(os.path.realpath(link))
+    if real == run.root or real.is_relative_to(run.root):
+        # the same place in the copy: never a way back into the real tree
+        inside = run.destination / real.relative_to(run.root)
+        os.symlink(os.path.relpath(inside, target.parent), target)
+    elif real.is_dir():
+        # a directory that holds the one being copied (or the project) would never end
+        if real in ancestors or run.root.is_relative_to(real):
+            run.errors.append((str(link), str(target), _LOOP))
+        else:
+            _copy_tree(real, target, run, ancestors)
+    elif real.is_file():
+        shutil.copy2(real, target)
+    # else dangling (or special) outside the project: nothing to copy, nothing to write through
+
+
+def _skipped(path: Path) -> bool:
+    return (
+        path.name in _SKIP_NAMES
+        or (path / "pyvenv.cfg").is_file()
+        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
+        or _special(path)
+    )
 
 
 def _copy_problem(exc: BaseException) -> str:
@@ -194,43 +293,33 @@ def _special(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
-def _build(
-    settings: BuildSettings,
-    workspace: Workspace,
-    log: Path,
-    observer: Observer | None,
-    *,
-    kind: Distribution,
-    tree: Path,
-) -> BuildStepFailed | None:
-    """Build ``kind`` from ``tree`` into the workspace's dist/; the failure, if it failed."""
-    tools = BuildTools(
-        settings.builder,
-        settings.index,
-        settings.pass_env,
-        settings.timeout,
-        settings.isolation,
-        observer,
-    )
-    place = BuildPlace(workspace.root / "build", log)
-    try:
-        build_distribution(kind, tree, workspace.dist, place, tools)
-    except BuildStepFailed as exc:
-        return exc
-    return None
-
-
-def _build_failure(step: str, problem: BuildStepFailed | None, log: Path, hint: str) -> Failure:
-    tail = redact(read_tail(log))
-    if problem is not None and problem.timed_out and problem.outcome is not None:
+def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
+    outcome = hooks.failed
+    if outcome is not None and outcome.timed_out:
         return Failure(
             "timeout",
-            f"{step} {problem.outcome.describe()}",
+            f"{step} {outcome.describe()}",
             hint="raise --install-timeout",
-            details=tail,
+            details=outcome.tail,
         )
-    cause = summarize(tail) if problem is not None else "the build left no artifact"
-    return Failure("build_failed", f"{step} failed: {cause}", hint=hint, details=tail)
+    if outcome is not None and not outcome.ok:
+        cause = summarize(outcome.tail)
+    else:
+        cause = hooks.problem or "the build reported success but left no artifact"
+    if hooks.doing:
+        cause = f"{hooks.doing}: {cause}"
+    if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):
+        hint = (
+            "the build backend downloads something while it builds (a toolchain such as "
+            "Node.js, or data) and could not reach the network: build where that host is "
+            "reachable, or verify the published wheel (sandboxverify check dist/*.whl)"
+        )
+    return Failure(
+        "build_failed",
+        f"{step} failed: {cause}",
+        hint=hint,
+        details=outcome.tail if outcome is not None else None,
+    )
 
 
 def _inspected(
@@ -246,13 +335,13 @@ def _inspected(
         try:
             artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
         except ArtifactProblem as exc:
-            problems, files = list(exc.problems), exc.files
+            problems, files, artifact = list(exc.problems), exc.files, exc.artifact
         else:
             problems, files = [], artifact.files
         if is_wheel and (artifact is not None or files):
             problems.extend(missing_expected_files(path.name, files, settings.expect_files))
         failures.extend(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)
-        if artifact is None or problems:
+        if artifact is None or not all(problem.installable for problem in problems):
             continue
         if artifact.kind == "wheel":
             wheels.append(artifact)
@@ -286,16 +375,16 @@ def _release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
     )
 
 
-def _unpack_sdist(sdist: Path, destination: Path) -> Path:
-    destination.mkdir(parents=True, exist_ok=True)
-    if sdist.name.endswith(".zip"):
-        with zipfile.ZipFile(sdist) as archive:
-            archive.extractall(destination)
+def _unpack_sdist(sdist: Path, destination: Path) -> Path | tuple[Failure, ...]:
+    """The sdist unpacked by the one safe extraction (every member checked first): its
+    top-level directory, or ``artifact_invalid`` failures when it must not be unpacked."""
+    try:
+        extract_sdist(sdist, destination)
+    except UnsafeArchive as exc:
+        problems = unsafe_problems(sdist.name, exc.reasons)
+    except (tarfile.TarError, *UNREADABLE) as exc:
+        problems = [Problem(f"{sdist.name}: not a readable archive: {exc}", REBUILD_HINT)]
     else:
-        with tarfile.open(sdist, "r:gz") as archive:
-            if hasattr(tarfile, "data_filter"):
-                archive.extractall(destination, filter="data")
-            else:  # pragma: no cover - Pythons without extraction filters
-                archive.extractall(destination)
-    entries = [p for p in destination.iterdir() if p.is_dir()]
-    return entries[0] if len(entries) == 1 else destination
+        entries = [p for p in destination.iterdir() if p.is_dir()]
+        return entries[0] if len(entries) == 1 else destination
+    return tuple(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)

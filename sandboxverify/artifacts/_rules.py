@@ -21,6 +21,9 @@ class Problem:
 
     message: str
     hint: str
+    #: the artifact is still installed and its plugins loaded, so the report also says whether
+    #: they work (a stray ``tests`` package breaks no plugin); the check fails all the same
+    installable: bool = False
 
 
 REBUILD_HINT = (
@@ -51,13 +54,14 @@ _CODE_SUFFIXES = (*_MODULE_SUFFIXES, ".pyi")
 
 
 def record_problems(
-    filename: str, archive: zipfile.ZipFile, info: str, files: Sequence[str]
+    filename: str, archive: zipfile.ZipFile, info: str, record_data: bytes, files: Sequence[str]
 ) -> list[Problem]:
-    """RECORD lists every file with its sha256 and size, and nothing else (checked statically:
-    installers that trust it would install a different file than the one the hash promises)."""
+    """RECORD (``record_data``, read within the metadata size limit) lists every file with its
+    sha256 and size, and nothing else (checked statically: installers that trust it would
+    install a different file than the one the hash promises)."""
     record = f"{info}/RECORD"
     try:
-        rows = list(csv.reader(io.StringIO(archive.read(record).decode("utf-8"))))
+        rows = list(csv.reader(io.StringIO(record_data.decode("utf-8"))))
     except (UnicodeDecodeError, csv.Error) as exc:
         return [Problem(f"{filename}: {record} is not a readable CSV file: {exc}", REBUILD_HINT)]
     entries: dict[str, tuple[str, str]] = {}
@@ -108,6 +112,26 @@ def _digest(archive: zipfile.ZipFile, member: str, algorithm: str) -> str:
     return base64.urlsafe_b64encode(digest.digest()).rstrip(b"=").decode("ascii")
 
 
+_UNSAFE_HINT = (
+    "nothing was unpacked or installed; rebuild the artifact with its build backend "
+    "(python -m build, uv build), and never install an archive like this one"
+)
+#: unsafe members named one by one, then counted
+_UNSAFE_SHOWN = 5
+
+
+def unsafe_problems(filename: str, reasons: Sequence[str]) -> list[Problem]:
+    """An archive refused before anything reads or unpacks it further, one problem per reason."""
+    problems = [Problem(f"{filename}: {reason}", _UNSAFE_HINT) for reason in reasons]
+    if len(problems) <= _UNSAFE_SHOWN:
+        return problems
+    more = len(problems) - _UNSAFE_SHOWN
+    return [
+        *problems[:_UNSAFE_SHOWN],
+        Problem(f"{filename}: {more} more unsafe member(s)", _UNSAFE_HINT),
+    ]
+
+
 def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Problem]:
     """A wheel that installs no code, or installs a top-level ``tests``, is a packaging bug."""
     payload = [f for f in files if f.split("/", 1)[0] != info]
@@ -136,6 +160,7 @@ def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Pro
                 f"exclude it from the wheel: e.g. setuptools [tool.setuptools.packages.find] "
                 f'exclude = ["{clash}*"], hatchling [tool.hatch.build.targets.wheel] '
                 'packages = ["yourpkg"]',
+                installable=True,
             )
         )
     return problems

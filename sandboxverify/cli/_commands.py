@@ -1,30 +1,18 @@
-"""The commands: ``check`` (build, sandbox and verify a package) and ``run`` (a playbook here,
-against the installed plugins), each with its options and what it does. ``_main`` puts them in
-the ``sandboxverify`` group and is where their errors end."""
+"""The commands: ``check`` (build, sandbox and verify a package), ``run`` (a playbook here,
+against the installed plugins), ``merge`` (one verdict from a CI matrix's reports) and ``matrix``
+(the Pythons ``requires-python`` allows), each with its options; what they do is in ``_actions``
+(``check``, ``run``), ``_merge`` and ``_matrix``, imported only when one runs, so ``--help``,
+``--version`` and usage errors start quickly. ``_main`` puts them in the ``sandboxverify`` group
+and is where their errors end."""
 
 from __future__ import annotations
 
-import os
-import sys
-import time
-from typing import Any, TextIO
+from typing import Any
 
 import click
 
-from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.artifacts._artifacts import ProjectTarget, classify
-from sandboxverify.cli import _config
-from sandboxverify.cli._options import check_options, json_option, merge
-from sandboxverify.cli._output import (
-    check_json_path,
-    check_report_path,
-    preload,
-    write_github,
-    write_json,
-    write_junit,
-)
-from sandboxverify.cli._render import Progress, render_report, render_smoke
-from sandboxverify.pipeline._check import check as run_check
+from sandboxverify.cli._live import replay_options
+from sandboxverify.cli._options import github_option, json_option, junit_option, seconds
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -32,8 +20,7 @@ from sandboxverify.pipeline._options import (
     INSTALLERS,
     ISOLATIONS,
 )
-from sandboxverify.runtime.harness._plugins import HOSTS as SESSION_HOSTS
-from sandboxverify.stages._smoke import load as load_playbook
+from sandboxverify.runtime._protocol import SESSION_HOSTS
 
 
 @click.command()
@@ -96,8 +83,8 @@ from sandboxverify.stages._smoke import load as load_playbook
 @click.option(
     "--installer",
     type=click.Choice(INSTALLERS),
-    help="Build, sandbox and install with uv or with build+virtualenv+pip; auto picks "
-    "uv when it is installed. [default: auto]",
+    help="Make build environments and sandboxes and install with uv or with virtualenv+pip; "
+    "auto picks uv when it is installed. [default: auto]",
 )
 @click.option(
     "--isolation",
@@ -118,13 +105,15 @@ from sandboxverify.stages._smoke import load as load_playbook
 )
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=seconds,
     metavar="SECONDS",
     help=f"How long each plugin may take to load. [default: {DEFAULT_TIMEOUT:g}]",
 )
 @click.option(
     "--install-timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=seconds,
     metavar="SECONDS",
     help="How long each build, sandbox or install step may take. "
     f"[default: {DEFAULT_INSTALL_TIMEOUT:g}]",
@@ -170,6 +159,13 @@ from sandboxverify.stages._smoke import load as load_playbook
     "not a failure (repeatable).",
 )
 @click.option(
+    "--plugin-allow-fail",
+    multiple=True,
+    metavar="GLOB",
+    help="Plugin (entry-point name glob) whose load may fail, e.g. one that needs a service or "
+    "a program this machine lacks: noted in the report, not a failure (repeatable).",
+)
+@click.option(
     "--skip-script-help",
     multiple=True,
     metavar="NAME",
@@ -185,17 +181,16 @@ from sandboxverify.stages._smoke import load as load_playbook
     "loads the plugins, when the distribution does not depend on it, e.g. --with pytest.",
 )
 @json_option("the JSON report")
-@click.option(
-    "--junit-xml",
-    metavar="FILE",
-    help="Write a JUnit XML report to FILE: one test case per check.",
-)
-@click.option(
-    "--github/--no-github",
-    default=None,
-    help="Write GitHub Actions annotations and a step summary. [default: when GITHUB_ACTIONS=true]",
-)
+@junit_option("a JUnit XML report (one test case per check)")
+@github_option
 @click.option("--keep", is_flag=True, help="Keep the sandboxes and print where they are.")
+@click.option(
+    "--cache/--no-cache",
+    default=None,
+    help="Reuse the sdist and wheel of an earlier check when not one file of the project, its "
+    "build requirements or sandboxverify changed (the sandbox is always new); the cache is in "
+    "$SANDBOXVERIFY_CACHE_DIR or the user cache directory. [default: on]",
+)
 @click.option(
     "-v", "--verbose", count=True, help="Show commands and their output (-vv: all output)."
 )
@@ -208,41 +203,22 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     verified exactly as they are. Options can also be set in [tool.sandboxverify] of the
     project's pyproject.toml; the command line wins.
 
-    Exit codes: 0 passed, 1 a check failed, 2 usage or configuration error.
+    \b
+    Exit codes:
+      0    every check passed
+      1    a check failed (the report's failures say which)
+      2    usage or configuration error (bad option, unreadable config, target not found)
+      3    internal error: a bug in sandboxverify (shown with its traceback)
+      130  interrupted (Ctrl-C); everything temporary removed
+      143  terminated (SIGTERM); everything temporary removed
+    On every exit the --json, --junit-xml and --github reports asked for are written.
+
+    Colour follows NO_COLOR, FORCE_COLOR and TERM=dumb; on a terminal the running stages
+    update in place with their elapsed time, elsewhere each finished stage is one line.
     """
-    if any(not value.strip() for value in targets):
-        raise UsageError(
-            "an empty TARGET was given (an unset variable?)",
-            hint="pass a project directory or built artifacts; '.' means the current directory",
-        )
-    target = classify(targets)
-    pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
-    file_values = _config.load(pyproject) if pyproject else {}
-    values = merge(ctx, cli_values, file_values)
-    json_out: str | None = values.get("json")
-    junit_out: str | None = values.get("junit-xml")
-    check_json_path(json_out, targets)
-    check_report_path("--junit-xml", junit_out, targets)
-    options = check_options(targets, values)
-    # everything that runs after the package's code is loaded now, while our files are ours
-    preload()
-    verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
-    human: TextIO = sys.stderr if json_out == "-" else sys.stdout
-    tty = human.isatty()
-    progress = Progress(human, tty=tty, verbose=verbose, quiet=quiet)
-    try:
-        report = run_check(options, progress)
-    finally:
-        progress.close()
-    human.write(render_report(report, colour=tty, verbose=verbose, quiet=quiet) + "\n")
-    human.flush()
-    write_json(report.to_json(), json_out)
-    if junit_out:
-        write_junit(report, junit_out)
-    github = values.get("github")
-    if github or (github is None and os.environ.get("GITHUB_ACTIONS") == "true"):
-        write_github(report, target, options, human)
-    return EXIT_OK if report.ok else EXIT_CHECK_FAILED
+    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a check needs, when one runs
+
+    return _actions.check(ctx, targets, cli_values)
 
 
 @click.command("run")
@@ -265,9 +241,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 @click.option(
     "--host",
     type=click.Choice(SESSION_HOSTS),
-    default="native",
-    show_default=True,
-    help="How plugins are loaded; with mcp, --plugin is the command that starts the server.",
+    help="How plugins are loaded; with mcp, --plugin is the command that starts the server. "
+    "[default: the playbook's host, else native]",
 )
 @click.option(
     "--group",
@@ -277,53 +252,78 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
 @click.option("--trace", metavar="FILE", help="Write the session's trace (JSONL) to FILE.")
 @click.option(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    type=float,
+    callback=seconds,
     metavar="SECONDS",
     help="How long the whole run may take.",
 )
 @json_option("the result as JSON")
 @click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
-def run_playbook(
-    *,
-    playbook: str,
-    plugins: tuple[str, ...],
-    dist: str | None,
-    host: str,
-    group: str | None,
-    trace: str | None,
-    timeout: float | None,
-    json_out: str | None,
-    verbose: int,
-) -> int:
+@replay_options
+def run_playbook(**options: Any) -> int:
     """Run a smoke PLAYBOOK (.toml or .py) here, against the installed plugins.
 
     The fast inner loop while writing a playbook: no build, no sandbox. 'check --smoke' runs
-    the same playbook in fresh sandboxes. Exit codes: 0 passed, 1 the run diverged from the
-    playbook, 2 a malformed playbook or bad option.
+    the same playbook in fresh sandboxes. A recording ('sandboxverify record') replays alike:
+    --compare-results also compares every result, --live asks the model again. Exit codes:
+    0 passed, 1 the run diverged from the playbook, 2 a malformed playbook or bad option,
+    3 a bug in sandboxverify, 130/143 interrupted.
     """
-    check_json_path(json_out, (playbook,))
-    loaded = load_playbook(playbook)
-    request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
-    if loaded.spec is not None:
-        request.update(
-            spec=loaded.spec, plugins=list(plugins) or None, run_timeout=timeout, trace=trace
-        )
-    elif plugins or trace:
-        raise UsageError(
-            "--plugin and --trace apply to .toml playbooks; a .py playbook creates its own sessions"
-        )
-    else:
-        request["script"] = str(loaded.path)
-    # the in-process harness: only this command pays for importing it
-    from sandboxverify.runtime._smoke import smoke as run_smoke_here  # noqa: PLC0415
+    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a run needs, when one runs
 
-    started = time.perf_counter()
-    result = {
-        "playbook": loaded.name,
-        **run_smoke_here(request),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    human = sys.stderr if json_out == "-" else sys.stdout
-    human.write(render_smoke(result, colour=human.isatty(), verbose=verbose) + "\n")
-    write_json(result, json_out)
-    return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
+    return _actions.run_playbook(**options)
+
+
+@click.command("merge")
+@click.argument("reports", nargs=-1, required=True, metavar="REPORT...")
+@json_option("the merged report")
+@junit_option("one JUnit XML report (every report's suites, each run labelled)")
+@github_option
+@click.option("-q", "--quiet", is_flag=True, help="Only failures and the verdict.")
+@click.pass_context
+def merge_reports(ctx: click.Context, /, reports: tuple[str, ...], **outputs: Any) -> int:
+    """Merge the JSON reports of CI matrix jobs (check --json) into one verdict.
+
+    REPORT is a report file, or a directory searched for *.json reports (as
+    actions/download-artifact leaves one directory per artifact). Each run is labelled with
+    its Python and the operating system it ran on.
+
+    \b
+    Exit codes:
+      0    every report passed
+      1    a report failed (or its check stopped before its verdict)
+      2    no reports, or one that cannot be read
+      3    internal error: a bug in sandboxverify (shown with its traceback)
+      130  interrupted (Ctrl-C)
+      143  terminated (SIGTERM)
+    On every exit the --json, --junit-xml and --github reports asked for are written.
+    """
+    from sandboxverify.cli import _merge  # noqa: PLC0415 - what a merge needs, when one runs
+
+    return _merge.merge_reports(ctx, reports, **outputs)
+
+
+@click.command("matrix")
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option(
+    "--os",
+    "systems",
+    multiple=True,
+    metavar="RUNNER",
+    help="Add an 'os' axis with these runners (repeatable), e.g. --os ubuntu-latest "
+    "--os macos-latest.",
+)
+def matrix(*, targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
+    """Print the Python versions TARGET's requires-python allows, as a JSON matrix.
+
+    TARGET is a project directory (default: .; its pyproject.toml is read) or built artifacts
+    (their metadata is read). The output, e.g. {"python": ["3.10", "3.11"]}, goes to
+    strategy.matrix with fromJSON. Versions: CPython 3.9 (the oldest a sandbox runs) to
+    the newest release this sandboxverify knows.
+
+    Exit codes: 0 printed, 2 no requires-python to read, or it allows none of these versions,
+    3 a bug in sandboxverify.
+    """
+    from sandboxverify.cli import _matrix  # noqa: PLC0415 - what it reads, when it runs
+
+    return _matrix.matrix(targets, systems)

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.pipeline._options import HOSTS, INSTALLERS, ISOLATIONS
+from sandboxverify.pipeline._options import (
+    HOSTS,
+    INSTALLERS,
+    ISOLATIONS,
+    MAX_TIMEOUT,
+    timeout_problem,
+)
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -27,7 +33,7 @@ _URL = re.compile(r"^[a-z][a-z0-9+.-]*://", re.I)
 
 @dataclass(frozen=True)
 class _Key:
-    kind: str  # "str", "list", "bool", "int", "float", "choice", "path", "paths", "json"
+    kind: str  # "str", "list", "names", "bool", "int", "float", "choice", "path", "paths", "json"
     choices: tuple[str, ...] = ()
 
 
@@ -36,7 +42,7 @@ def _keys() -> dict[str, _Key]:
         "host": _Key("choice", HOSTS),
         "group": _Key("list"),
         "hookspecs": _Key("list"),
-        "expect-tools": _Key("list"),
+        "expect-tools": _Key("names"),
         "exact": _Key("bool"),
         "expect-plugins": _Key("int"),
         "python": _Key("list"),
@@ -52,6 +58,7 @@ def _keys() -> dict[str, _Key]:
         "import-all": _Key("bool"),
         "import-skip": _Key("list"),
         "import-allow-fail": _Key("list"),
+        "plugin-allow-fail": _Key("list"),
         "expect-files": _Key("list"),
         "skip-script-help": _Key("list"),
         "with": _Key("list"),
@@ -59,6 +66,7 @@ def _keys() -> dict[str, _Key]:
         "junit-xml": _Key("path"),
         "github": _Key("bool"),
         "keep": _Key("bool"),
+        "cache": _Key("bool"),
         "verbose": _Key("int"),
         "quiet": _Key("bool"),
     }
@@ -99,6 +107,34 @@ def load(pyproject: Path) -> dict[str, Any]:
     return result
 
 
+#: the keys that say where a check's results go
+REPORT_KEYS = ("json", "junit-xml", "github")
+
+
+def report_values(pyproject: Path) -> dict[str, Any]:
+    """``json``, ``junit-xml`` and ``github`` of ``[tool.sandboxverify]``, read leniently: when
+    the check stops on a usage or configuration error, its reports still go where the file says,
+    whatever else is wrong with it."""
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    tool = data.get("tool")
+    table = tool.get("sandboxverify") if isinstance(tool, dict) else None
+    if not isinstance(table, dict):
+        return {}
+    keys = _keys()
+    result: dict[str, Any] = {}
+    for raw_key, value in table.items():
+        key = raw_key.replace("_", "-")
+        if key in REPORT_KEYS:
+            try:
+                result[key] = _coerce(pyproject, raw_key, keys[key], value)
+            except ConfigError:
+                continue
+    return result
+
+
 def _coerce(pyproject: Path, key: str, spec: _Key, value: Any) -> Any:
     base = pyproject.parent
 
@@ -111,29 +147,45 @@ def _coerce(pyproject: Path, key: str, spec: _Key, value: Any) -> Any:
         items = [item] if isinstance(item, str) else item
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
             raise wrong("a string or a list of strings")
+        if not all(i.strip() for i in items):
+            raise wrong("a string or a list of strings, none of them empty")
         return list(items)
 
+    def names() -> list[str]:
+        """Comma lists of names, as on the command line: ``"a,,b"`` is a mistake too."""
+        items = strings(value)
+        if any(not part.strip() for item in items for part in item.split(",")):
+            raise wrong("names separated by commas, none of them empty")
+        return items
+
+    def seconds() -> float:
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not number or timeout_problem(float(value)) is not None:
+            raise wrong(f"a number of seconds, more than 0 and at most {MAX_TIMEOUT:g} (a day)")
+        return float(value)
+
     coercers: Mapping[str, Callable[[], Any]] = {
-        "str": lambda: value if isinstance(value, str) else _raise(wrong("a string")),
+        "str": lambda: (
+            value
+            if isinstance(value, str) and value.strip()
+            else _raise(wrong("a non-empty string"))
+        ),
         "list": lambda: tuple(strings(value)),
+        "names": lambda: tuple(names()),
         "bool": lambda: value if isinstance(value, bool) else _raise(wrong("true or false")),
         "int": lambda: (
             value
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0
             else _raise(wrong("a whole number >= 0"))
         ),
-        "float": lambda: (
-            float(value)
-            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
-            else _raise(wrong("a positive number of seconds"))
-        ),
+        "float": seconds,
         "choice": lambda: (
             value if value in spec.choices else _raise(wrong("one of " + ", ".join(spec.choices)))
         ),
         "paths": lambda: tuple(_relative(base, item) for item in strings(value)),
         "path": lambda: (
             _relative(base, value)
-            if isinstance(value, str) and value
+            if isinstance(value, str) and value.strip()
             else _raise(wrong("a file path"))
         ),
         "json": lambda: (
@@ -141,7 +193,7 @@ def _coerce(pyproject: Path, key: str, spec: _Key, value: Any) -> Any:
             if value is True or value == "-"
             else (
                 _relative(base, value)
-                if isinstance(value, str) and value
+                if isinstance(value, str) and value.strip()
                 else _raise(wrong('a file path, "-" or true'))
             )
         ),

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from sandboxverify.cli._tomllines import Key, Toml
 from sandboxverify.pipeline._options import split_commas
-from sandboxverify.report._model import Failure, Report, Run
+from sandboxverify.report._merge import Merged, problems
+from sandboxverify.report._model import Failure, Report, ReportError, Run
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")
@@ -52,10 +53,34 @@ def error_annotations(report: Report, sources: GitHubSources) -> list[str]:
             if place.line is not None:
                 properties.append(("line", str(place.line)))
         properties.append(("title", title))
-        message = failure.message + (f"\nhint: {failure.hint}" if failure.hint else "")
         props = ",".join(f"{name}={_escape_property(value)}" for name, value in properties)
-        commands.append(f"::error {props}::{_escape_data(message)}")
+        commands.append(f"::error {props}::{_message(failure.message, failure.hint)}")
+    if report.error is not None:  # a usage error, a bug or a signal: annotated like a failure
+        commands.append(error_annotation(report.error))
     return commands
+
+
+def error_annotation(error: ReportError) -> str:
+    """The ``::error`` workflow command for what stopped the check before its verdict."""
+    title = _escape_property(f"sandboxverify: {error.code}")
+    return f"::error title={title}::{_message(error.message, error.hint)}"
+
+
+def merged_annotations(merged: Merged) -> list[str]:
+    """``sandboxverify merge``: one ``::error`` per failure of the jobs' reports (and per job
+    whose check stopped early), titled with the run it failed on."""
+    commands = []
+    for problem in problems(merged):
+        title = _escape_property(f"sandboxverify: {problem.code} [{problem.label}]")
+        commands.append(f"::error title={title}::{_message(problem.message, problem.hint)}")
+    if merged.error is not None:
+        commands.append(error_annotation(merged.error))
+    return commands
+
+
+def _message(message: str, hint: str | None) -> str:
+    """An annotation's message: the message, then its hint on a line of its own."""
+    return _escape_data(message + (f"\nhint: {hint}" if hint else ""))
 
 
 def _escape_data(text: str) -> str:

@@ -11,9 +11,19 @@ from typing import NoReturn
 
 import click
 
-from sandboxverify._errors import EXIT_OK, EXIT_USAGE, SandboxVerifyError
+from sandboxverify._errors import (
+    EXIT_OK,
+    EXIT_USAGE,
+    ConfigError,
+    Interrupted,
+    SandboxVerifyError,
+)
 from sandboxverify._version import __version__
-from sandboxverify.cli._commands import check, run_playbook
+from sandboxverify.cli._commands import check, matrix, merge_reports, run_playbook
+from sandboxverify.cli._record import record
+from sandboxverify.cli._surfaces import Surfaces
+from sandboxverify.report._model import ErrorCode
+from sandboxverify.report._redact import Redactor
 
 EXIT_INTERNAL = 3
 
@@ -30,6 +40,9 @@ def cli() -> None:
 
 cli.add_command(check)
 cli.add_command(run_playbook)
+cli.add_command(record)
+cli.add_command(merge_reports)
+cli.add_command(matrix)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
@@ -37,38 +50,51 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI and return the exit code; every error ends here."""
+    """Run the CLI and return the exit code; every error ends here, and leaves the reports the
+    command was asked for (``--json``, ``--junit-xml``, ``--github``) with the error in them."""
+    args = list(argv) if argv is not None else sys.argv[1:]
+    surfaces = Surfaces.from_argv(args, cli)
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
-        result = cli.main(
-            args=list(argv) if argv is not None else None,
-            prog_name="sandboxverify",
-            standalone_mode=False,
-        )
+        result = cli.main(args=args, prog_name="sandboxverify", standalone_mode=False, obj=surfaces)
         return int(result) if isinstance(result, int) else EXIT_OK
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        _error(exc.format_message(), hint=_click_hint(exc))
-        return EXIT_USAGE
+        return _stop(surfaces, "usage_error", exc.format_message(), _click_hint(exc), EXIT_USAGE)
     except SandboxVerifyError as exc:
-        _error(exc.message, hint=exc.hint)
-        return exc.exit_code
+        code: ErrorCode = (
+            "interrupted"
+            if isinstance(exc, Interrupted)
+            else "config_error"
+            if isinstance(exc, ConfigError)
+            else "usage_error"
+        )
+        return _stop(surfaces, code, exc.message, exc.hint, exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         # click re-raises Ctrl-C as Abort; the cause says whether it was SIGTERM
         terminated = isinstance(exc, _Terminated) or isinstance(exc.__cause__, _Terminated)
-        what = "terminated" if terminated else "interrupted"
-        _error(f"{what}: stopped every process and removed the temporary files", hint=None)
-        return 128 + signal.SIGTERM if terminated else 130
-    except Exception:  # a bug: the only place a traceback is shown
-        traceback.print_exc()
-        _error(
-            "internal error in sandboxverify (a bug; please report it with the traceback above)",
-            hint=None,
+        what: ErrorCode = "terminated" if terminated else "interrupted"
+        message = f"{what}: stopped every process and removed the temporary files"
+        return _stop(surfaces, what, message, None, 128 + signal.SIGTERM if terminated else 130)
+    except Exception as exc:  # a bug: the only place a traceback is shown
+        sys.stderr.write(Redactor().text(traceback.format_exc()))
+        return _stop(
+            surfaces,
+            "internal_error",
+            f"internal error in sandboxverify: {type(exc).__name__}: {exc}",
+            "a bug in sandboxverify: please report it with the traceback printed above it",
+            EXIT_INTERNAL,
         )
-        return EXIT_INTERNAL
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _stop(surfaces: Surfaces, code: ErrorCode, message: str, hint: str | None, exit: int) -> int:
+    """``ERROR ...`` and its hint, then the error in every report the command was asked for."""
+    _error(message, hint)
+    surfaces.stopped(code, message, hint)
+    return exit
 
 
 def _on_sigterm(signum: int, frame: FrameType | None) -> None:
@@ -82,7 +108,8 @@ def _click_hint(exc: click.ClickException) -> str:
 
 
 def _error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"ERROR {message}\n")
+    secrets = Redactor()  # an option's value may carry one (an index URL with a token)
+    sys.stderr.write(f"ERROR {secrets.text(message)}\n")
     if hint:
-        sys.stderr.write(f"  hint: {hint}\n")
+        sys.stderr.write(f"  hint: {secrets.text(hint)}\n")
     sys.stderr.flush()

@@ -1,5 +1,6 @@
-"""The options of a command: ``--json`` as both commands take it, and the values ``check`` runs
-with, the command line's over ``[tool.sandboxverify]``'s, made into :class:`CheckOptions`."""
+"""The options of a command: ``--json``, ``--junit-xml`` and ``--github`` as the commands take
+them, and the values ``check`` runs with, the command line's over ``[tool.sandboxverify]``'s,
+made into :class:`CheckOptions`."""
 
 from __future__ import annotations
 
@@ -8,14 +9,53 @@ from typing import Any, Callable, TypeVar
 import click
 from click.core import ParameterSource
 
+from sandboxverify._errors import UsageError
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
+    MAX_TIMEOUT,
     CheckOptions,
-    split_commas,
+    split_tool_names,
+    timeout_problem,
+    validate,
 )
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def reject_empty(values: dict[str, str | tuple[str, ...] | None]) -> None:
+    """Options given an empty string (an unset variable, most likely) are usage errors."""
+    for option, value in values.items():
+        given = value if isinstance(value, tuple) else () if value is None else (value,)
+        if any(not item.strip() for item in given):
+            raise UsageError(
+                f"{option} was given an empty value (an unset variable?)",
+                hint=f"give a value, or leave {option} out",
+            )
+
+
+def reject_empty_targets(targets: tuple[str, ...]) -> None:
+    """An empty TARGET (an unset variable, quoted) would mean the current directory: refused."""
+    if any(not value.strip() for value in targets):
+        raise UsageError(
+            "an empty TARGET was given (an unset variable?)",
+            hint="pass a project directory or built artifacts; '.' means the current directory",
+        )
+
+
+def seconds(ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """A timeout option's value: a finite number of seconds, more than 0 and at most a day
+    (``inf``, ``nan`` or ``1e999`` would disable the watchdog)."""
+    if value is None:
+        return None
+    problem = timeout_problem(value)
+    if problem is not None:
+        option = param.opts[0] if param.opts else "the timeout"
+        raise UsageError(
+            f"{option} {value:g} {problem}",
+            hint=f"give seconds between 0 and {MAX_TIMEOUT:g}, e.g. {option} 120",
+        )
+    return value
 
 
 def json_option(what: str) -> Callable[[F], F]:
@@ -31,6 +71,21 @@ def json_option(what: str) -> Callable[[F], F]:
     )
 
 
+def junit_option(what: str) -> Callable[[F], F]:
+    """``--junit-xml FILE``."""
+    return click.option("--junit-xml", metavar="FILE", help=f"Write {what} to FILE.")
+
+
+def github_option(function: F) -> F:
+    """``--github/--no-github``: annotations and the step summary (default: on a runner)."""
+    return click.option(
+        "--github/--no-github",
+        default=None,
+        help="Write GitHub Actions annotations and a step summary. "
+        "[default: when GITHUB_ACTIONS=true]",
+    )(function)
+
+
 _CLI_NAMES = {
     "group": "group",
     "expect_tools": "expect-tools",
@@ -43,6 +98,7 @@ _CLI_NAMES = {
     "import_all": "import-all",
     "import_skip": "import-skip",
     "import_allow_fail": "import-allow-fail",
+    "plugin_allow_fail": "plugin-allow-fail",
     "expect_files": "expect-files",
     "skip_script_help": "skip-script-help",
     "with_requirements": "with",
@@ -65,12 +121,12 @@ def merge(
 
 def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOptions:
     """What ``check`` is asked to do, from the merged values; the defaults for what none gave."""
-    return CheckOptions(
+    options = CheckOptions(
         targets=targets or (".",),
         host=values.get("host", "auto"),
         groups=tuple(values.get("group", ())),
         hookspecs=tuple(values.get("hookspecs", ())),
-        expect_tools=split_commas(values.get("expect-tools", ())),
+        expect_tools=split_tool_names(values.get("expect-tools", ())),
         exact=bool(values.get("exact", False)),
         expect_plugins=values.get("expect-plugins"),
         python=tuple(values.get("python", ())),
@@ -80,14 +136,18 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
         timeout=float(values.get("timeout", DEFAULT_TIMEOUT)),
         install_timeout=float(values.get("install-timeout", DEFAULT_INSTALL_TIMEOUT)),
         keep=bool(values.get("keep", False)),
+        cache=bool(values.get("cache", True)),
         pass_env=tuple(values.get("pass-env", ())),
         smoke=values.get("smoke"),
         server_command=values.get("server-command"),
         import_all=bool(values.get("import-all", True)),
         import_skip=tuple(values.get("import-skip", ())),
         import_allow_fail=tuple(values.get("import-allow-fail", ())),
+        plugin_allow_fail=tuple(values.get("plugin-allow-fail", ())),
         expect_files=tuple(values.get("expect-files", ())),
         skip_script_help=tuple(values.get("skip-script-help", ())),
         with_requirements=tuple(values.get("with", ())),
         isolation=values.get("isolation", "auto"),
     )
+    validate(options)
+    return options

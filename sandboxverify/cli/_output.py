@@ -3,19 +3,24 @@ annotations and the step summary. A report path is checked before any work is do
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, Union
 
 from sandboxverify._errors import UsageError
-from sandboxverify.artifacts._artifacts import ProjectTarget, Target
-from sandboxverify.cli import _config
-from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.report._model import Report
+from sandboxverify.report._redact import Redactor
+
+if TYPE_CHECKING:
+    from sandboxverify.report._merge import Merged
+
+    #: a check's report, or the reports ``merge`` put together
+    Result = Union[Report, Merged]
 
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
 #: imported only when a report asks for them (see :func:`preload`)
@@ -26,11 +31,11 @@ _LATE_MODULES = (
 )
 
 
-def write_json(document: dict[str, Any], json_out: str | None) -> None:
+def write_json(document: dict[str, Any], json_out: str | None, secrets: Redactor) -> None:
     """The JSON document to stdout (``-``) or to a file; nothing without ``--json``."""
     if not json_out:
         return
-    text = json.dumps(document, indent=2) + "\n"
+    text = json.dumps(secrets.value(document), indent=2) + "\n"
     if json_out == "-":
         # on the job's log a JSON line never starts with "::", but "##[" (GitHub's older
         # workflow command syntax) counts anywhere: the same JSON, with that '#' escaped
@@ -38,7 +43,33 @@ def write_json(document: dict[str, Any], json_out: str | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        Path(json_out).write_text(text, encoding="utf-8")
+        _write("--json", json_out, text)
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(active: bool) -> Iterator[None]:
+    """While plugin code runs in this process for ``--json -``, what it prints goes to stderr, so
+    stdout carries the JSON alone: ``print()`` (sys.stdout) and file descriptor 1 (C code, child
+    processes) both, where stdout is a real file."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    try:
+        out_fd, err_fd = sys.stdout.fileno(), sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # in-memory streams: only Python writes there
+        out_fd = err_fd = -1
+    saved = os.dup(out_fd) if out_fd >= 0 else -1
+    if saved >= 0:
+        os.dup2(err_fd, out_fd)
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        sys.stderr.flush()
+        if saved >= 0:
+            os.dup2(saved, out_fd)
+            os.close(saved)
 
 
 def check_json_path(json_out: str | None, targets: Sequence[str]) -> None:
@@ -48,25 +79,58 @@ def check_json_path(json_out: str | None, targets: Sequence[str]) -> None:
 
 def check_report_path(option: str, out: str | None, targets: Sequence[str]) -> None:
     """Before any work: ``--json dist/x.whl`` would take the wheel as the report path (never
-    clobber an input), and a report that cannot be written must not be found out at the end."""
-    if not out:
+    clobber an input), and a report that cannot be written must not be found out at the end.
+    The report's directory is created (``reports/junit.xml``), and the file is opened for
+    appending and given an empty write, which changes nothing in it: a file that cannot be
+    written (``/proc/version``, a read-only one, a pipe nobody reads) fails here."""
+    if out is None:
         return
+    if not out.strip():
+        raise UsageError(
+            f"{option} was given an empty path (an unset variable?)",
+            hint=f"give the report a file ({option} report-file), or leave the option out",
+        )
     path = Path(out)
-    if (
-        path.is_dir()
-        or out in targets
-        or (path.exists() and path.name.endswith(_ARTIFACT_SUFFIXES))
-    ):
+    if path.is_dir():
+        raise UsageError(
+            f"{option} {out} is a directory",
+            hint=f"give the report a file inside it, e.g. {option} {path / 'report'}",
+        )
+    if out in targets or (path.exists() and path.name.endswith(_ARTIFACT_SUFFIXES)):
         raise UsageError(
             f"{option} would overwrite {out}",
             hint=f"give the report its own file ({option} report-file), "
             + ("or use --json=- for stdout" if option == "--json" else "or drop the option"),
         )
-    if not path.absolute().parent.is_dir():
-        raise UsageError(
-            f"{option} {out}: the directory {path.absolute().parent} does not exist",
-            hint="create it first, or write the report elsewhere",
+    parent = path.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        in_the_way = next((p for p in (parent, *parent.parents) if p.exists()), parent)
+        why = (
+            f"{in_the_way} is a file, not a directory"
+            if in_the_way.exists() and not in_the_way.is_dir()
+            else str(exc.strerror or exc)
         )
+        raise UsageError(
+            f"{option} {out}: cannot create the directory {parent}: {why}",
+            hint="write the report elsewhere",
+        ) from None
+    existed = path.exists()
+    try:
+        # non-blocking: a pipe without a reader is refused here instead of hanging
+        handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666)
+        try:
+            os.write(handle, b"")  # changes nothing; refused where no write would be taken
+        finally:
+            os.close(handle)
+    except OSError as exc:
+        raise UsageError(
+            f"{option} {out} cannot be written: {exc.strerror or exc}",
+            hint="write the report to a file you can write, in a directory you can write",
+        ) from None
+    if not existed:
+        path.unlink()  # created only to be sure it can be; the report is written at the end
 
 
 def preload() -> None:
@@ -79,37 +143,69 @@ def preload() -> None:
         importlib.import_module(name)
 
 
-def write_junit(report: Report, junit_out: str) -> None:
+def _write(option: str, out: str, text: str) -> None:
+    try:
+        Path(out).write_text(text, encoding="utf-8")
+    except OSError as exc:  # checked before the work; the file system can still change
+        raise UsageError(
+            f"cannot write the {option} report to {out}: {exc.strerror or exc}",
+            hint="write the report elsewhere",
+        ) from None
+
+
+def write_junit(report: Result, junit_out: str, secrets: Redactor) -> None:
     """The JUnit XML report: one test case per check."""
-    from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
+    if isinstance(report, Report):
+        from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
 
-    Path(junit_out).write_text(junit_xml(report), encoding="utf-8")
+        _write("--junit-xml", junit_out, junit_xml(secrets.value(report)))
+    else:
+        from sandboxverify.report._merge import merged_junit  # noqa: PLC0415
+
+        _write("--junit-xml", junit_out, merged_junit(secrets.value(report)))
 
 
-def write_github(report: Report, target: Target, options: CheckOptions, stream: TextIO) -> None:
+def write_github(
+    report: Result,
+    stream: TextIO,
+    secrets: Redactor,
+    *,
+    pyproject: Path | None,
+    playbook: str | None,
+    annotate: bool = True,
+) -> None:
     """Annotations on the stream (the runner reads workflow commands from the step's output),
-    the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one."""
-    from sandboxverify.cli._github import GitHubSources, error_annotations  # noqa: PLC0415
-    from sandboxverify.report._summary import step_summary  # noqa: PLC0415
+    the Markdown summary appended to ``$GITHUB_STEP_SUMMARY`` when the runner provides one.
+    ``annotate=False``: the summary only (the annotations are out already)."""
+    report = secrets.value(report)
+    from sandboxverify.cli import _github  # noqa: PLC0415
 
-    pyproject = (
-        target.path / "pyproject.toml"
-        if isinstance(target, ProjectTarget)
-        else _config.find_pyproject(None)
-    )
-    sources = GitHubSources(
-        pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
-        playbook=Path(options.smoke) if options.smoke else None,
-        root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
-    )
-    for line in error_annotations(report, sources):
-        stream.write(line + "\n")
-    stream.flush()
+    if annotate:
+        if isinstance(report, Report):
+            sources = _github.GitHubSources(
+                pyproject=pyproject if pyproject is not None and pyproject.is_file() else None,
+                playbook=Path(playbook) if playbook else None,
+                root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
+            )
+            lines = _github.error_annotations(report, sources)
+        else:
+            lines = _github.merged_annotations(report)
+        for line in lines:
+            stream.write(line + "\n")
+        stream.flush()
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
+        if isinstance(report, Report):
+            from sandboxverify.report._summary import step_summary  # noqa: PLC0415
+
+            summary = step_summary(report)
+        else:
+            from sandboxverify.report._merge import merged_summary  # noqa: PLC0415
+
+            summary = merged_summary(report)
         try:
             with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(step_summary(report) + "\n")
+                handle.write(summary + "\n")
         except OSError as exc:
             raise UsageError(
                 f"cannot append the step summary to GITHUB_STEP_SUMMARY={summary_path}: "

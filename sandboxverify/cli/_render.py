@@ -1,13 +1,17 @@
 """Text output: live progress while a check runs, and the final report.
 
-On a terminal, finished stages scroll above a one-line status of what is running, with colour.
-Elsewhere (CI logs, pipes) every finished stage is one plain line, no escape codes.
+On a terminal, finished stages scroll above a one-line status of what is running, with a spinner
+and each stage's elapsed time, a few times a second. Elsewhere (CI logs, pipes, ``TERM=dumb``)
+every finished stage is one plain line. Colour follows ``_terminal`` (``NO_COLOR``,
+``FORCE_COLOR``, ``TERM=dumb``).
 """
 
 from __future__ import annotations
 
+import shutil
 import threading
-from typing import Any, TextIO
+import time
+from typing import Any, Callable, TextIO
 
 from sandboxverify.pipeline._events import (
     CommandFinished,
@@ -17,7 +21,7 @@ from sandboxverify.pipeline._events import (
     StageFinished,
     StageStarted,
 )
-from sandboxverify.report._model import Failure, Report, Run, registrations
+from sandboxverify.report._model import Failure, Report, Run, plugins_registering
 from sandboxverify.sandbox._subprocess import format_argv
 
 _DETAIL_LINES = 20
@@ -27,6 +31,9 @@ _MARKS = {
     "skipped": ("-", "skip"),
     "error": ("!", "err "),  # an error result: a failure only if the playbook did not expect it
 }
+#: the status line's spinner: braille dots, or ASCII where the stream cannot take them
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_ASCII_SPINNER = "|/-\\"
 _COLOURS = {"passed": "32", "failed": "31", "skipped": "2", "error": "33", "dim": "2", "bold": "1"}
 
 
@@ -60,22 +67,47 @@ class Style:
 
 
 class Progress:
-    """Renders events as they arrive; safe to call from the worker threads of a check."""
+    """Renders events as they arrive; safe to call from the worker threads of a check.
 
-    def __init__(self, stream: TextIO, *, tty: bool, verbose: int = 0, quiet: bool = False) -> None:
+    ``live``: a status line of what is running, with a spinner and each stage's elapsed time,
+    rewritten ``interval`` apart by a thread of its own (plain ANSI: carriage return and erase
+    line), below the finished stages. Otherwise one plain line per finished stage.
+    """
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        colour: bool,
+        live: bool,
+        verbose: int = 0,
+        quiet: bool = False,
+        interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.stream = stream
-        self.tty = tty
+        self.live = live and not quiet
         self.verbose = verbose
         self.quiet = quiet
-        self.style = Style(tty)
-        self._running: dict[tuple[str, str | None], None] = {}
+        self.style = Style(colour)
+        self.interval = interval
+        self.clock = clock
+        #: what is running, and since when
+        self._running: dict[tuple[str, str | None], float] = {}
         self._lock = threading.Lock()
+        self._frames = _SPINNER if _unicode(stream) else _ASCII_SPINNER
+        self._frame = 0
+        self._stop = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def __call__(self, event: Event) -> None:
         with self._lock:
             self._handle(event)
 
     def close(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
         with self._lock:
             self._clear_status()
 
@@ -84,7 +116,8 @@ class Progress:
             if event.warning:  # shown even with --quiet: it says what the check cannot promise
                 self._print(f"{self.style.paint('warning:', 'error')} {event.warning}")
         elif isinstance(event, StageStarted):
-            self._running[(event.stage, event.python)] = None
+            self._running[(event.stage, event.python)] = self.clock()
+            self._start_ticking()
             self._redraw()
         elif isinstance(event, StageFinished):
             self._running.pop((event.stage, event.python), None)
@@ -118,21 +151,45 @@ class Progress:
                 f"{event.plugin.name} ({event.plugin.seconds:.2f}s): {tools}"
             )
 
+    def _start_ticking(self) -> None:
+        if self.live and self._ticker is None and not self._stop.is_set():
+            self._ticker = threading.Thread(target=self._tick, name="progress", daemon=True)
+            self._ticker.start()
+
+    def _tick(self) -> None:
+        while not self._stop.wait(self.interval):
+            with self._lock:
+                self._frame += 1
+                self._redraw()
+
     def _print(self, line: str) -> None:
         self._clear_status()
         self.stream.write(neutralise(line) + "\n")
         self.stream.flush()
 
     def _redraw(self) -> None:
-        if not self.tty or self.quiet or not self._running:
+        if not self.live or not self._running or self._stop.is_set():
             return
-        running = ", ".join(f"[{p}] {s}" if p else s for s, p in self._running)
-        self.stream.write("\r\x1b[K" + self.style.paint(f"… {running}", "dim"))
+        now = self.clock()
+        running = ", ".join(
+            f"{f'[{python}] ' if python else ''}{stage} {now - since:.1f}s"
+            for (stage, python), since in self._running.items()
+        )
+        spinner = self._frames[self._frame % len(self._frames)]
+        width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+        status = f"{spinner} {running}"
+        if len(status) > width:  # a wrapped line could not be rewritten in place
+            status = status[: width - 1] + "…" if self._frames is _SPINNER else status[:width]
+        self.stream.write("\r\x1b[K" + self.style.paint(status, "dim"))
         self.stream.flush()
 
     def _clear_status(self) -> None:
-        if self.tty and not self.quiet:
+        if self.live:
             self.stream.write("\r\x1b[K")
+
+
+def _unicode(stream: TextIO) -> bool:
+    return str(getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8"
 
 
 def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool = False) -> str:
@@ -182,7 +239,8 @@ def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> s
 def _smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:
     lines = []
     for call in result.get("calls") or []:
-        status = "error" if call.get("is_error") else "passed"
+        # the call the run diverged at is the failure, whatever its result looked like
+        status = "failed" if call.get("diverged") else "error" if call.get("is_error") else "passed"
         flags = "".join(f" ({flag})" for flag in ("mocked", "blocked") if call.get(flag))
         text = str(call.get("text", "")).replace("\n", " ")
         text = text if len(text) <= 60 else text[:57] + "..."
@@ -248,10 +306,8 @@ def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
 
 
 def _verdict(report: Report, style: Style) -> str:
-    plugins = {p.name for run in report.runs for p in run.plugins}
-    provided = registrations(tool for run in report.runs for tool in run.tools)
     pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
-    counts = f"{len(plugins)} plugin(s) {provided} on Python {pythons} in {report.seconds:.1f}s"
+    counts = f"{plugins_registering(report.runs)} on Python {pythons} in {report.seconds:.1f}s"
     if report.ok:
         return f"{style.paint('PASSED', 'passed')}: {counts}"
     return f"{style.paint('FAILED', 'failed')}: {len(report.failures)} failure(s); {counts}"

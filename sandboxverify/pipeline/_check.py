@@ -11,12 +11,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
-from sandboxverify.artifacts._build import (
-    BuildResult,
-    BuildSettings,
-    build_project,
-    prepare_artifacts,
-)
+from sandboxverify.artifacts._backend import BuildSettings
+from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
+from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.pipeline._events import (
     EventSink,
     IsolationChosen,
@@ -24,7 +21,7 @@ from sandboxverify.pipeline._events import (
     StageStarted,
     ignore,
 )
-from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.pipeline._options import CheckOptions, validate
 from sandboxverify.pipeline._run import Verifier
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
@@ -52,6 +49,7 @@ from sandboxverify.stages._smoke import load as load_playbook
 def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only."""
     started = time.perf_counter()
+    validate(options)
     target = classify(options.targets)
     options = _with_group_suffixes(options)
     groups = options.effective_groups
@@ -61,22 +59,9 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             hint="e.g. --host entrypoints --group myapp.plugins",
         )
     _check_hookspecs(options)
-    if options.timeout <= 0 or options.install_timeout <= 0:
-        raise UsageError("timeouts must be positive numbers of seconds")
     server = _server_ref(options)
-    _check_requirements(options.with_requirements)
-    # decided before any work: --isolation strict without the OS sandbox is a usage error
-    isolation, fallback = choose_isolation(
-        options.isolation, hide=(*(Path(t) for t in options.targets), Path.cwd())
-    )
-    on_event(
-        IsolationChosen(
-            isolation.name,
-            f"running without the OS sandbox ({fallback}); {PROCESS_RISKS}. To sandbox: {HINT}"
-            if fallback
-            else None,
-        )
-    )
+    check_requirements(options.with_requirements)
+    isolation, fallback = decide_isolation(options, on_event)
     if options.smoke and options.host == "entrypoints":
         raise UsageError(
             "--smoke does not apply to --host entrypoints: its entry points are not tools a "
@@ -91,7 +76,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     toolchain = choose(options.installer, writable_installs=isolation.name == "process")
     installation = fingerprint()
     with Workspace(keep=options.keep) as workspace, supervised():
-        build = _build(target, workspace, toolchain, options, on_event, isolation=isolation)
+        build = build_target(target, workspace, toolchain, options, on_event, isolation=isolation)
         if selectors:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
@@ -125,7 +110,9 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     return Report(
         target=" ".join(options.targets),
         artifacts=tuple(
-            ArtifactRecord(a.kind, a.path.name, a.sha256, built=a.path in build.built)
+            ArtifactRecord(
+                a.kind, a.path.name, a.sha256, built=a.path in build.built, reused=build.reused
+            )
             for a in build.artifacts
         ),
         runs=tuple(result.run for result in results),
@@ -214,7 +201,7 @@ def _selected(
     return list({i.path: i for i in [*explicit, *chosen]}.values())
 
 
-def _build(
+def build_target(
     target: Target,
     workspace: Workspace,
     toolchain: Toolchain,
@@ -223,6 +210,8 @@ def _build(
     *,
     isolation: Isolation,
 ) -> BuildResult:
+    """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced
+    to ``on_event``; reused from the artifact cache when the tree is unchanged."""
     settings = BuildSettings(
         builder=toolchain.builder,
         index=IndexOptions(options.index_url, options.find_links),
@@ -230,6 +219,7 @@ def _build(
         timeout=options.install_timeout,
         expect_files=options.expect_files,
         isolation=isolation,
+        cache=ArtifactCache(default_root()) if options.cache else None,
     )
     on_event(StageStarted("build", None))
     observer = command_observer(on_event, None)
@@ -239,6 +229,8 @@ def _build(
         result = prepare_artifacts(target, workspace, settings, observer)
     names = ", ".join(a.path.name for a in result.artifacts)
     summary = names if result.ran else f"verifying as given: {names}"
+    if result.reused:
+        summary = f"reused (unchanged since they were built): {names}"
     on_event(
         StageFinished(
             "build",
@@ -270,7 +262,25 @@ def _server_ref(options: CheckOptions) -> EntryPointRef | None:
         raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None
 
 
-def _check_requirements(requirements: Sequence[str]) -> None:
+def decide_isolation(options: CheckOptions, on_event: EventSink) -> tuple[Isolation, str | None]:
+    """The isolation package code runs in, and why it is not the OS sandbox when it could have
+    been, announced to ``on_event``. Decided before any work: ``--isolation strict`` without
+    the OS sandbox is a usage error."""
+    isolation, fallback = choose_isolation(
+        options.isolation, hide=(*(Path(t) for t in options.targets), Path.cwd())
+    )
+    on_event(
+        IsolationChosen(
+            isolation.name,
+            f"running without the OS sandbox ({fallback}); {PROCESS_RISKS}. To sandbox: {HINT}"
+            if fallback
+            else None,
+        )
+    )
+    return isolation, fallback
+
+
+def check_requirements(requirements: Sequence[str]) -> None:
     """``--with`` takes requirement strings only: never an installer option in disguise."""
     for text in requirements:
         try:

@@ -103,7 +103,7 @@ class Inspector:
                 run_imports(
                     sandbox,
                     wheel=wheel,
-                    skip=self.options.import_skip,
+                    skip=_import_skip(self.options.import_skip, wheel),
                     exclude={},
                     settings=settings,
                 )
@@ -195,6 +195,7 @@ class Inspector:
                         self.options.exact,
                         self.options.expect_plugins,
                         plugins_asked_for=self.options.host != "auto" or bool(self.options.groups),
+                        allow_fail=self.options.plugin_allow_fail,
                     ),
                     own_modules=wheel.top_level,
                     host=self.options.host,
@@ -221,7 +222,7 @@ class Inspector:
         again = run_imports(
             sandbox,
             wheel=wheel,
-            skip=self.options.import_skip,
+            skip=_import_skip(self.options.import_skip, wheel),
             exclude=excluded,
             settings=settings,
         )
@@ -276,3 +277,9 @@ def _shared_cause(failure: Failure, imports: Sequence[Failure]) -> Failure | Non
         if len(error) == 2 and error[1] and error[1] in said:
             return imported
     return None
+
+
+def _import_skip(skip: Sequence[str], wheel: Artifact) -> tuple[str, ...]:
+    """``--import-skip``, and a stray top-level ``tests``/``test`` the wheel ships: that is
+    already an ``artifact_invalid`` failure, and its test modules import test-only packages."""
+    return (*skip, *sorted(wheel.top_level & {"tests", "test"}))

@@ -3,11 +3,14 @@ then the smoke run."""
 
 from __future__ import annotations
 
+import platform
+import sysconfig
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.artifacts._artifacts import select_wheel
+from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
 from sandboxverify.pipeline._events import EventSink
 from sandboxverify.pipeline._inspect import Inspector
@@ -18,12 +21,21 @@ from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import PROCESS, Isolation
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
-from sandboxverify.sandbox._venv import StepSettings, create, install
-from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
+from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
 from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
 from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._smoke import Playbook
 from sandboxverify.stages._smoke import run as run_smoke
+
+#: ``platform.system()`` names as people (and CI runners' ``RUNNER_OS``) say them
+_OS_NAMES = {"Darwin": "macOS"}
+
+
+def operating_system() -> str:
+    """The operating system this runs on: ``Linux``, ``macOS``, ``Windows``..."""
+    system = platform.system() or "unknown"
+    return _OS_NAMES.get(system, system)
 
 
 @dataclass(frozen=True)
@@ -102,47 +114,26 @@ class Verifier:
                 imports=imports,
                 scripts=scripts,
                 installed=installed,
+                os=operating_system(),
+                platform=sysconfig.get_platform(),
             )
             return RunResult(run, tuple(failures), tuple(notes))
 
-        if not self.build.ok:
+        if not self.build.installable:
             return finish()
-        wheel = select_wheel(self.build.wheels, interpreter.version_info)
-        if wheel is None:
-            failures.append(
-                Failure(
-                    "install_failed",
-                    f"none of the wheels fits Python {python}: "
-                    + ", ".join(w.path.name for w in self.build.wheels),
-                    python=python,
-                    hint="build a wheel for this interpreter, or drop it from --python",
-                )
-            )
+        ready, failed = sandbox_with_wheel(
+            interpreter,
+            paths,
+            build=self.build,
+            toolchain=self.toolchain,
+            options=self.options,
+            steps=steps,
+            stage=lambda name: self._stage(stages, name, python),
+        )
+        failures.extend(failed)
+        if ready is None:
             return finish()
-
-        with self._stage(stages, "venv", python) as stage:
-            sandbox, failure = create(interpreter, paths, self.toolchain.sandbox, steps)
-            stage.fail_with(failure)
-        failures.extend(stage.failures)
-        if stage.failed:
-            return finish()
-
-        with self._stage(stages, "install", python) as stage:
-            stage.fail_with(
-                *install(
-                    sandbox,
-                    wheel.path,
-                    self.toolchain.installer,
-                    IndexOptions(self.options.index_url, self.options.find_links),
-                    steps,
-                    extra=self.options.with_requirements,
-                    requires_python=wheel.requires_python,
-                )
-            )
-            stage.summary = wheel.path.name
-        failures.extend(stage.failures)
-        if stage.failed:
-            return finish()
+        sandbox, wheel = ready
 
         settings = ProbeSettings(
             runtime=self.runtime,
@@ -199,3 +190,49 @@ class Verifier:
 
     def _stage(self, stages: list[Stage], name: StageName, python: str) -> StageTimer:
         return StageTimer(stages, name, python, self.on_event)
+
+
+def sandbox_with_wheel(
+    interpreter: Interpreter,
+    paths: SandboxPaths,
+    *,
+    build: BuildResult,
+    toolchain: Toolchain,
+    options: CheckOptions,
+    steps: StepSettings,
+    stage: Callable[[StageName], StageTimer],
+) -> tuple[tuple[Sandbox, Artifact] | None, list[Failure]]:
+    """Stages ``venv`` and ``install``: a fresh sandbox with the wheel that fits
+    ``interpreter`` (and ``--with``) installed, or the failures that stopped it."""
+    python = interpreter.version
+    wheel = select_wheel(build.wheels, interpreter.version_info)
+    if wheel is None:
+        return None, [
+            Failure(
+                "install_failed",
+                f"none of the wheels fits Python {python}: "
+                + ", ".join(w.path.name for w in build.wheels),
+                python=python,
+                hint="build a wheel for this interpreter, or drop it from --python",
+            )
+        ]
+    with stage("venv") as timer:
+        sandbox, failure = create(interpreter, paths, toolchain.sandbox, steps)
+        timer.fail_with(failure)
+    if timer.failed:
+        return None, timer.failures
+
+    with stage("install") as timer:
+        timer.fail_with(
+            *install(
+                sandbox,
+                wheel.path,
+                toolchain.installer,
+                IndexOptions(options.index_url, options.find_links),
+                steps,
+                extra=options.with_requirements,
+                requires_python=wheel.requires_python,
+            )
+        )
+        timer.summary = wheel.path.name
+    return (None if timer.failed else (sandbox, wheel)), timer.failures

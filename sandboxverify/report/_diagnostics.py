@@ -9,6 +9,19 @@ _EXCEPTION_LINE = re.compile(
 )
 
 
+#: what code that reached for the network and found none prints (DNS, refused, offline)
+_NETWORK_ERROR = re.compile(
+    r"Name or service not known|Temporary failure in name resolution|Could not resolve host"
+    r"|nodename nor servname provided|getaddrinfo failed|NameResolutionError"
+    r"|Network is unreachable|cannot download https?://",
+)
+
+
+def reached_for_network(output: str | None) -> bool:
+    """Whether ``output`` shows a download that failed for want of a network."""
+    return bool(output) and _NETWORK_ERROR.search(output or "") is not None
+
+
 def summarize(output: str) -> str:
     """The most telling line of pip, uv or pypa/build output (or of a Python traceback)."""
     lines = [line.strip() for line in output.splitlines() if line.strip()]

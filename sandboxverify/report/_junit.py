@@ -5,7 +5,8 @@ One ``<testsuite>`` for the build (the build itself and each artifact) and one p
 ``install``, ``probe``, each plugin, each expected tool, ``imports``, ``scripts``, ``smoke``. Each
 failure of the report lands in the test case it concerns; one that fits none becomes a failed case
 of its own, and a case whose check failed without a failure record still fails: never a false
-green. Attributes follow the common JUnit schema (the set pytest's ``--junitxml`` writes).
+green, and a stage the text reports as failed fails its case too. The document validates against
+Jenkins' ``junit-10.xsd`` (the schema pytest's own ``--junitxml`` output is tested against).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def junit_xml(report: Report, *, now: datetime | None = None) -> str:
         tests=str(sum(len(s.cases) for s in suites)),
         failures=str(sum(c.failed for s in suites for c in s.cases)),
         errors="0",
-        skipped=str(sum(c.skipped is not None and not c.failed for s in suites for c in s.cases)),
+        # no ``skipped`` here: junit-10.xsd allows it on <testsuite> only
         time=_seconds(report.seconds),
     )
     for suite in suites:
@@ -79,17 +80,34 @@ def junit_xml(report: Report, *, now: datetime | None = None) -> str:
 
 
 def _suites(report: Report) -> list[_Suite]:
+    error = _error_case(report)
+    if error is not None and not report.runs and not report.artifacts:
+        # stopped before anything was checked: one failing case, never a green build case
+        properties = {"target": report.target}
+        return [_Suite("sandboxverify", "sandboxverify", [error], report.seconds, properties)]
     pending = list(report.failures)
     build = _build_suite(report, pending)
     runs = [_run_suite(report, run, pending, index) for index, run in enumerate(report.runs)]
     suites = [build, *runs]
     if pending:  # failures of an interpreter no run stands for
         build.cases.extend(_leftovers(pending))
+    if error is not None:  # it stopped after the check (a report it could not write)
+        build.cases.append(error)
     if not report.ok and not any(c.failed for s in suites for c in s.cases):
         verdict = _Case("verdict")
         verdict.implicit = ("failed", "the check failed without saying why (a bug: report it)")
         build.cases.append(verdict)
     return suites
+
+
+def _error_case(report: Report) -> _Case | None:
+    """What stopped the check (a usage error, a bug, an interrupt) as a failed case."""
+    if report.error is None:
+        return None
+    case = _Case(report.error.code)
+    message = report.error.message + (f"\nhint: {report.error.hint}" if report.error.hint else "")
+    case.implicit = (report.error.code, message)
+    return case
 
 
 def _build_suite(report: Report, pending: list[Failure]) -> _Suite:
@@ -172,13 +190,7 @@ class _RunCases:
     def settle(self) -> None:
         """A stage that failed with no failure of its own takes the one unplaced failure that
         fits (a ``timeout`` names no stage), or fails on its own: a failed check never passes."""
-        # the probe's failures may all be its plugins' and tools' own
-        covered = any(c.failed for c in [*self.plugins.values(), *self.tools.values()])
-        silent = [
-            n
-            for n, c in self.cases.items()
-            if self._failed(n) and not c.failed and not (n == "probe" and covered)
-        ]
+        silent = [n for n, c in self.cases.items() if self._failed(n) and not c.failed]
         fitting = [f for f in self.unplaced if f.code in _STAGELESS_CODES]
         if len(silent) == 1 and len(fitting) == 1:
             self.cases[silent[0]].failures.append(fitting[0])
@@ -186,7 +198,7 @@ class _RunCases:
         for name in silent:
             case = self.cases[name]
             if not case.failed:
-                case.implicit = ("failed", f"the {name} stage failed (see the run's other cases)")
+                case.implicit = ("failed", self._why_failed(name))
         for plugin in self.run.plugins:
             case = self.plugins[plugin.name]
             if not plugin.ok and not case.failed:
@@ -212,6 +224,18 @@ class _RunCases:
 
     def _failed(self, stage: str) -> bool:
         return self.stages[stage].status == "failed"
+
+    def _why_failed(self, stage: str) -> str:
+        """A failed stage whose failures are all its plugins' and tools' own (the text says
+        ``FAIL probe``, so the case fails too) names them; any other says where to look."""
+        if stage == "probe":
+            named = [
+                *(f"plugin {p.name}" for p in self.run.plugins if not p.ok),
+                *(c.name for c in self.tools.values() if c.failures),
+            ]
+            if named:
+                return f"the probe stage failed: {', '.join(dict.fromkeys(named))}"
+        return f"the {stage} stage failed (see the run's other cases)"
 
 
 def _stage_case(stage: Stage) -> _Case:
@@ -271,7 +295,10 @@ def _case_element(case: _Case, classname: str) -> ET.Element:
         failure.text = _clean("\n\n".join(_failure_text(f) for f in case.failures))
     elif case.implicit is not None:
         code, message = case.implicit
-        ET.SubElement(element, "failure", message=_clean(message), type=code).text = _clean(message)
+        headline = message.splitlines()[0] if message else message
+        ET.SubElement(element, "failure", message=_clean(headline), type=code).text = _clean(
+            message
+        )
     elif case.skipped is not None:
         ET.SubElement(element, "skipped", message=case.skipped)
     return element

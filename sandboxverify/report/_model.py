@@ -7,6 +7,12 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 REPORT_VERSION = 1
+#: the JSON Schema of report v1, named by every report's ``$schema``; the same file ships in the
+#: package as ``sandboxverify/schemas/report-v1.schema.json``
+REPORT_SCHEMA = (
+    "https://raw.githubusercontent.com/sandboxverify/sandboxverify/main/"
+    "sandboxverify/schemas/report-v1.schema.json"
+)
 
 FailureCode = Literal[
     "build_failed",
@@ -28,6 +34,9 @@ FailureCode = Literal[
     "script_failed",
     "host_modified",
 ]
+#: why a check stopped before its verdict: exit 2 (``usage_error``, ``config_error``), 3
+#: (``internal_error``), 130 (``interrupted``), 143 (``terminated``)
+ErrorCode = Literal["usage_error", "config_error", "internal_error", "interrupted", "terminated"]
 StageName = Literal["build", "venv", "install", "probe", "imports", "scripts", "smoke"]
 StageStatus = Literal["passed", "failed", "skipped"]
 
@@ -58,11 +67,25 @@ class Failure:
 
 
 @dataclass(frozen=True)
+class ReportError:
+    """What stopped the check before its verdict (the report then has ``ok: false``)."""
+
+    code: ErrorCode
+    message: str
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+@dataclass(frozen=True)
 class ArtifactRecord:
     kind: Literal["sdist", "wheel"]
     filename: str
     sha256: str
     built: bool
+    #: built by an earlier check of the very same project, taken from the artifact cache
+    reused: bool = False
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -70,6 +93,7 @@ class ArtifactRecord:
             "filename": self.filename,
             "sha256": self.sha256,
             "built": self.built,
+            "reused": self.reused,
         }
 
 
@@ -156,6 +180,16 @@ def registrations(tools: Iterable[ToolRecord]) -> str:
     return "registering " + ", ".join(f"{len(names)} {kind}(s)" for kind, names in kinds.items())
 
 
+def plugins_registering(runs: Iterable[Run]) -> str:
+    """The verdict's count: ``2 plugin(s) registering 3 tool(s)``, or ``no plugins`` (a
+    library, or a check that stopped before any plugin loaded)."""
+    runs = list(runs)
+    plugins = {plugin.name for run in runs for plugin in run.plugins}
+    if not plugins:
+        return "no plugins"
+    return f"{len(plugins)} plugin(s) {registrations(t for run in runs for t in run.tools)}"
+
+
 @dataclass(frozen=True)
 class Run:
     python: str
@@ -172,8 +206,15 @@ class Run:
     scripts: tuple[dict[str, Any], ...] | None = None
     #: every distribution installed in the sandbox, ``{"name", "version"}``, sorted by name
     installed: tuple[dict[str, str], ...] = ()
+    #: the machine the run was on: its operating system (``Linux``, ``macOS``, ``Windows``) and
+    #: platform as ``sysconfig.get_platform()`` spells it (``linux-x86_64``), which tell the runs
+    #: of a report merged from CI matrix jobs apart
+    os: str | None = None
+    platform: str | None = None
 
     def to_json(self) -> dict[str, Any]:
+        # a stage that did not run leaves its field empty, never null: consumers read the
+        # documented type whatever happened (the stage's status says whether it ran)
         return {
             "python": self.python,
             "interpreter": self.interpreter,
@@ -183,10 +224,26 @@ class Run:
             "tools": [tool.to_json() for tool in self.tools],
             "smoke": self.smoke,
             "sandbox": self.sandbox,
-            "imports": self.imports,
-            "scripts": list(self.scripts) if self.scripts is not None else None,
+            "imports": self.imports if self.imports is not None else empty_imports(),
+            "scripts": list(self.scripts or ()),
             "installed": [dict(dist) for dist in self.installed],
+            "os": self.os,
+            "platform": self.platform,
         }
+
+
+def empty_imports() -> dict[str, Any]:
+    """``runs[].imports`` of a run whose stage ``imports`` did not run."""
+    return {
+        "modules": 0,
+        "imported": [],
+        "failed": [],
+        "allowed_failures": [],
+        "skipped": [],
+        "outside": [],
+        "missing_files": [],
+        "seconds": 0.0,
+    }
 
 
 @dataclass(frozen=True)
@@ -212,13 +269,21 @@ class Report:
     isolation: str = "process"
     #: why the OS sandbox was not used although it was not declined (``--isolation auto``)
     isolation_fallback: str | None = None
+    #: what stopped the check before its verdict (a usage error, a bug, an interrupt)
+    error: ReportError | None = None
 
     @property
     def ok(self) -> bool:
-        return not self.failures and bool(self.runs) and all(run.ok for run in self.runs)
+        return (
+            self.error is None
+            and not self.failures
+            and bool(self.runs)
+            and all(run.ok for run in self.runs)
+        )
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "$schema": REPORT_SCHEMA,
             "version": self.version,
             "ok": self.ok,
             "target": self.target,
@@ -235,4 +300,21 @@ class Report:
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],
+            "error": self.error.to_json() if self.error else None,
         }
+
+
+def stopped_report(error: ReportError, *, target: str, seconds: float = 0.0) -> Report:
+    """The report of a command that stopped before it had one (a usage error, a bug, a signal):
+    nothing checked, ``ok: false``, and the error."""
+    return Report(
+        target=target,
+        artifacts=(),
+        runs=(),
+        failures=(),
+        host="auto",
+        groups=(),
+        installer="auto",
+        seconds=seconds,
+        error=error,
+    )

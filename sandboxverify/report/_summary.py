@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sandboxverify.report._model import Failure, Report, Run, registrations
+from sandboxverify.report._model import Failure, Report, ReportError, Run, plugins_registering
 
 #: GitHub rejects a step summary over 1 MiB; leave room for what else the job appends
 SUMMARY_BUDGET = 900 * 1024
@@ -17,14 +17,14 @@ _DETAIL_WIDTH = 400
 
 def step_summary(report: Report) -> str:
     """The Markdown summary of the check."""
-    plugins = {p.name for run in report.runs for p in run.plugins}
+    if report.error is not None and not report.runs and not report.artifacts:
+        return _error_section(report.error, heading="##") + "\n"
     pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
     verdict = "passed" if report.ok else f"failed: {len(report.failures)} failure(s)"
     lines = [
         f"## sandboxverify {'passed' if report.ok else 'failed'}",
         "",
-        f"**{_text(verdict)}**; {len(plugins)} plugin(s) "
-        f"{registrations(t for run in report.runs for t in run.tools)} on Python "
+        f"**{_text(verdict)}**; {plugins_registering(report.runs)} on Python "
         f"{_text(pythons)} in {report.seconds:.1f}s. Target {_code(report.target)}, "
         f"host {_code(report.host)}, installer {_code(report.installer)}, "
         f"isolation {_code(report.isolation)}"
@@ -41,12 +41,27 @@ def step_summary(report: Report) -> str:
             ("artifact", "file", "sha256"),
             [(_text(a.kind), _text(a.filename), _code(a.sha256[:12])) for a in report.artifacts],
         )
+    if report.error is not None:  # it stopped after the check itself (a report not written)
+        lines += [_error_section(report.error, heading="###"), ""]
     for run in report.runs:
         lines += _run_section(run)
     text = _fit("\n".join(lines), SUMMARY_BUDGET // 2)
     if report.failures:
         text += "\n" + _failures_section(report.failures, SUMMARY_BUDGET - len(text.encode()))
     return text.rstrip("\n") + "\n"
+
+
+def _error_section(error: ReportError, *, heading: str) -> str:
+    """Why sandboxverify stopped before (or after) its verdict: a usage error, a bug, a signal."""
+    what = error.code.replace("_", " ")
+    lines = [
+        f"{heading} sandboxverify failed: {what}",
+        "",
+        f"**ERROR** {_paragraph(error.message)}",
+    ]
+    if error.hint:
+        lines += ["", f"**hint:** {_paragraph(error.hint)}"]
+    return "\n".join(lines)
 
 
 def _run_section(run: Run) -> list[str]:

@@ -7,9 +7,13 @@ it talks to the host side through JSON files.
 
 from __future__ import annotations
 
-from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
-from sandboxverify.runtime._schema import schema_from_signature
-from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
+    from sandboxverify.runtime._schema import schema_from_signature
+    from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
 
 __all__ = [
     "EVENTS",
@@ -19,3 +23,21 @@ __all__ = [
     "ToolSpec",
     "schema_from_signature",
 ]
+
+#: Imported on first use: every runtime process (and the command line, for the protocol) imports
+#: this package, most of them never touch the plugin API.
+_LAZY = {
+    "EVENTS": "sandboxverify.runtime.hosts._native",
+    "PluginAPI": "sandboxverify.runtime.hosts._native",
+    "PluginRegistrationError": "sandboxverify.runtime._registry",
+    "Registry": "sandboxverify.runtime._registry",
+    "ToolSpec": "sandboxverify.runtime._registry",
+    "schema_from_signature": "sandboxverify.runtime._schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sandboxverify.runtime' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -10,7 +10,9 @@ Actions:
 - ``load``: import one entry point and collect its tools with the requested host. It never
   imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports;
 - ``smoke``: run a playbook against the installed plugins (see ``_smoke``);
-- ``imports``: import every module the distribution ships, one by one (see ``_imports``).
+- ``imports``: import every module the distribution ships, one by one (see ``_imports``);
+- ``record``: a live model drives the installed plugins' tools (``record --sandbox``; see
+  ``_recording``).
 """
 
 from __future__ import annotations
@@ -60,6 +62,10 @@ def main() -> None:
         from sandboxverify.runtime._imports import import_all  # noqa: PLC0415
 
         result.update(import_all(request))
+    elif request["action"] == "record":
+        from sandboxverify.runtime._recording import record  # noqa: PLC0415 - imports llm
+
+        result.update(record(request))
     else:
         result.update(
             ok=False, error=_error_record(ValueError(f"unknown action {request['action']!r}"))

@@ -26,6 +26,9 @@ DEFAULT_GROUPS: dict[str, str | None] = {
     "mkdocs": "mkdocs.plugins",
 }
 
+#: the hosts an in-process harness session (``sandboxverify run``, ``create_test_session``) loads
+#: plugins with; here, not in the harness, so the command line can offer them without importing it
+SESSION_HOSTS = ("native", "llm", "mcp")
 
 #: the group of a plugin that is an MCP server command line rather than an entry point
 SERVER_COMMAND = "server-command"

@@ -3,10 +3,15 @@
 A declarative playbook arrives as the normalized spec (the host parsed the TOML); a ``.py``
 playbook is a script run as ``__main__`` with the harness importable. Either way the result is a
 summary of what was called plus, on failure, the harness diagnostic; the trace goes to a file.
+
+Nothing the playbook runs can end the run silently: ``os._exit`` raises while it runs, and an
+exit, a ``KeyboardInterrupt`` or any other ``BaseException`` is a failure (``aborted``). A session
+whose run failed fails the playbook even if the script caught the error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import runpy
 import sys
@@ -16,6 +21,7 @@ from typing import Any
 from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
+from sandboxverify.runtime.harness._guards import HardExit, ending, watching_exits
 from sandboxverify.runtime.harness._plugins import DIST_ENV, HOST_ENV
 from sandboxverify.runtime.harness._session import SESSION_OBSERVERS
 
@@ -33,9 +39,10 @@ def smoke(request: dict[str, Any]) -> dict[str, Any]:
         os.environ[DIST_ENV] = request["dist"]
     # a .py playbook's sessions host plugins the way the check does unless they say otherwise
     os.environ[HOST_ENV] = request.get("host") or "native"
-    if "spec" in request:
-        return _declarative(request)
-    return _script(Path(request["script"]))
+    with watching_exits():
+        result = _declarative(request) if "spec" in request else _script(Path(request["script"]))
+    _mark_diverged(result)
+    return result
 
 
 def _declarative(request: dict[str, Any]) -> dict[str, Any]:
@@ -56,6 +63,10 @@ def _declarative(request: dict[str, Any]) -> dict[str, Any]:
         error = exc.to_json()
     except Exception as exc:  # a bug in plugin code outside any tool call, or in ours
         error = _crash("crashed", exc)
+    except KeyboardInterrupt:  # outside any action: the user's Ctrl-C
+        raise
+    except BaseException as exc:  # plugin code outside any action ended the run
+        error = _crash("aborted", exc, f"plugin code {ending(exc)}")
     finally:
         if session is not None:
             session.close()
@@ -86,13 +97,47 @@ def _script(path: Path) -> dict[str, Any]:
             }
     except HarnessError as exc:
         error = {**exc.to_json(), "details": exc.details or format_traceback(exc)}
+    except HardExit as exc:
+        error = _crash("script_failed", exc, f"the playbook {ending(exc)}")
+    except KeyboardInterrupt:  # outside any action: the user's Ctrl-C
+        raise
     except BaseException as exc:
         error = _crash("script_failed", exc)
     finally:
         SESSION_OBSERVERS.remove(sessions.append)
     summary = {"script": path.name, **summarize(sessions)}
-    error = error or _nothing_called(summary)
+    error = error or _caught(sessions) or _nothing_called(summary)
     return {"ok": error is None, "error": error, **summary}
+
+
+def _caught(sessions: list[TestSession]) -> dict[str, Any] | None:
+    """The failure of a session the script went on after (it caught the HarnessError), or a
+    session that left list mocks or UI answers unused: the playbook fails all the same."""
+    for session in sessions:
+        if session.failure is None and session.auto_assert:
+            with contextlib.suppress(HarnessError):  # it becomes the session's failure
+                session.assert_mocks_used()
+        if session.failure is not None:
+            failure = session.failure
+            return {
+                **failure.to_json(),
+                "message": f"{failure.message} (the playbook caught this failure and went on; "
+                "a session whose run failed fails the playbook)",
+                "details": failure.details or format_traceback(failure),
+            }
+    return None
+
+
+def _mark_diverged(result: dict[str, Any]) -> None:
+    """The call the failure happened at (the last one recorded for its turn and action) is
+    marked, so no report shows it as a plain success."""
+    error = result.get("error") or {}
+    if error.get("turn") is None or error.get("action") is None:
+        return
+    for call in reversed(result.get("calls") or []):
+        if (call["turn"], call["action"]) == (error["turn"], error["action"]):
+            call["diverged"] = True
+            return
 
 
 def _nothing_called(summary: dict[str, Any]) -> dict[str, Any] | None:
@@ -109,10 +154,10 @@ def _nothing_called(summary: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _crash(code: str, exc: BaseException) -> dict[str, Any]:
+def _crash(code: str, exc: BaseException, message: str | None = None) -> dict[str, Any]:
     return {
         "code": code,
-        "message": f"{type(exc).__name__}: {exc}",
+        "message": message or f"{type(exc).__name__}: {exc}",
         "turn": None,
         "action": None,
         "details": format_traceback(exc),

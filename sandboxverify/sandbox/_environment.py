@@ -134,6 +134,16 @@ def backend_env(
     return env
 
 
+def build_inputs(
+    pass_env: Iterable[str] = (), environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The variables that can change what a build produces: the build tools' own (compilers,
+    ``SOURCE_DATE_EPOCH``, ``SETUPTOOLS_SCM_*``...), the installer's settings (which backend
+    version gets installed) and ``--pass-env``. Not paths of the moment (``TMPDIR``) nor
+    network settings, which change where things come from, not what is built."""
+    return _select((*_BUILD, "PIP_*", "UV_*"), pass_env, environ)
+
+
 def plugin_env(
     sandbox_bin: Path,
     home: Path,

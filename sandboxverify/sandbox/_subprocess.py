@@ -17,24 +17,20 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
+from sandboxverify.report._redact import redact
 from sandboxverify.sandbox._processes import descendants, kill_and_wait
 
 _GRACE_SECONDS = 2.0
 #: how long the main thread waits at most before it looks for a signal to handle
 _SLICE_SECONDS = 0.05
 _TAIL_BYTES = 16_000
-
-_SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH", re.I
-)
-_URL_CREDENTIALS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+(:[^/\s@]*)?@", re.I)
 
 
 class Launcher(Protocol):
@@ -305,22 +301,6 @@ def read_tail(path: Path, limit: int = _TAIL_BYTES) -> str:
     if size > limit and "\n" in text:
         text = "[...]\n" + text.split("\n", 1)[1]
     return text
-
-
-def secret_values(environ: Mapping[str, str] | None = None) -> list[str]:
-    env = os.environ if environ is None else environ
-    return sorted(
-        (value for name, value in env.items() if _SECRET_NAME.search(name) and len(value) >= 4),
-        key=len,
-        reverse=True,
-    )
-
-
-def redact(text: str, secrets: Iterable[str] | None = None) -> str:
-    """Hide credentials: values of secret-looking variables and ``user:pass@`` in URLs."""
-    for value in secret_values() if secrets is None else secrets:
-        text = text.replace(value, "***")
-    return _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}***@", text)
 
 
 def format_argv(argv: Sequence[str]) -> str:

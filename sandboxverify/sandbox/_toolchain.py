@@ -1,4 +1,4 @@
-"""Which tools build, create sandboxes and install: pypa/build + virtualenv + pip, or uv.
+"""Which tools create sandboxes and build environments and install: virtualenv + pip, or uv.
 
 Each piece sits behind a small Protocol that only *describes* commands (argv lists); the stages
 run them through the one subprocess helper. uv is the fast path when it is available, never a
@@ -44,22 +44,6 @@ class IndexOptions:
         return flags
 
 
-class Builder(Protocol):
-    """The trusted half of a PEP 517 build: a fresh build environment and its requirements.
-    The backend's hooks run confined (``artifacts/_pep517``), never here."""
-
-    @property
-    def name(self) -> str: ...
-
-    def environment(self, dest: Path) -> list[str]:
-        """Create an empty build environment at ``dest`` for the interpreter we run on."""
-
-    def requirements(
-        self, python: Path, requirements: Sequence[str], index: IndexOptions
-    ) -> list[str]:
-        """Install build requirements (validated requirement strings) into ``python``'s env."""
-
-
 class SandboxBackend(Protocol):
     @property
     def name(self) -> str: ...
@@ -77,59 +61,10 @@ class Installer(Protocol):
 
     def check(self, python: Path) -> list[str]: ...
 
-
-@dataclass(frozen=True)
-class PypaBuild:
-    """Build environments as pypa/build makes them: virtualenv with pip, pip installs."""
-
-    name: str = "build"
-
-    def environment(self, dest: Path) -> list[str]:
-        return VirtualenvBackend().create(Path(sys.executable), dest)
-
-    def requirements(
+    def install_requirements(
         self, python: Path, requirements: Sequence[str], index: IndexOptions
     ) -> list[str]:
-        return [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--no-input",
-            "--disable-pip-version-check",
-            *index.flags(),
-            "--",
-            *requirements,
-        ]
-
-
-@dataclass(frozen=True)
-class UvBuild:
-    uv: Path
-    #: ``copy``: nothing installed is a hard link into uv's cache (see :class:`UvInstaller`)
-    link_mode: str | None = None
-    name: str = "uv"
-
-    def environment(self, dest: Path) -> list[str]:
-        # An explicit interpreter: uv would otherwise look for (or download) one that satisfies
-        # requires-python, and a build must never fetch an interpreter behind the user's back.
-        return UvVenvBackend(self.uv).create(Path(sys.executable), dest)
-
-    def requirements(
-        self, python: Path, requirements: Sequence[str], index: IndexOptions
-    ) -> list[str]:
-        return [
-            str(self.uv),
-            "pip",
-            "install",
-            "--no-python-downloads",
-            "--python",
-            str(python),
-            *_link_mode(self.link_mode),
-            *index.flags(),
-            "--",
-            *requirements,
-        ]
+        """Install requirement strings (a build environment's ``build-system.requires``)."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +125,21 @@ class PipInstaller:
     def check(self, python: Path) -> list[str]:
         return [str(python), "-m", "pip", "check", "--disable-pip-version-check"]
 
+    def install_requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
+    ) -> list[str]:
+        return [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            *index.flags(),
+            "--",
+            *requirements,
+        ]
+
 
 @dataclass(frozen=True)
 class UvInstaller:
@@ -219,16 +169,53 @@ class UvInstaller:
     def check(self, python: Path) -> list[str]:
         return [str(self.uv), "pip", "check", "--python", str(python)]
 
+    def install_requirements(
+        self, python: Path, requirements: Sequence[str], index: IndexOptions
+    ) -> list[str]:
+        return [
+            str(self.uv),
+            "pip",
+            "install",
+            "--no-python-downloads",
+            "--python",
+            str(python),
+            *_link_mode(self.link_mode),
+            *index.flags(),
+            "--",
+            *requirements,
+        ]
+
+
+@dataclass(frozen=True)
+class Builder:
+    """What builds run in: environments made by the toolchain's sandbox backend from the
+    interpreter running sandboxverify, filled with ``build-system.requires`` by its installer.
+    The PEP 517 hooks themselves run through ``runtime/_pep517``."""
+
+    environments: SandboxBackend
+    installer: Installer
+
+    @property
+    def name(self) -> str:
+        return self.installer.name
+
+    @property
+    def interpreter(self) -> Path:
+        return Path(sys.executable)
+
 
 @dataclass(frozen=True)
 class Toolchain:
-    builder: Builder
     sandbox: SandboxBackend
     installer: Installer
 
     @property
     def name(self) -> str:
         return self.installer.name
+
+    @property
+    def builder(self) -> Builder:
+        return Builder(self.sandbox, self.installer)
 
 
 def find_uv() -> Path | None:
@@ -257,5 +244,5 @@ def choose(installer: InstallerChoice, *, writable_installs: bool = False) -> To
         )
     if uv is not None:
         link_mode = "copy" if writable_installs else None
-        return Toolchain(UvBuild(uv, link_mode), UvVenvBackend(uv), UvInstaller(uv, link_mode))
-    return Toolchain(PypaBuild(), VirtualenvBackend(), PipInstaller())
+        return Toolchain(UvVenvBackend(uv), UvInstaller(uv, link_mode))
+    return Toolchain(VirtualenvBackend(), PipInstaller())

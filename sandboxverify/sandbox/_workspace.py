@@ -5,6 +5,7 @@ Layout::
     <root>/src/              copy of the project (the source tree itself is never written to)
     <root>/dist/             the artifacts built or verified
     <root>/runtime/          the private copy of the stdlib-only runtime
+    <root>/hooks/            the PEP 517 hook runner; <root>/build-env*/ where it runs
     <root>/logs/             build logs
     <root>/py<version>/      one sandbox per interpreter: venv/, home/, tmp/, work/, logs/
 """
@@ -89,6 +90,14 @@ class Workspace:
         paths = SandboxPaths(self.root / f"py{label}")
         paths.make()
         return paths
+
+    def install_hook_runner(self) -> Path:
+        """Copy the PEP 517 hook runner alone into a directory of its own: the build
+        environment's interpreter runs it as a script, and a script's directory is importable."""
+        target = self.root / "hooks" / "_pep517.py"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(_PACKAGE / "runtime" / "_pep517.py", target)
+        return target
 
     def install_runtime(self) -> Path:
         """Copy the runtime into a private directory; it is appended last to the sandbox path."""

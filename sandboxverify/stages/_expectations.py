@@ -6,10 +6,12 @@ Every message names the plugin and the cause; every hint says what to change.
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from sandboxverify.report._diagnostics import reached_for_network
 from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
 from sandboxverify.runtime._groups import KNOWN_GROUPS
 from sandboxverify.stages._hosts import PluginPlan, host_for_group
@@ -17,6 +19,13 @@ from sandboxverify.stages._probe import Discovery, PluginLoad
 from sandboxverify.stages._wording import Wording, wording_for
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
+#: a program the plugin runs, missing from PATH: "'pngquant' not found", "X: command not found",
+#: a subprocess' "[Errno 2] No such file or directory: 'optipng'" (a bare name, not a data file)
+_MISSING_PROGRAM = re.compile(
+    r"'(?P<quoted>[\w+-]+)' not found"
+    r"|(?P<shell>[\w+-]+): command not found"
+    r"|No such file or directory: '(?P<errno>[\w+-]+)'"
+)
 
 
 @dataclass(frozen=True)
@@ -26,6 +35,9 @@ class Expectations:
     plugins: int | None = None
     #: ``--group`` named (or a host other than ``auto``): the user says there are plugins
     plugins_asked_for: bool = False
+    #: ``--plugin-allow-fail``: globs of plugin names whose load may fail (a plugin that needs
+    #: a service or a program the check cannot give it): noted, not a failure
+    allow_fail: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -50,14 +62,22 @@ def evaluate(
     if not loads:
         return _without_plugins(python, host, plan, discovery, expected)
     failures: list[Failure] = []
+    notes: list[str] = []
     for load in loads:
         wording = wording_for(load.record.host or host)
+        failure: Failure | None = None
         if load.failure is not None:
-            failures.append(load.failure)
+            failure = load.failure
         elif not load.record.ok:
-            failures.append(_load_failure(python, load.record, own_modules, wording))
+            failure = _load_failure(python, load.record, own_modules, wording)
         elif not load.tools and not load.record.handlers:
-            failures.append(_empty(python, load, wording))
+            failure = _empty(python, load, wording)
+        glob = _allowed(load.record.name, expected.allow_fail) if failure else None
+        if failure is not None and glob is not None:
+            notes.append(f"allowed to fail by --plugin-allow-fail {glob}: {failure.message}")
+        elif failure is not None:
+            failures.append(failure)
+    notes += _unmatched_allowances(expected.allow_fail, [load.record.name for load in loads])
     if plan.near_misses:
         failures.append(_near_miss(python, plan, discovery))
     tools = [tool for load in loads for tool in load.tools]
@@ -78,7 +98,22 @@ def evaluate(
     failures += _tool_expectations(
         python, tools, [load.record for load in loads], expected, wording
     )
-    return Judgement(tuple(failures))
+    return Judgement(tuple(failures), tuple(notes))
+
+
+def _unmatched_allowances(globs: Sequence[str], names: Sequence[str]) -> list[str]:
+    """A ``--plugin-allow-fail`` glob matching no plugin is said: a stale allowance must not
+    hide in a configuration file."""
+    return [
+        f"--plugin-allow-fail {glob} matches no plugin (there are: {', '.join(names)})"
+        for glob in globs
+        if not any(fnmatch.fnmatchcase(name, glob) for name in names)
+    ]
+
+
+def _allowed(name: str, globs: Sequence[str]) -> str | None:
+    """The first ``--plugin-allow-fail`` glob matching the plugin's entry-point name."""
+    return next((glob for glob in globs if fnmatch.fnmatchcase(name, glob)), None)
 
 
 def _without_plugins(
@@ -216,6 +251,21 @@ def _load_hint(
         return (
             f"install {application} in the sandbox: add it to [project] dependencies if the "
             f"plugin cannot work without it, or pass --with {application}"
+        )
+    if reached_for_network(error.message) or reached_for_network(error.traceback):
+        return (
+            "loading the plugin reached for the network and could not get through: a plugin "
+            "should load offline (download lazily, when a feature is used); if it needs the "
+            "network by design, check where that host is reachable, or pass "
+            f"--plugin-allow-fail {record.name}"
+        )
+    program = _MISSING_PROGRAM.search(error.message)
+    if error.stage in ("application", "setup") and program:
+        name = next(group for group in program.groups() if group)
+        return (
+            f"the plugin runs the program {name!r}, which is not installed here: install it on "
+            f"the machine that checks (apt-get install {name}, brew install {name}), or, if "
+            f"the plugin is fine without it, pass --plugin-allow-fail {record.name}"
         )
     if error.stage == "application":
         return wording.setup

@@ -187,6 +187,15 @@ def _read_result(
     return data
 
 
+def payload(result: dict[str, Any]) -> dict[str, Any]:
+    """What an action returned, without the envelope of the side channel."""
+    return {
+        key: value
+        for key, value in result.items()
+        if key not in ("protocol", "nonce", "action", "python")
+    }
+
+
 def safe_label(name: str) -> str:
     """``name`` as part of a file name (logs, results)."""
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:60]

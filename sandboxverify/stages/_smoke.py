@@ -22,6 +22,7 @@ from sandboxverify.stages._runtime_call import (
     ProbeError,
     ProbeSettings,
     Subject,
+    payload,
     request_runtime,
     result_dir,
     runtime_timeout,
@@ -112,13 +113,8 @@ def run(
         }
         return record, exc.failure
     record = {
-        key: value
-        for key, value in result.items()
-        if key not in ("protocol", "nonce", "action", "python")
-    }
-    record = {
         "playbook": playbook.name,
-        **record,
+        **payload(result),
         "seconds": round(time.perf_counter() - started, 3),
     }
     error = result.get("error")
@@ -140,8 +136,9 @@ def run(
 
 
 def _run_command(playbook: Playbook, dist: str, host: str, server: EntryPointRef | None) -> str:
-    """The ``sandboxverify run`` line that replays this smoke run outside a sandbox."""
-    words = ["sandboxverify", "run", playbook.name]
+    """The ``sandboxverify run`` line that replays this smoke run outside a sandbox; the
+    playbook as it was given, so the line works from where ``check`` was run."""
+    words = ["sandboxverify", "run", str(playbook.path)]
     if host != "native":
         words += ["--host", host]
     if server is not None and playbook.spec is not None:

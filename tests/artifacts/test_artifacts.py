@@ -312,6 +312,10 @@ def test_a_top_level_tests_package_or_module_is_a_problem(
         "that does this"
     )
     assert problem.hint.startswith("exclude it from the wheel")
+    # a stray tests package breaks no plugin: the wheel is still installed and its plugins
+    # loaded, so the report also says whether they work
+    assert info.value.artifact is not None
+    assert info.value.artifact.path == wheel
     # inside the project's own package it is fine
     assert problems_of(make_wheel(tmp_path, files=("demo/__init__.py", "demo/tests/t.py"))) == []
 
@@ -330,6 +334,7 @@ def test_every_problem_of_a_wheel_is_reported_at_once(tmp_path: Path) -> None:
     assert "'requires-python'" in messages[0]
     assert "not listed in demo-1.0.dist-info/RECORD: tests/__init__.py" in messages[1]
     assert "top-level 'tests'" in messages[2]
+    assert info.value.artifact is None  # a RECORD that lies: nothing is installed
     info_dir = "demo-1.0.dist-info"
     assert info.value.files == (
         "demo/__init__.py",

@@ -11,16 +11,20 @@ import pytest
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
+from sandboxverify.artifacts._backend import BuildSettings, HookRun
 from sandboxverify.artifacts._build import (
     BuildResult,
-    BuildSettings,
+    _build_failure,
     build_project,
     copy_source,
     prepare_artifacts,
 )
-from sandboxverify.sandbox._toolchain import IndexOptions, PypaBuild
+from sandboxverify.sandbox._subprocess import Command, Outcome
+from sandboxverify.sandbox._toolchain import Builder, IndexOptions, PipInstaller, VirtualenvBackend
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import copy_fixture, make_wheel
+
+PIP_BUILD = Builder(VirtualenvBackend(), PipInstaller())
 
 
 def test_the_copy_skips_environments_caches_and_special_files(tmp_path: Path) -> None:
@@ -38,27 +42,68 @@ def test_the_copy_skips_environments_caches_and_special_files(tmp_path: Path) ->
     assert copied.isdisjoint({"__pycache__", ".tox", "env", "pipe"})
 
 
+def test_links_inside_the_project_stay_links_into_the_copy_and_links_out_are_copied(
+    tmp_path: Path,
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "src" / "pkg").mkdir(parents=True)
+    (elsewhere / "src" / "pkg" / "__init__.py").write_text("real\n")
+    (elsewhere / "LICENSE").write_text("MIT\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\n")
+    (project / "src").symlink_to(elsewhere / "src")  # absolute, out of the project
+    (project / "LICENSE").symlink_to(Path("..") / "elsewhere" / "LICENSE")  # relative, out
+    (project / "alias.toml").symlink_to("pyproject.toml")
+    (project / "absolute-alias.toml").symlink_to(project / "pyproject.toml")  # absolute, in
+    (project / "gone").symlink_to(tmp_path / "nowhere")  # dangling, out
+
+    copy = tmp_path / "copy"
+    copy_source(project, copy)
+
+    assert not (copy / "src").is_symlink() and (copy / "src").is_dir()
+    assert (copy / "src" / "pkg" / "__init__.py").read_text() == "real\n"
+    assert not (copy / "LICENSE").is_symlink()
+    assert (copy / "LICENSE").read_text() == "MIT\n"
+    assert os.readlink(copy / "alias.toml") == "pyproject.toml"
+    assert os.readlink(copy / "absolute-alias.toml") == "pyproject.toml"
+    assert not (copy / "gone").exists() and not (copy / "gone").is_symlink()
+    # what a build writes into the copy stays there
+    (copy / "src" / "demo.egg-info").mkdir()
+    assert not (elsewhere / "src" / "demo.egg-info").exists()
+
+
+def test_a_link_to_a_directory_holding_the_project_is_a_copy_failure(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\n")
+    (project / "up").symlink_to(tmp_path)
+    with pytest.raises(shutil.Error) as caught:
+        copy_source(project, tmp_path / "copy")
+    [(source, _, why)] = caught.value.args[0]
+    assert source == str(project / "up")
+    assert "(a loop)" in why
+
+
 def test_a_file_that_cannot_be_copied_is_build_failed_naming_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # root reads every file here, so the copy error is raised as copytree would raise it
-    def copytree(*args: object, **kwargs: object) -> None:
-        raise shutil.Error(
-            [
-                ("/p/secret.txt", "/c/secret.txt", "[Errno 13] Permission denied"),
-                ("/p/other", "/c/other", "[Errno 13] Permission denied"),
-            ]
-        )
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    (tmp_path / "secret.txt").write_text("")
 
-    monkeypatch.setattr(shutil, "copytree", copytree)
-    settings = BuildSettings(PypaBuild(), IndexOptions(), (), 60)
+    # root reads every file here, so the copy fails as it would for an unreadable file
+    def copy2(source: object, destination: object) -> None:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(shutil, "copy2", copy2)
+    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace:
         result = build_project(ProjectTarget(tmp_path), workspace, settings, None)
 
     [failure] = result.failures
     assert failure.code == "build_failed"
     assert failure.message == (
-        "cannot copy the project to build it: /p/secret.txt: "
+        f"cannot copy the project to build it: {tmp_path / 'pyproject.toml'}: "
         "[Errno 13] Permission denied (and 1 more)"
     )
     assert not result.ok
@@ -66,7 +111,7 @@ def test_a_file_that_cannot_be_copied_is_build_failed_naming_it(
 
 def _given(wheel: Path, *expect_files: str) -> BuildResult:
     """The build stage on a given wheel: static checks only, nothing is built."""
-    settings = BuildSettings(PypaBuild(), IndexOptions(), (), 60, expect_files=expect_files)
+    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60, expect_files=expect_files)
     with Workspace() as workspace:
         return prepare_artifacts(ArtifactsTarget((wheel,), ()), workspace, settings, None)
 
@@ -148,6 +193,39 @@ def test_given_artifacts_of_two_releases_are_a_usage_error_even_when_broken(
 ) -> None:
     first = make_wheel(tmp_path, files=())  # empty: artifact_invalid on its own
     second = make_wheel(tmp_path, "other-2.0-py3-none-any.whl", name="other", version="2.0")
-    settings = BuildSettings(PypaBuild(), IndexOptions(), (), 60)
+    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace, pytest.raises(UsageError, match="different releases"):
         prepare_artifacts(ArtifactsTarget((first, second), ()), workspace, settings, None)
+
+
+@pytest.mark.parametrize(
+    ("tail", "network"),
+    [
+        (
+            "[stb] $ python -m nodeenv --node=18.20.5 --prebuilt\n * Install prebuilt node "
+            "(18.20.5) .Error: cannot download https://nodejs.org/dist/node.tar.gz: "
+            "[Errno -2] Name or service not known\nerror: nodeenv-creation-failed",
+            True,
+        ),
+        ("error: [Errno -3] Temporary failure in name resolution", True),
+        ("FileNotFoundError: [Errno 2] No such file or directory: 'README.md'", False),
+    ],
+)
+def test_a_build_that_reached_for_the_network_says_so(
+    tmp_path: Path, tail: str, network: bool
+) -> None:
+    command = Command(
+        argv=["uv", "build"],
+        env={},
+        cwd=tmp_path,
+        timeout=60.0,
+        log_path=tmp_path / "log",
+        label="build-wheel",
+    )
+    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    failure = _build_failure(
+        "building a wheel from demo-1.0.tar.gz", HookRun(failed=outcome), "missing?"
+    )
+    assert failure.code == "build_failed"
+    assert ("could not reach the network" in (failure.hint or "")) is network
+    assert (failure.hint == "missing?") is not network

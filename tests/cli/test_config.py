@@ -42,6 +42,7 @@ server_command = "my-server --stdio"
 import_all = false
 import-skip = "mypkg.windows.*"
 import_allow_fail = ["mypkg.contrib.*"]
+plugin-allow-fail = ["material/info"]
 expect-files = ["mypkg/data/*.json"]
 skip_script_help = ["mypkg-daemon"]
 junit_xml = "out/junit.xml"
@@ -72,6 +73,7 @@ github = true
         "import-all": False,
         "import-skip": ("mypkg.windows.*",),
         "import-allow-fail": ("mypkg.contrib.*",),
+        "plugin-allow-fail": ("material/info",),
         "expect-files": ("mypkg/data/*.json",),
         "skip-script-help": ("mypkg-daemon",),
         "junit-xml": str(tmp_path / "out/junit.xml"),
@@ -95,7 +97,7 @@ def test_json_true_means_stdout(tmp_path: Path) -> None:
         ("expect-tool = ['a']", "did you mean 'expect-tools'?"),
         ("installer = 'poetry'", "installer must be one of auto, pip, uv"),
         ("isolation = 'none'", "isolation must be one of auto, strict, process"),
-        ("timeout = 0", "timeout must be a positive number"),
+        ("timeout = 0", "timeout must be a number of seconds, more than 0 and at most 86400"),
         ("expect-plugins = -1", "expect-plugins must be a whole number"),
         ("expect-plugins = true", "expect-plugins must be a whole number"),
         ("group = [1]", "group must be a string or a list of strings"),

@@ -689,7 +689,7 @@ def test_a_passing_report_has_no_failures_section() -> None:
     )
     text = step_summary(report)
 
-    assert text.startswith("## sandboxverify passed\n\n**passed**; 0 plugin(s)")
+    assert text.startswith("## sandboxverify passed\n\n**passed**; no plugins")
     assert "Failures" not in text
     assert "imports" not in text and "smoke" not in text  # no record, no line
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from pathlib import Path
 
 import pytest
 
-from sandboxverify.cli import _commands, _main
+from sandboxverify.cli import _actions, _main
 from sandboxverify.pipeline._options import CheckOptions
-from tests.helpers import copy_fixture, fixture, make_wheel, run_cli, tree_digest
+from tests.helpers import ROOT, copy_fixture, fixture, make_wheel, run_cli, tree_digest
 from tests.runtime.hosts.test_mcp import SERVER
 
 
@@ -113,13 +114,6 @@ def test_json_never_overwrites_an_input_artifact(tmp_path: Path) -> None:
     assert wheel.read_bytes() == b"precious"
 
 
-def test_json_into_a_missing_directory_is_refused_before_any_work(tmp_path: Path) -> None:
-    assert_usage_error(
-        ["check", str(fixture("good-hatch")), "--json", str(tmp_path / "no" / "r.json")],
-        "does not exist",
-    )
-
-
 def test_run_json_never_overwrites_the_playbook(tmp_path: Path) -> None:
     playbook = tmp_path / "smoke.toml"
     playbook.write_text("[[turns]]\nprompt = 'x'\nactions = [{ say = 'y' }]\n")
@@ -166,6 +160,25 @@ def test_help_and_version_exit_0() -> None:
         "--quiet",
     ):
         assert option in helped.stdout
+    codes = helped.stdout[helped.stdout.index("Exit codes:") : helped.stdout.index("Options:")]
+    listed = [int(line.split()[0]) for line in codes.splitlines()[1:] if line[:6].strip().isdigit()]
+    assert listed == [0, 1, 2, 3, 130, 143]
+
+
+def test_shell_completion_as_the_readme_documents_it() -> None:
+    env = {**os.environ, "_SANDBOXVERIFY_COMPLETE": "bash_source"}
+    script = run_cli([], env=env)
+    assert script.code == 0
+    assert "complete -o nosort -F _sandboxverify_completion sandboxverify" in script.stdout
+    asked = {
+        **os.environ,
+        "_SANDBOXVERIFY_COMPLETE": "bash_complete",
+        "COMP_WORDS": "sandboxverify check --junit",
+        "COMP_CWORD": "2",
+    }
+    assert run_cli([], env=asked).stdout.splitlines() == ["plain,--junit-xml"]
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert 'eval "$(_SANDBOXVERIFY_COMPLETE=bash_source sandboxverify)"' in readme
 
 
 def _minimal_wheel(path: Path) -> None:
@@ -240,7 +253,7 @@ def _options_from(args: list[str], monkeypatch: pytest.MonkeyPatch) -> CheckOpti
         seen.append(options)
         raise _Captured
 
-    monkeypatch.setattr(_commands, "run_check", capture)
+    monkeypatch.setattr(_actions, "run_check", capture)
     with pytest.raises(_Captured):
         _main.cli.main(args=["check", *args], standalone_mode=False)
     return seen[0]
@@ -288,3 +301,28 @@ def test_the_command_line_wins_over_the_file_for_import_all(
     assert (from_file.import_all, from_file.expect_files) == (False, ("x/*",))
     overridden = _options_from([str(project), "--import-all"], monkeypatch)
     assert overridden.import_all is True
+
+
+def test_the_callers_secrets_never_reach_an_error_or_a_playbook_run(tmp_path: Path) -> None:
+    secret = "ghs_0123456789-playbook-secret"
+    env = {**os.environ, "DEPLOY_TOKEN": secret}
+    missing = run_cli(["check", str(tmp_path / secret)], env=env)
+    assert missing.code == 2
+    assert secret not in missing.stderr and "***" in missing.stderr
+
+    (tmp_path / "leaky.py").write_text(
+        "def setup(api):\n"
+        f"    api.register_tool('greet', lambda: 'token {secret}', description='uses {secret}')\n"
+    )
+    playbook = tmp_path / "smoke.toml"
+    playbook.write_text(
+        "[[turns]]\nprompt = 'p'\nactions = [{ call = 'greet' }, { say = 'done' }]\n"
+    )
+    result = run_cli(
+        ["run", str(playbook), "--plugin", "leaky:setup", "--json", "-", "-v"],
+        env=env,
+        cwd=tmp_path,
+    )
+    assert result.code == 0, result.stdout + result.stderr
+    assert secret not in result.stdout + result.stderr
+    assert result.json()["calls"][0]["text"] == "token ***"

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import io
+import re
+import time
 from dataclasses import replace
 
+import pytest
+
+from sandboxverify.cli import _terminal
 from sandboxverify.cli._render import Progress, neutralise, render_report
 from sandboxverify.pipeline._events import IsolationChosen, StageFinished, StageStarted
 from sandboxverify.report._model import (
@@ -115,7 +120,7 @@ def test_the_packages_output_never_becomes_a_workflow_command() -> None:
 
 def test_the_fallback_warning_is_shown_at_once_even_when_quiet() -> None:
     stream = io.StringIO()
-    progress = Progress(stream, tty=False, quiet=True)
+    progress = Progress(stream, colour=False, live=False, quiet=True)
     progress(IsolationChosen("namespaces"))
     assert stream.getvalue() == ""
     progress(IsolationChosen("process", "running without the OS sandbox (why)"))
@@ -128,7 +133,7 @@ def test_colour_only_when_asked() -> None:
 
 def test_progress_writes_one_plain_line_per_finished_stage() -> None:
     stream = io.StringIO()
-    progress = Progress(stream, tty=False)
+    progress = Progress(stream, colour=False, live=False)
     progress(StageStarted("build", None))
     progress(StageFinished("build", None, "passed", 1.234, "a.whl"))
     progress(StageStarted("install", "3.12.1"))
@@ -141,11 +146,85 @@ def test_progress_writes_one_plain_line_per_finished_stage() -> None:
     ]
 
 
-def test_progress_on_a_terminal_shows_what_is_running() -> None:
-    stream = io.StringIO()
-    progress = Progress(stream, tty=True)
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Terminal(io.StringIO):
+    encoding = "utf-8"
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_updates_what_is_running_with_its_elapsed_time() -> None:
+    stream, clock = Terminal(), Clock()
+    progress = Progress(stream, colour=False, live=True, interval=0.01, clock=clock)
+    progress(StageStarted("build", None))
     progress(StageStarted("install", "3.12.1"))
-    assert "… [3.12.1] install" in stream.getvalue()
-    progress(StageFinished("install", "3.12.1", "passed", 0.5, ""))
+    assert stream.getvalue().endswith("\r\x1b[K⠋ build 0.0s, [3.12.1] install 0.0s")
+
+    clock.now += 2.5
+    deadline = time.monotonic() + 5
+    while "build 2.5s" not in stream.getvalue() and time.monotonic() < deadline:
+        time.sleep(0.01)  # the ticker redraws on its own, with no event
+    assert "build 2.5s, [3.12.1] install 2.5s" in stream.getvalue()
+
+    progress(StageFinished("build", None, "passed", 2.5, "a.whl"))
     progress.close()
-    assert stream.getvalue().endswith("\r\x1b[K")
+    text = stream.getvalue()
+    # the finished stage is printed on a cleared line, above the status of what still runs
+    assert "\r\x1b[Kok   build      2.50s  a.whl\n" in text
+    assert re.search(r"a\.whl\n\r\x1b\[K\S \[3\.12\.1\] install \d\.\ds", text)
+    assert text.endswith("\r\x1b[K")  # the status line is gone once the check ends
+    assert progress._ticker is not None and not progress._ticker.is_alive()
+    frames = set(re.findall(r"\r\x1b\[K(\S) ", text))
+    assert len(frames) > 1  # the spinner turns
+
+
+def test_progress_without_live_updates_never_rewrites_a_line() -> None:
+    for colour, live, quiet in ((True, False, False), (False, True, True)):
+        # FORCE_COLOR into a log; -q on a terminal
+        stream = Terminal()
+        progress = Progress(stream, colour=colour, live=live, quiet=quiet)
+        progress(StageStarted("build", None))
+        progress(StageFinished("build", None, "failed", 1.0, "boom"))
+        progress.close()
+        assert "\r" not in stream.getvalue()
+        assert progress._ticker is None
+
+
+def test_the_ascii_spinner_where_the_stream_takes_no_unicode() -> None:
+    stream = Terminal()
+    stream.encoding = "ascii"
+    progress = Progress(stream, colour=False, live=True, interval=60)
+    progress(StageStarted("build", None))
+    progress.close()
+    assert "\r\x1b[K| build 0.0s" in stream.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("env", "tty", "colour", "live"),
+    [
+        ({}, True, True, True),
+        ({}, False, False, False),
+        ({"NO_COLOR": "1"}, True, False, True),
+        ({"NO_COLOR": ""}, True, True, True),  # empty: not set
+        ({"FORCE_COLOR": "1"}, False, True, False),
+        ({"FORCE_COLOR": "1", "NO_COLOR": "1"}, True, False, True),
+        ({"TERM": "dumb"}, True, False, False),
+        ({"TERM": "dumb", "FORCE_COLOR": "1"}, True, True, False),
+        ({"CI": "true"}, True, True, False),
+        ({"CI": "false"}, True, True, True),
+        ({"GITHUB_ACTIONS": "true"}, True, True, False),
+    ],
+)
+def test_colour_and_live_updates_follow_the_environment(
+    env: dict[str, str], tty: bool, colour: bool, live: bool
+) -> None:
+    stream = Terminal() if tty else io.StringIO()
+    assert (_terminal.colour(stream, env), _terminal.live(stream, env)) == (colour, live)

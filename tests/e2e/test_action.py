@@ -1,7 +1,9 @@
 """The GitHub Action (action.yml), run here the way the runner runs a composite action: its
 expressions evaluated, each step a `bash --noprofile --norc -eo pipefail` script with the runner's
 environment files, outputs read back from $GITHUB_OUTPUT, $GITHUB_ENV and $GITHUB_PATH carried
-from step to step. The install is real (pip, from this checkout) and so are the checks."""
+from step to step. The install is real (uv from the action's hash-locked requirements, the
+action's code from this checkout) and so are the checks. The one step that uses another action
+(actions/cache) is not run: here every cache is a miss."""
 
 from __future__ import annotations
 
@@ -22,12 +24,16 @@ from sandboxverify.sandbox._toolchain import find_uv
 from tests.helpers import (
     ROOT,
     action,
+    assert_valid_report,
     copy_fixture,
     tree_digest,
     use_in_ci_section,
 )
 
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+#: ``A == 'x'`` / ``A != 'x'``, joined by ``&&``: the conditions the action's ``if:`` uses
+CONDITION = re.compile(r"^\s*([\w.-]+)\s*(==|!=)\s*'([^']*)'\s*$")
+PINNED = re.compile(r"^[\w.-]+/[\w.-]+@[0-9a-f]{40}$")
 
 
 @dataclass(frozen=True)
@@ -107,6 +113,8 @@ class Runner:
             "PATH": os.pathsep.join([*self.path_entries, str(self.bin), *path]),
             "GITHUB_ACTIONS": "true",
             "CI": "true",
+            "RUNNER_OS": "Linux",
+            "RUNNER_ARCH": "X64",
             "GITHUB_WORKSPACE": str(self.workspace),
             "GITHUB_ACTION_PATH": str(ROOT),
             "RUNNER_TEMP": str(self.temp),
@@ -126,6 +134,19 @@ class Runner:
         summary.touch()
         step_outputs: dict[str, dict[str, str]] = {}
 
+        def single(expression: str) -> str:
+            parts = expression.split(".")
+            if parts[0] == "inputs" and len(parts) == 2:
+                spec = definition["inputs"][parts[1]]
+                return inputs.get(parts[1], str(spec.get("default", "")))
+            if expression == "github.action_path":
+                return str(ROOT)
+            if expression == "runner.temp":
+                return str(self.temp)
+            if parts[0] == "steps" and len(parts) == 4 and parts[2] == "outputs":
+                return step_outputs.get(parts[1], {}).get(parts[3], "")
+            raise AssertionError(f"an expression this runner does not evaluate: {expression}")
+
         def evaluate(text: str) -> str:
             def one(match: re.Match[str]) -> str:
                 expression, _, fallback = match.group(1).partition(" || ")
@@ -135,26 +156,31 @@ class Runner:
                 assert fallback[:1] == fallback[-1:] == "'", f"not a string literal: {fallback}"
                 return fallback[1:-1]
 
-            def single(expression: str) -> str:
-                parts = expression.split(".")
-                if parts[0] == "inputs" and len(parts) == 2:
-                    spec = definition["inputs"][parts[1]]
-                    return inputs.get(parts[1], str(spec.get("default", "")))
-                if expression == "github.action_path":
-                    return str(ROOT)
-                if expression == "runner.temp":
-                    return str(self.temp)
-                if parts[0] == "steps" and len(parts) == 4 and parts[2] == "outputs":
-                    return step_outputs.get(parts[1], {}).get(parts[3], "")
-                raise AssertionError(f"an expression this runner does not evaluate: {expression}")
-
             return EXPRESSION.sub(one, text)
+
+        def condition(text: str) -> bool:
+            verdicts = []
+            for part in text.split("&&"):
+                match = CONDITION.match(part)
+                assert match, f"a condition this runner does not evaluate: {text}"
+                value = single(match.group(1))
+                verdicts.append((value == match.group(3)) == (match.group(2) == "=="))
+            return all(verdicts)
 
         results: list[StepResult] = []
         for index, step in enumerate(definition["runs"]["steps"]):
-            assert set(step) <= {"name", "id", "shell", "env", "run"}, step.get("name")
-            assert step["shell"] == "bash"
             step_id = step.get("id", f"step{index}")
+            if "if" in step and not condition(str(step["if"])):
+                continue
+            if "uses" in step:
+                # another action (actions/cache): pinned, its inputs resolvable; not run here
+                assert set(step) <= {"name", "id", "if", "uses", "with"}, step.get("name")
+                assert PINNED.match(step["uses"]), step["uses"]
+                assert all(evaluate(str(value)) for value in step.get("with", {}).values())
+                results.append(StepResult(step_id, 0, "", "", {"cache-hit": "false"}))
+                continue
+            assert set(step) <= {"name", "id", "shell", "env", "run", "if"}, step.get("name")
+            assert step["shell"] == "bash"
             output = files / f"output_{index}"
             env_file = files / f"env_{index}"
             path_file = files / f"path_{index}"
@@ -248,6 +274,7 @@ def test_a_good_package_passes_with_outputs_report_and_summary(runner: Runner) -
     report_path = Path(result.outputs["report"])
     assert report_path.is_absolute() and report_path.is_relative_to(runner.temp)
     report = json.loads(report_path.read_text(encoding="utf-8"))
+    assert_valid_report(report)
     assert report["ok"] is True
     assert [run["python"][:4] for run in report["runs"]] == ["3.10", "3.12"]
     assert sorted(tool["name"] for tool in report["runs"][0]["tools"]) == ["add", "greet"]
@@ -259,6 +286,11 @@ def test_a_good_package_passes_with_outputs_report_and_summary(runner: Runner) -
     assert "## sandboxverify passed" in result.summary
     junit = ElementTree.parse(runner.workspace / "junit.xml").getroot()
     assert int(junit.get("tests", "0")) > 0 and junit.get("failures") == "0"
+    assert Path(result.outputs["junit"]) == runner.workspace / "junit.xml"
+    assert result.outputs["failures"] == "0"
+    # the summary the job shows, also as a file (for a pull-request comment, say)
+    summary = Path(result.outputs["summary"]).read_text(encoding="utf-8")
+    assert summary.startswith("## sandboxverify passed") and summary in result.summary
     assert tree_digest(project) == before
 
 
@@ -285,6 +317,10 @@ def test_a_broken_package_fails_the_step_with_outputs_report_and_annotations(
     errors = [line for line in check.stdout.splitlines() if line.startswith("::error")]
     assert errors and any("setpu" in line for line in errors)
     assert "## sandboxverify failed" in result.summary
+    assert result.outputs["failures"] == str(len(report["failures"]))
+    # a JUnit report even when none was asked for: the output names it
+    junit = ElementTree.parse(result.outputs["junit"]).getroot()
+    assert int(junit.get("failures", "0")) >= 1
 
 
 @pytest.mark.slow
@@ -314,14 +350,30 @@ def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> N
         "svfix_good_hatch-1.0.0.tar.gz",
     ]
     assert not any(artifact["built"] for artifact in report["artifacts"])
-    # a pattern that matches nothing is an error, never a check of something else
-    assert nothing.step("check").code == 2
-    assert "nothing/*.whl" in nothing.step("check").stdout + nothing.step("check").stderr
+    # a pattern that matches nothing is an error, never a check of something else, and it is
+    # visible: an annotation, the step summary, a report that says why
+    failed = nothing.step("check")
+    assert failed.code == 2
+    assert "nothing/*.whl" in failed.stdout + failed.stderr
+    assert "::error title=sandboxverify%3A usage_error::target not found: nothing/*.whl" in (
+        failed.stdout
+    )
+    assert "## sandboxverify failed: usage error" in nothing.summary
     assert nothing.outputs["ok"] == "false"
-    # nor is an empty target (an unset output): it would mean the tree, not the built files
+    error_report = json.loads(Path(nothing.outputs["report"]).read_text(encoding="utf-8"))
+    assert_valid_report(error_report)
+    assert error_report["error"]["code"] == "usage_error"
+    # nor is an empty target (an unset output): it would mean the tree, not the built files;
+    # the action stops before sandboxverify runs, so there is no report to point at
     assert empty.step("check").code == 2
     assert "the target input is empty" in empty.step("check").stdout
-    assert empty.outputs["ok"] == "false"
+    assert empty.outputs == {
+        "ok": "false",
+        "report": "",
+        "junit": "",
+        "failures": "",
+        "summary": "",
+    }
 
 
 @pytest.mark.slow
@@ -376,8 +428,9 @@ def test_version_installs_that_release_from_the_package_index(tmp_path: Path) ->
         capture_output=True,
         timeout=600,
     )
-    find_links = " ".join(filter(None, [str(links), os.environ.get("PIP_FIND_LINKS")]))
-    job = Runner(tmp_path / "job", env={"PIP_FIND_LINKS": find_links})
+    # the release is installed with uv, which reads UV_FIND_LINKS
+    find_links = " ".join(filter(None, [str(links), os.environ.get("UV_FIND_LINKS")]))
+    job = Runner(tmp_path / "job", env={"UV_FIND_LINKS": find_links})
     copy_fixture("good-hatch", job.workspace)
     inputs = {"version": "0.1.0+actiontest", "target": "good-hatch", "expect-tools": "greet,add"}
 
@@ -399,13 +452,19 @@ def test_a_version_that_is_not_a_specifier_fails_before_installing(tmp_path: Pat
 
     result = job.run({"version": "latest"})
 
-    [install] = result.steps
-    assert install.code == 2
-    assert install.stdout.startswith("::error title=sandboxverify action::version: 'latest'")
-    assert "hint: use a specifier such as ==0.4.1" in install.stdout
+    [prepare] = result.steps
+    assert prepare.code == 2
+    assert prepare.stdout.startswith("::error title=sandboxverify action::version: 'latest'")
+    assert "hint: use a specifier such as ==0.4.1" in prepare.stdout
     assert not (job.temp / "sandboxverify-action").exists()
-    # the check never ran: ok is still a definite answer
-    assert result.outputs == {"ok": "false", "report": ""}
+    # the check never ran: ok is still a definite answer, and no file is claimed
+    assert result.outputs == {
+        "ok": "false",
+        "report": "",
+        "junit": "",
+        "failures": "",
+        "summary": "",
+    }
 
 
 def test_the_readme_tables_list_exactly_the_actions_inputs_and_outputs() -> None:

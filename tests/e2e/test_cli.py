@@ -152,6 +152,10 @@ def _interrupt_while_a_plugin_hangs(
             str(fixture("broken-hangs")),
             "--timeout",
             "600",
+            "--json",
+            str(tmp_path / "report.json"),
+            "--junit-xml",
+            str(tmp_path / "junit.xml"),
         ],
         env=env,
         stdout=subprocess.PIPE,
@@ -177,6 +181,11 @@ def _interrupt_while_a_plugin_hangs(
     assert "removed the temporary files" in stderr
     assert "Traceback" not in stderr
     assert list(temp_root.iterdir()) == []
+    # the reports asked for are there, saying why the check has no verdict
+    report = json.loads((tmp_path / "report.json").read_text(encoding="utf-8"))
+    assert report["ok"] is False
+    assert report["error"]["code"] == ("terminated" if sig == signal.SIGTERM else "interrupted")
+    assert "<failure" in (tmp_path / "junit.xml").read_text(encoding="utf-8")
     survivors = subprocess.run(
         ["pgrep", "-f", str(sandbox_root)], capture_output=True, text=True, check=False
     )

@@ -102,7 +102,7 @@ def test_sampling_the_playbook_does_not_answer_fails_the_smoke_run(tmp_path: Pat
     assert "[sampling_unscripted] turn 1 ('p'), action 1 (call('summarize'))" in failure.message
     assert "'summarize' asked the model to sample" in failure.message
     assert failure.hint is not None
-    assert "'sandboxverify run unscripted.toml --host mcp --dist svfix-mcp-server'" in failure.hint
+    assert f"'sandboxverify run {playbook} --host mcp --dist svfix-mcp-server'" in failure.hint
 
 
 def test_a_server_that_crashes_at_start_is_probe_crashed_with_its_stderr() -> None:
@@ -112,7 +112,7 @@ def test_a_server_that_crashes_at_start_is_probe_crashed_with_its_stderr() -> No
     [failure] = result.json()["failures"]
     assert failure["code"] == "probe_crashed"
     assert failure["plugin"] == "svfix-broken-mcp-crash"
-    assert "exited with code 1 while waiting for the answer to initialize" in failure["message"]
+    assert "exited with code 1 before answering initialize" in failure["message"]
     assert "RuntimeError: missing configuration: set SVFIX_MCP_CONFIG" in result.stdout
 
 

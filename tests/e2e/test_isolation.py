@@ -76,7 +76,7 @@ def test_plugin_code_gets_a_private_home_and_an_empty_working_directory(
 
 def test_host_packages_are_not_importable_in_the_sandbox(spy_report: dict[str, Any]) -> None:
     importable = spy_report["importable"]
-    # all installed on the host (sandboxverify depends on them), none declared by the spy
+    # all installed on the host (sandboxverify or its test extra needs them), none declared by the spy
     for name in ("click", "packaging", "virtualenv", "build"):
         __import__(name)
         assert importable[name] is False, name

@@ -19,6 +19,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 DATA_GLOB = "svfix_good_setuptools_src/data/*.json"
 
 
+@pytest.fixture(autouse=True)
+def _away_from_the_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Artifact targets read [tool.sandboxverify] from the current directory: run where the
+    repository's own (its self-check's expectations) does not apply to the fixtures' files."""
+    monkeypatch.chdir(tmp_path)
+
+
 def check_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
     """``sandboxverify check ARGS --json -``: the exit code, the report and the text report."""
     code = run(["check", *args, "--json", "-"])

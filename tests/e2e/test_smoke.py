@@ -103,6 +103,25 @@ def test_a_py_playbook_that_raises_is_smoke_failed(tmp_path: Path) -> None:
     assert "'plan_nope', which is neither registered nor mocked" in failure.message
 
 
+def test_a_py_playbook_whose_code_exits_is_smoke_failed_not_passed(tmp_path: Path) -> None:
+    script = tmp_path / "exits.py"
+    script.write_text(
+        "import sys\n"
+        "from sandboxverify.harness import call, create_test_session, say, when\n"
+        "with create_test_session(mock_tools={'bash': lambda p: sys.exit(0)}) as t:\n"
+        "    t.run(when('x', [call('plan_list'), call('bash', {'command': 'ls'}), say('y')]))\n"
+    )
+    report = check(
+        CheckOptions(targets=(str(fixture("planner")),), installer="uv", smoke=str(script))
+    )
+    [failure] = report.failures
+    assert failure.code == "smoke_failed"
+    assert "[aborted] turn 1 ('x'), action 2 (call('bash'))" in failure.message
+    assert "the mock for 'bash' called sys.exit(0)" in failure.message
+    assert report.runs[0].smoke is not None
+    assert [c.get("diverged", False) for c in report.runs[0].smoke["calls"]] == [False]
+
+
 def test_a_py_playbook_can_name_plugins_by_entry_point(tmp_path: Path) -> None:
     script = tmp_path / "by_name.py"
     script.write_text(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +111,98 @@ def test_long_results_are_cut_visibly_in_the_report_and_in_mismatch_messages() -
     assert shown["text_length"] == 2500
     assert result["error"]["code"] == "expect_mismatch"
     assert "x" * 300 + "... [cut: 2500 characters in all]" in result["error"]["message"]
+
+
+def quitting_plugin(api: Any) -> None:
+    api.register_tool("echo", lambda text: text)
+    api.register_tool("quit", lambda: sys.exit(0))
+    api.register_tool("hard_quit", lambda: os._exit(0))
+
+
+QUIT = "tests.runtime.test_smoke:quitting_plugin"
+
+
+@pytest.mark.parametrize(("tool", "said"), [("quit", "sys.exit(0)"), ("hard_quit", "os._exit(0)")])
+def test_a_tool_that_exits_fails_a_toml_and_a_py_playbook(
+    tmp_path: Path, tool: str, said: str
+) -> None:
+    toml = smoke({"spec": spec(f"{{ call = '{tool}' }}, {{ say = 'ok' }}"), "plugins": [QUIT]})
+    path = script(
+        tmp_path,
+        f"with create_test_session([{QUIT!r}]) as t:\n"
+        f"    t.run(when('x', [call('echo', {{'text': 'a'}}), call({tool!r}), say('y')]))\n",
+    )
+    py = smoke({"script": str(path)})
+    for result in (toml, py):
+        assert result["ok"] is False
+        assert result["error"]["code"] == "aborted"
+        assert f"the tool {tool!r} called {said}" in result["error"]["message"]
+
+
+def test_a_py_playbook_that_catches_the_failure_still_fails(tmp_path: Path) -> None:
+    path = script(
+        tmp_path,
+        "from sandboxverify.harness import HarnessError\n"
+        f"with create_test_session([{ECHO!r}]) as t:\n"
+        "    try:\n"
+        "        t.run(when('x', [call('echo', {'text': 'a'}, expect_error=True), say('y')]))\n"
+        "    except HarnessError:\n"
+        "        pass\n"
+        "    t.run(when('again', [call('echo', {'text': 'c'}), say('y')]))\n",
+    )
+    result = smoke({"script": str(path)})
+    assert result["ok"] is False
+    assert (result["error"]["code"], result["error"]["turn"]) == ("unexpected_success", 1)
+    assert "the playbook caught this failure and went on" in result["error"]["message"]
+
+
+def test_a_py_playbook_that_exits_hard_itself_fails(tmp_path: Path) -> None:
+    path = script(
+        tmp_path,
+        f"import os\nwith create_test_session([{ECHO!r}]) as t:\n"
+        "    t.run(when('x', [call('echo', {'text': 'a'}), say('y')]))\n"
+        "os._exit(0)\n",
+    )
+    result = smoke({"script": str(path)})
+    assert result["ok"] is False
+    assert result["error"]["message"] == "the playbook called os._exit(0)"
+
+
+def test_the_call_a_run_diverged_at_is_marked() -> None:
+    result = smoke(
+        {
+            "spec": spec(
+                "{ call = 'echo', params = { text = 'a' } }, "
+                "{ call = 'echo', params = { text = 'b' }, expect = 'c' }, { say = 'ok' }"
+            ),
+            "plugins": [ECHO],
+        }
+    )
+    assert result["error"]["code"] == "expect_mismatch"
+    assert [call.get("diverged", False) for call in result["calls"]] == [False, True]
+
+
+def typed_plugin(api: Any) -> None:
+    schema = {"type": "object", "properties": {"n": {"type": "integer"}}, "required": ["n"]}
+    api.register_tool("double", lambda n: n * 2, parameters=schema)
+
+
+def test_validate_false_in_a_toml_playbook_sends_the_arguments_as_written() -> None:
+    plugins = ["tests.runtime.test_smoke:typed_plugin"]
+    checked = smoke(
+        {
+            "spec": spec("{ call = 'double', params = { n = 'ab' } }, { say = 'ok' }"),
+            "plugins": plugins,
+        }
+    )
+    unchecked = smoke(
+        {
+            "spec": spec(
+                "{ call = 'double', params = { n = 'ab' }, validate = false, expect = 'abab' }, "
+                "{ say = 'ok' }"
+            ),
+            "plugins": plugins,
+        }
+    )
+    assert checked["error"]["code"] == "invalid_arguments"
+    assert unchecked["ok"] is True, unchecked["error"]

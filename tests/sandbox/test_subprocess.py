@@ -18,7 +18,6 @@ from sandboxverify.sandbox._subprocess import (
     Outcome,
     parallel_map,
     read_tail,
-    redact,
     run,
     supervised,
 )
@@ -126,13 +125,15 @@ def test_a_missing_executable_is_an_outcome_not_a_crash(tmp_path: Path) -> None:
     assert "cannot start" in outcome.tail
 
 
-def test_redaction_hides_secret_variables_and_url_credentials(
-    monkeypatch: pytest.MonkeyPatch,
+def test_a_commands_output_tail_hides_secret_variables_and_url_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MY_API_TOKEN", "s3cr3t-value")
     text = "token=s3cr3t-value url=https://user:hunter2@pypi.example/simple"
 
-    assert redact(text) == "token=*** url=https://***@pypi.example/simple"
+    outcome = run(command(tmp_path, f"print({text!r})"))
+
+    assert outcome.tail.strip() == "token=*** url=https://***@pypi.example/simple"
 
 
 def test_read_tail_of_a_missing_file_is_empty(tmp_path: Path) -> None:

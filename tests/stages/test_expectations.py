@@ -327,3 +327,59 @@ def test_missing_tools_hints_speak_the_hosts_language() -> None:
     assert "setup(api)" in hint("native")
     assert "<Class>_<method>" in hint("llm")
     assert "tools/list" in hint("mcp")
+
+
+def test_a_plugin_that_reaches_for_the_network_while_loading_says_so() -> None:
+    message = (
+        "ConnectionError: HTTPSConnectionPool(host='github.com', port=443): Failed to resolve "
+        "'github.com' ([Errno -2] Name or service not known)"
+    )
+    [failure] = run(discovery("info"), [failed("info", "ConnectionError", message, "application")])
+    assert failure.code == "plugin_load_failed"
+    assert failure.hint is not None
+    assert "reached for the network" in failure.hint
+    assert "--plugin-allow-fail info" in failure.hint
+
+
+def test_plugin_allow_fail_turns_a_matching_failure_into_a_note() -> None:
+    loads = [
+        failed("material/info", "SystemExit", "1", "application"),
+        failed("other", "RuntimeError", "boom"),
+        loaded("fine", "tool"),
+    ]
+    expected = Expectations(allow_fail=("material/*", "never-*"))
+    judgement = evaluate(
+        python="3.12.1",
+        plan=plan(),
+        discovery=discovery("material/info", "other", "fine"),
+        loads=loads,
+        expected=expected,
+        own_modules=frozenset({"demo"}),
+        host="native",
+    )
+    # the glob covers material/info only: 'other' still fails, and a glob that matches no
+    # plugin is said, so a stale allowance does not hide in a configuration file
+    assert [failure.plugin for failure in judgement.failures] == ["other"]
+    assert judgement.notes[0].startswith(
+        "allowed to fail by --plugin-allow-fail material/*: plugin 'material/info'"
+    )
+    assert judgement.notes[1] == (
+        "--plugin-allow-fail never-* matches no plugin (there are: material/info, other, fine)"
+    )
+
+
+def test_a_plugin_that_runs_a_missing_program_names_it() -> None:
+    message = (
+        "mkdocs build with plugins: [material/optimize] failed:\nERROR: Couldn't optimize image "
+        "'favicon.png': 'pngquant' not found. Make sure 'pngquant' is installed and in your path"
+    )
+    [failure] = run(
+        discovery("material/optimize"),
+        [failed("material/optimize", "ApplicationFailed", message, "application")],
+    )
+    assert failure.hint is not None
+    assert failure.hint.startswith("the plugin runs the program 'pngquant', which is not installed")
+    assert "--plugin-allow-fail material/optimize" in failure.hint
+    # a data file missing at import keeps its own hint
+    [data] = run(discovery("d"), [failed("d", "FileNotFoundError", "No such file: 'data.json'")])
+    assert data.hint is not None and "package data" in data.hint

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
 from sandboxverify._errors import ConfigError
 from sandboxverify.stages.playbook import load_playbook, parse_playbook
+from tests.helpers import schema_errors
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older hosts
+    import tomli as tomllib
 
 PLAYBOOKS = Path(__file__).parent / "playbooks"
 
@@ -45,7 +52,10 @@ TURN = '[[turns]]\nprompt = "p"\nactions = [{ say = "hi" }]\n'
 
 
 def parse(text: str) -> dict[str, object]:
-    return parse_playbook(text, "smoke.toml")
+    """The spec of a playbook the loader accepts, which the shipped schema accepts too."""
+    spec = parse_playbook(text, "smoke.toml")
+    assert schema_errors("playbook", tomllib.loads(text)) == []
+    return spec
 
 
 def error(text: str) -> ConfigError:
@@ -917,6 +927,36 @@ ERRORS: list[tuple[str, str, str, str | None]] = [
         None,
     ),
     (
+        "expect-called-before-itself",
+        TURN + '[expect]\ncalled_before = [["a", "a"]]\n',
+        "expect.called_before[0]: 'a' cannot be called before itself",
+        "two different tools",
+    ),
+    (
+        "empty-expect",
+        actions('{ call = "t", expect = "" }'),
+        "turns[0].actions[0].expect: an empty regex matches any text, so it checks nothing",
+        "leave the key out",
+    ),
+    (
+        "empty-capture",
+        actions('{ call = "t", capture = { id = "" } }'),
+        "turns[0].actions[0].capture.id: an empty regex matches any text",
+        None,
+    ),
+    (
+        "empty-expect-error",
+        actions('{ call = "t", expect_error = "" }'),
+        "turns[0].actions[0].expect_error: an empty regex matches any error",
+        "expect_error = true",
+    ),
+    (
+        "validate-not-bool",
+        actions('{ call = "t", validate = "no" }'),
+        "turns[0].actions[0].validate: must be true or false, got 'no'",
+        None,
+    ),
+    (
         "expect-contradiction",
         TURN + '[expect]\ncalled = ["a", "b"]\nnot_called = ["c", "b"]\n',
         "expect.not_called[1]: 'b' is also in expect.called",
@@ -1052,3 +1092,16 @@ def test_bad_elicit_answers_name_the_place(value: str, place: str, message: str)
     problem = error(f"[mock_ui]\nelicit = {value}\n" + TURN)
     assert place in str(problem)
     assert message in str(problem)
+
+
+def test_validate_false_is_kept_for_calls_and_calls_in_parallel() -> None:
+    spec = parse(
+        actions(
+            '{ call = "t", params = { n = "x" }, validate = false }',
+            '{ parallel = [{ call = "t", validate = false }, { call = "u" }] }',
+            '{ say = "done" }',
+        )
+    )
+    first, parallel = spec["turns"][0]["actions"][:2]  # type: ignore[index]
+    assert first["validate"] is False
+    assert [c.get("validate", True) for c in parallel["calls"]] == [False, True]

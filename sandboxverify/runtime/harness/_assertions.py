@@ -11,16 +11,20 @@ holds them all as methods of :class:`~sandboxverify.harness.TestSession`.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.harness import _snapshot
 from sandboxverify.runtime.harness._actions import Call
 from sandboxverify.runtime.harness._errors import HarnessError, Step, short
 from sandboxverify.runtime.harness._events import Events, ToolResultRecord
+from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
+from sandboxverify.runtime.harness._ui import MockUI
 
 
 class SessionAssertions:
@@ -28,9 +32,12 @@ class SessionAssertions:
 
     events: Events
     auto_assert: bool
+    registry: Registry
+    mocks: MockTools
+    ui: MockUI
+    failure: HarnessError | None
     _snapshot_dir: Path | None
     _update_snapshots: bool | None
-    _snapshots_taken: int
 
     # -- the script's expectations ---------------------------------------------------------
     def _check_outcome(self, call: Call, record: ToolResultRecord, step: Step) -> None:
@@ -61,52 +68,124 @@ class SessionAssertions:
 
     # -- process assertions ----------------------------------------------------------------
     def assert_called(self, name: str, *, times: int | None = None) -> None:
+        """``name`` was called at least once, or exactly ``times`` times (0: never)."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
+        if times is not None and (not isinstance(times, int) or times < 0):
+            raise TypeError(f"assert_called(times=...) takes a count >= 0, got {times!r}")
+        self.check_tool_name(name, f"assert_called({name!r})")
         count = len(self.events.tool_calls_for(name))
-        if count == 0 or (times is not None and count != times):
+        if (count == 0) if times is None else (count != times):
             wanted = f"{times} time(s)" if times is not None else "at least once"
-            raise HarnessError(
-                "assertion_failed",
-                f"expected {name!r} to be called {wanted}, "
-                f"it was called {count} time(s); calls: {self._calls_made()}",
+            raise self.failed(
+                HarnessError(
+                    "assertion_failed",
+                    f"expected {name!r} to be called {wanted}, "
+                    f"it was called {count} time(s); calls: {self._calls_made()}",
+                )
             )
 
     def assert_not_called(self, name: str) -> None:
         __tracebackhide__ = True  # pytest shows the test, not the harness
+        self.check_tool_name(name, f"assert_not_called({name!r})")
         count = len(self.events.tool_calls_for(name))
         if count:
-            raise HarnessError(
-                "assertion_failed",
-                f"expected {name!r} not to be called, it "
-                f"was called {count} time(s); calls: {self._calls_made()}",
+            raise self.failed(
+                HarnessError(
+                    "assertion_failed",
+                    f"expected {name!r} not to be called, it "
+                    f"was called {count} time(s); calls: {self._calls_made()}",
+                )
             )
 
     def assert_called_before(self, first: str, second: str) -> None:
         """The first call of ``first`` comes before the first call of ``second``."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
+        where = f"assert_called_before({first!r}, {second!r})"
+        if first == second:
+            raise self.failed(
+                HarnessError(
+                    "assertion_failed",
+                    f"{where} compares a tool with itself, which can never be before itself; "
+                    "name two different tools",
+                )
+            )
+        self.check_tool_name(first, where)
+        self.check_tool_name(second, where)
         names = [record.tool_name for record in self.events.tool_calls]
         for name in (first, second):
             if name not in names:
-                raise HarnessError(
-                    "assertion_failed",
-                    f"expected {first!r} before {second!r}, "
-                    f"but {name!r} was never called; calls: {self._calls_made()}",
+                raise self.failed(
+                    HarnessError(
+                        "assertion_failed",
+                        f"expected {first!r} before {second!r}, "
+                        f"but {name!r} was never called; calls: {self._calls_made()}",
+                    )
                 )
         if names.index(first) > names.index(second):
-            raise HarnessError(
-                "assertion_failed",
-                f"expected {first!r} before {second!r}, "
-                f"but {second!r} came first; calls: {self._calls_made()}",
+            raise self.failed(
+                HarnessError(
+                    "assertion_failed",
+                    f"expected {first!r} before {second!r}, "
+                    f"but {second!r} came first; calls: {self._calls_made()}",
+                )
             )
+
+    def check_tool_name(self, name: str, where: str) -> None:
+        """An assertion about a tool no plugin registers (and no mock provides) would always
+        hold for ``not_called`` and never for ``called``: either way a typo, so an error."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        known = sorted(set(self.registry.tools) | set(ENVIRONMENTAL_TOOLS) | set(self.mocks.names))
+        if name in known:
+            return
+        close = difflib.get_close_matches(str(name), known, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise self.failed(
+            HarnessError(
+                "unknown_tool",
+                f"{where}: {name!r} is no tool of this session{hint}; tools: "
+                f"{', '.join(known) or 'none'}",
+            )
+        )
+
+    def assert_mocks_used(self) -> None:
+        """Every entry of a list mock and every listed UI answer was used: an answer prepared
+        for a call that never came is a step of the script that did not happen. One exception:
+        an environmental tool never called at all, whose mock is the environment's standing
+        answer (as in the design example, where ``read`` is mocked and never read)."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        unused = [
+            f"{section} {key!r}: {used} of {total} entries used"
+            for section, values in (("mock_tools", self.mocks.values), ("mock_ui", self.ui.answers))
+            for key, used, total in values.unused()
+            if not (section == "mock_tools" and used == 0 and key in ENVIRONMENTAL_TOOLS)
+        ]
+        if unused:
+            raise self.failed(
+                HarnessError(
+                    "mocks_unused",
+                    f"prepared answers were never asked for ({'; '.join(unused)}): the calls "
+                    "they were for did not happen; remove them or find out why the calls did not "
+                    "come (a list mock serves one call per entry)",
+                )
+            )
+
+    def failed(self, error: HarnessError) -> HarnessError:
+        """Remember ``error`` as the session's failure (the first one stays) and return it: a
+        smoke run fails on it even if a script catches the exception."""
+        if self.failure is None:
+            self.failure = error
+        return error
 
     def _calls_made(self) -> str:
         return ", ".join(record.tool_name for record in self.events.tool_calls) or "none"
 
     # -- snapshots -------------------------------------------------------------------------
     def assert_snapshot(self, value: Any, name: str | None = None) -> None:
-        """Compare ``value`` (as JSON) with its stored snapshot; the first run stores it."""
+        """Compare ``value`` (as JSON) with its stored snapshot; the first run stores it.
+
+        Unnamed snapshots are numbered per test (``001.json``, ``002.json``...), across every
+        session the test creates."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
-        self._snapshots_taken += 1
         env = os.environ
         located = _snapshot.test_id_from_pytest(env)
         if self._snapshot_dir is not None:
@@ -118,17 +197,23 @@ class SessionAssertions:
         else:
             # Stored next to nothing anyone keeps, it would be "created" on every run and never
             # compared: a snapshot that always passes. Refuse instead.
-            raise HarnessError(
-                "snapshot_unlocated",
-                "assert_snapshot() does not know where snapshots live: call it under pytest "
-                "(they go next to the test file) or pass snapshot_dir=... to create_test_session",
+            raise self.failed(
+                HarnessError(
+                    "snapshot_unlocated",
+                    "assert_snapshot() does not know where snapshots live: call it under pytest "
+                    "(they go next to the test file) or pass snapshot_dir=... to "
+                    "create_test_session",
+                )
             )
-        path = _snapshot.snapshot_path(directory, test_id, self._snapshots_taken, name)
+        number = _snapshot.next_number(directory, test_id)
+        path = _snapshot.snapshot_path(directory, test_id, number, name)
         update = _snapshot.update_requested(env, bool(self._update_snapshots))
         try:
             _snapshot.assert_snapshot(value, path, update=update, ci=_snapshot.in_ci(env))
+        except TypeError as exc:
+            raise self.failed(HarnessError("snapshot_invalid", f"{path}: {exc}")) from None
         except AssertionError as exc:
-            raise HarnessError("snapshot_mismatch", str(exc)) from None
+            raise self.failed(HarnessError("snapshot_mismatch", str(exc))) from None
 
 
 def _details_traceback(record: ToolResultRecord) -> str | None:

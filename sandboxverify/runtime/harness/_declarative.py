@@ -10,6 +10,7 @@ from typing import Any
 
 from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
+from sandboxverify.runtime.harness._compare import Normalize, compare_result, normalizer
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._events import ToolResultRecord
 from sandboxverify.runtime.harness._session import TestSession
@@ -25,20 +26,41 @@ def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
 
 
 def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
-    """Play the spec's turns, then check its ``[expect]`` process assertions."""
+    """Play the spec's turns, then check what ``run`` and ``check --smoke`` check: some tool was
+    called (``nothing_called``), the ``[expect]`` process assertions hold, and every list mock
+    and UI answer was used (``mocks_unused``). A tool name ``[expect]`` gives that the session
+    does not know fails before anything runs."""
     __tracebackhide__ = True  # pytest shows the test, not the harness
-    session.run(*turns_from_spec(spec))
     expect = spec.get("expect") or {}
+    source = spec.get("source", "playbook")
+    for key in ("called", "not_called"):
+        for index, name in enumerate(expect.get(key, [])):
+            session.check_tool_name(name, f"{source}: expect.{key}[{index}]")
+    for index, pair in enumerate(expect.get("called_before", [])):
+        for name in pair:
+            session.check_tool_name(name, f"{source}: expect.called_before[{index}]")
+    session.run(*turns_from_spec(spec))
+    if not session.events.tool_calls:
+        raise session.failed(
+            HarnessError(
+                "nothing_called",
+                "the playbook ran but called no tool: a smoke run that exercises nothing "
+                "proves nothing; add call(...) actions",
+            )
+        )
     for name in expect.get("called", []):
         session.assert_called(name)
     for name in expect.get("not_called", []):
         session.assert_not_called(name)
     for first, second in expect.get("called_before", []):
         session.assert_called_before(first, second)
+    if session.auto_assert:
+        session.assert_mocks_used()
 
 
 def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
     captured: dict[str, str] = {}
+    compare = results_compared(spec)
     turns = []
     for turn in spec["turns"]:
         actions: list[Call | Parallel | Say] = []
@@ -46,11 +68,11 @@ def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
             if action["kind"] == "say":
                 actions.append(Say(action["text"], where=action["where"]))
             elif action["kind"] == "call":
-                actions.append(_call(action, captured))
+                actions.append(_call(action, captured, compare))
             else:
                 actions.append(
                     Parallel(
-                        tuple(_call(c, captured) for c in action["calls"]),
+                        tuple(_call(c, captured, compare) for c in action["calls"]),
                         text=action.get("text"),
                         where=action["where"],
                     )
@@ -59,7 +81,28 @@ def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
     return turns
 
 
-def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
+def results_compared(spec: Mapping[str, Any]) -> Normalize | None:
+    """With ``compare_results``, how result texts are normalised before they are compared."""
+    if not spec.get("compare_results"):
+        return None
+    recorded = [
+        call
+        for turn in spec["turns"]
+        for action in turn["actions"]
+        for call in (action.get("calls") or [action])
+        if call.get("result") is not None
+    ]
+    if not recorded:
+        raise HarnessError(
+            "playbook_invalid",
+            f"{spec.get('source', 'the playbook')}: compare_results is on, but no call records "
+            'a result to compare with (result = "..."); record the session with '
+            "'sandboxverify record' or add result to the calls",
+        )
+    return normalizer(spec.get("normalize") or [])
+
+
+def _call(action: Mapping[str, Any], captured: dict[str, str], compare: Normalize | None) -> Call:
     where = action["where"]
     params = action.get("params") or {}
 
@@ -74,18 +117,28 @@ def _call(action: Mapping[str, Any], captured: dict[str, str]) -> Call:
         text=action.get("text"),
         where=where,
         sample=tuple(action.get("sample") or ()),
+        validate=action.get("validate", True),
     )
+    checks: list[Any] = []
     expect = action.get("expect")
     if expect is not None:
-        step.then(lambda record: _expect(record, expect, where))
+        checks.append(functools.partial(_expect, pattern=expect, where=where))
+    recorded = action.get("result")
+    if compare is not None and recorded is not None:
+        checks.append(
+            functools.partial(compare_result, recorded=recorded, normalize=compare, where=where)
+        )
     for name, pattern in (action.get("capture") or {}).items():
-        step.then(
+        checks.append(
             functools.partial(_capture, name=name, pattern=pattern, captured=captured, where=where)
         )
+    for check in checks:
+        check.harness_check = True  # a regex over the text: runs inline, nothing to bound
+        step.then(check)
     return step
 
 
-def _expect(record: ToolResultRecord, pattern: str, where: str) -> None:
+def _expect(record: ToolResultRecord, *, pattern: str, where: str) -> None:
     __tracebackhide__ = True  # pytest shows the test, not the harness
     if re.search(pattern, record.text) is None:
         raise HarnessError(

@@ -9,6 +9,8 @@ import traceback
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from sandboxverify.runtime.harness._guards import ABORT_HINT, ending
+
 T = TypeVar("T")
 
 #: Stable codes (add new ones, never rename): each names one way a run diverged from its script.
@@ -38,10 +40,18 @@ CODES = (
     "replay_mismatch",  # a replayed trace produced a different result than recorded
     "snapshot_mismatch",  # a snapshot differs from the stored one
     "snapshot_unlocated",  # a snapshot with no place to be stored and compared
-    "playbook_invalid",  # a declarative playbook that cannot be run as written
+    "playbook_invalid",  # a playbook (or trace) that cannot be run as written
     "sampling_unscripted",  # a server asked the model to sample; the call has no answer left
     "sampling_unused",  # a call's sample answers were not all asked for
     "server_failed",  # a tool's server died, broke the protocol or stopped answering mid-call
+    "aborted",  # code run for an action called sys.exit/os._exit or raised a BaseException
+    "mock_failed",  # a mock callable raised: a broken test, never an expected tool error
+    "mocks_unused",  # entries of a list mock or UI answers no call asked for
+    "nothing_called",  # a playbook that called no tool at all: it proves nothing
+    "snapshot_invalid",  # a value a snapshot cannot hold (not JSON)
+    "model_failed",  # a live model could not be used or failed to answer (llm raised)
+    "too_many_steps",  # a live model kept calling tools past the steps a turn may take
+    "live_diverged",  # a live model chose other steps than the recording it was run against
 )
 
 
@@ -93,18 +103,24 @@ class Step:
         )
 
     def guard(self, run: Callable[[], T], *, code: str, what: str) -> T:
-        """Run code the harness calls back (a params callable, a ``.then`` callback, a plugin's
-        hook): its HarnessErrors pass through, any other exception becomes a ``code`` failure
-        naming ``what``, with the traceback as details."""
+        """Run code the harness calls back (a params callable, a sample callable): its
+        HarnessErrors pass through, any other exception becomes a ``code`` failure naming
+        ``what``, with the traceback as details; one that would end the run is ``aborted``."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
         try:
             return run()
         except HarnessError:
             raise
-        except Exception as exc:
-            raise self.error(
-                code, f"{what} raised {type(exc).__name__}: {exc}", details=traceback.format_exc()
-            ) from exc
+        except BaseException as exc:
+            raise self.failure(exc, code=code, what=what) from exc
+
+    def failure(self, exc: BaseException, *, code: str, what: str) -> HarnessError:
+        """The failure of this step when ``what`` raised ``exc``: ``code`` for an Exception,
+        ``aborted`` for anything that would end the run (sys.exit, os._exit, Ctrl-C...)."""
+        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        if isinstance(exc, Exception):
+            return self.error(code, f"{what} raised {type(exc).__name__}: {exc}", details=details)
+        return self.error("aborted", f"{what} {ending(exc)}; {ABORT_HINT}", details=details)
 
 
 def short(text: str, limit: int = 40) -> str:

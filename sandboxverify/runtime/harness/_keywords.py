@@ -5,6 +5,12 @@ calls the family that fits the instance and lends back ``check`` to descend into
 property values. Here too are the walk's position (:class:`Here`) and what it finds
 (:class:`Found`). A numeric keyword that is not a number is a schema mistake and is ignored; a
 ``pattern`` that does not compile is reported.
+
+Arrays: ``items``, ``prefixItems``, ``additionalItems``, ``contains`` (with ``minContains`` and
+``maxContains``), ``minItems``, ``maxItems``, ``uniqueItems``. Objects: ``properties``,
+``patternProperties``, ``additionalProperties``, ``required``, ``dependentRequired``,
+``dependentSchemas`` (and draft 7's ``dependencies``, either form), ``propertyNames``,
+``minProperties``, ``maxProperties``.
 """
 
 from __future__ import annotations
@@ -58,6 +64,9 @@ class KeywordChecks:
     out: list[Found]
 
     def check(self, instance: object, schema: object, here: Here) -> None:
+        raise NotImplementedError  # the walk's own
+
+    def violations(self, instance: object, schema: object, here: Here) -> list[Found]:
         raise NotImplementedError  # the walk's own
 
     def report(self, here: Here, message: str) -> None:
@@ -121,6 +130,8 @@ class KeywordChecks:
                     self.report(
                         here, f"expected unique items, but item {index} equals item {earlier}"
                     )
+        if "contains" in schema:
+            self.check_contains(instance, schema, here)
         prefix = schema.get("prefixItems")
         rest = schema.get("items")
         if isinstance(rest, list):  # the legacy tuple form (draft 4 to 2019-09)
@@ -140,12 +151,42 @@ class KeywordChecks:
                 break
             self.check(item, item_schema, here.child(str(index), index))
 
+    def check_contains(
+        self, instance: list[Any] | tuple[Any, ...], schema: dict[str, Any], here: Here
+    ) -> None:
+        matching = sum(
+            1
+            for index, item in enumerate(instance)
+            if not self.violations(item, schema["contains"], here.child(str(index), index))
+        )
+        least = _number(schema, "minContains")
+        least = 1 if least is None else least
+        most = _number(schema, "maxContains")
+        if matching < least:
+            if least == 1:
+                self.report(here, "expected an item matching 'contains', got none")
+            else:
+                self.report(
+                    here,
+                    f"expected at least {count(least, 'item')} matching 'contains', got {matching}",
+                )
+        if most is not None and matching > most:
+            self.report(
+                here, f"expected at most {count(most, 'item')} matching 'contains', got {matching}"
+            )
+
     def check_object(self, instance: Mapping[Any, Any], schema: dict[str, Any], here: Here) -> None:
         required = schema.get("required")
         if isinstance(required, list):
             for name in required:
                 if name not in instance:
                     self.report(here, f"missing required property {name!r}")
+        self.check_dependencies(instance, schema, here)
+        names = schema.get("propertyNames")
+        if names is not None:
+            for key in instance:
+                for _, _, message in self.violations(str(key), names, here):
+                    self.report(here, f"property name {str(key)!r}: {message}")
         size = len(instance)
         least = _number(schema, "minProperties")
         if least is not None and size < least:
@@ -186,6 +227,27 @@ class KeywordChecks:
                 close = difflib.get_close_matches(name, absent, n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
                 self.report(here, f"unexpected property {name!r}{hint}")
+
+    def check_dependencies(
+        self, instance: Mapping[Any, Any], schema: dict[str, Any], here: Here
+    ) -> None:
+        """``dependentRequired``, ``dependentSchemas`` and draft 7's ``dependencies`` (a list is
+        required names, anything else a schema): what a present property brings with it."""
+        for keyword in ("dependentRequired", "dependentSchemas", "dependencies"):
+            table = schema.get(keyword)
+            if not isinstance(table, dict):
+                continue
+            for trigger, needs in table.items():
+                if trigger not in instance:
+                    continue
+                if isinstance(needs, list):
+                    for name in needs:
+                        if name not in instance:
+                            self.report(
+                                here, f"missing property {name!r}, required when {trigger!r} is"
+                            )
+                else:
+                    self.check(instance, needs, here)
 
 
 @functools.lru_cache(maxsize=512)

@@ -19,6 +19,7 @@ from sandboxverify.runtime._results import (
     from_return_value,
 )
 from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._guards import settle
 
 _STRING = {"type": "string"}
 _INT = {"type": "integer"}
@@ -90,6 +91,14 @@ class StatefulValues:
                     f"known: {', '.join(names)}",
                 )
 
+    def unused(self) -> list[tuple[str, int, int]]:
+        """``(key, used, entries)`` of every list with entries no use took."""
+        return [
+            (key, self._used.get(key, 0), len(value))
+            for key, value in self._values.items()
+            if isinstance(value, list) and self._used.get(key, 0) < len(value)
+        ]
+
     def take(self, key: str, where: str) -> Any:
         """The value for this use of ``key``."""
         value = self._values[key]
@@ -131,7 +140,7 @@ class MockTools:
         """The mocked result of one call; raises for an exhausted list."""
         value = self.values.take(name, where)
         if callable(value):
-            value = value(dict(params))  # exceptions propagate: the caller reports them
+            value = settle(value(dict(params)))  # exceptions propagate: the caller reports them
         try:
             return _as_result(value)
         except ResultShapeError as exc:

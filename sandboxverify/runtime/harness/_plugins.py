@@ -10,7 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef, server_ref
+from sandboxverify.runtime._protocol import (
+    DEFAULT_GROUPS,
+    SESSION_HOSTS,
+    EntryPointRef,
+    server_ref,
+)
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
@@ -23,7 +28,7 @@ DEFAULT_GROUP = "sandboxverify.plugins"
 DIST_ENV = "SANDBOXVERIFY_DIST"
 #: Set by the sandbox: the host a session uses when none is given (``native`` otherwise).
 HOST_ENV = "SANDBOXVERIFY_HOST"
-HOSTS = ("native", "llm", "mcp")
+HOSTS = SESSION_HOSTS
 
 
 def session_host(host: str | None) -> str:
@@ -162,7 +167,7 @@ def _entry_point_named(name: str, group: str, *, fallback_module: bool = False) 
 def _default_plugins(dist: str | None, group: str) -> list[EntryPointRef]:
     from sandboxverify.runtime._discovery import entry_points_of, find_distribution  # noqa: PLC0415
 
-    name = dist or os.environ.get(DIST_ENV) or _project_name(Path.cwd())
+    name = dist or os.environ.get(DIST_ENV) or project_name(Path.cwd())
     if name is None:
         raise HarnessError(
             "no_plugins",
@@ -185,7 +190,7 @@ def _default_plugins(dist: str | None, group: str) -> list[EntryPointRef]:
     return refs
 
 
-def _project_name(directory: Path) -> str | None:
+def project_name(directory: Path) -> str | None:
     """``[project] name`` from pyproject.toml here or above. Read with a pattern, not a TOML
     parser: the runtime has none on Python < 3.11, and only this one key is needed."""
     for folder in (directory, *directory.parents):

@@ -30,6 +30,7 @@ from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._assertions import SessionAssertions
 from sandboxverify.runtime.harness._errors import HarnessError, Step, short
 from sandboxverify.runtime.harness._events import Events, Message, ToolResultRecord, UICallRecord
+from sandboxverify.runtime.harness._guards import watching_exits
 from sandboxverify.runtime.harness._loop import AgentLoop, CallSite
 from sandboxverify.runtime.harness._mocks import MockTools
 from sandboxverify.runtime.harness._plugins import (
@@ -41,6 +42,7 @@ from sandboxverify.runtime.harness._plugins import (
 )
 from sandboxverify.runtime.harness._sampling import CallSampling
 from sandboxverify.runtime.harness._ui import MockUI
+from sandboxverify.runtime.harness._worker import contained
 from sandboxverify.runtime.hosts import HostContext
 
 DEFAULT_CALL_TIMEOUT = 60.0
@@ -92,13 +94,20 @@ class TestSession(SessionAssertions):
         self.registry = Registry()
         self._snapshot_dir = Path(snapshot_dir) if snapshot_dir is not None else None
         self._update_snapshots = update_snapshots
-        self._snapshots_taken = 0
         self._consumed = 0
         self._remaining = 0
         self._turns_run = 0
         self._location: tuple[int | None, int | None, str | None] = (None, None, None)
         self._sampling: CallSampling | None = None
+        #: the first failure of this session's runs and assertions, even if the caller caught it
+        self.failure: HarnessError | None = None
         try:
+            if plugins is not None and not isinstance(plugins, str) and len(plugins) == 0:
+                raise HarnessError(
+                    "no_plugins",
+                    "plugins=[] loads no plugin: a session needs at least one; name them, or "
+                    "leave plugins out to load the distribution's",
+                )
             self.mocks = MockTools(mock_tools)
             self.ui = MockUI(mock_ui, self._record_ui)
             self.host = session_host(host)
@@ -154,7 +163,12 @@ class TestSession(SessionAssertions):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        try:
+            if exc_type is None and self.failure is None and self.auto_assert:
+                self.assert_mocks_used()
+        finally:
+            self.close()
 
     def close(self) -> None:
         self.registry.close()
@@ -179,17 +193,27 @@ class TestSession(SessionAssertions):
                 raise TypeError(
                     f"run() takes when(...) turns; argument {index} is a {type(turn).__name__}"
                 )
+        if not turns:
+            raise self.failed(
+                HarnessError(
+                    "playbook_invalid",
+                    "run() got no turns: a run that plays nothing proves nothing; pass "
+                    "when(prompt, [...]) turns",
+                )
+            )
         self._remaining = sum(len(turn.actions) for turn in turns)
         self._consumed = 0
         deadline = time.monotonic() + self.run_timeout if self.run_timeout is not None else None
         try:
-            for position, turn in enumerate(turns):
-                self._turns_run += 1
-                self._play_turn(
-                    turn, self._turns_run, last=position == len(turns) - 1, deadline=deadline
-                )
+            with watching_exits():  # os._exit in plugin code must fail the action, not the process
+                for position, turn in enumerate(turns):
+                    self._turns_run += 1
+                    self._play_turn(
+                        turn, self._turns_run, last=position == len(turns) - 1, deadline=deadline
+                    )
         except HarnessError as exc:
             self.events.emit("run_completed", ok=False, error=exc.to_json())
+            self.failed(exc)
             raise
         self.events.emit("run_completed", ok=True, error=None)
 
@@ -263,7 +287,8 @@ class TestSession(SessionAssertions):
         resolved = [(call, self._params(call, step)) for call in calls]
         ids = [self.loop.new_call_id() for _ in resolved]
         tool_calls = [
-            {"id": call_id, "name": call.tool, "input": params}
+            # validate: False is recorded so a replay sends the same unchecked arguments
+            {"id": call_id, "name": call.tool, "input": params, **_unvalidated(call)}
             for call_id, (call, params) in zip(ids, resolved)
         ]
         self.events.emit(
@@ -279,7 +304,9 @@ class TestSession(SessionAssertions):
             self._location = (step.turn, step.action, call_id)
             self._sampling = CallSampling(call, step, call_id, self.events)
             try:
-                record = self.loop.execute(CallSite(call.tool, params, call_id, step))
+                record = self.loop.execute(
+                    CallSite(call.tool, params, call_id, step, validate=call.validate)
+                )
             finally:
                 sampling, self._sampling = self._sampling, None
             sampling.settle()
@@ -310,8 +337,22 @@ class TestSession(SessionAssertions):
         return dict(params)
 
     def _callback(self, callback: Any, record: ToolResultRecord, step: Step) -> None:
+        """A ``.then`` callback runs within the call's time; an ``async def`` one is awaited, and
+        returning False fails the check as an assertion would (None and True pass)."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
-        step.guard(lambda: callback(record), code="callback_failed", what="the .then() callback")
+        what = f"the .then() callback {_name(callback)}"
+        if getattr(callback, "harness_check", False):  # a declarative expect or capture
+            returned = contained(lambda: callback(record), step, code="callback_failed", what=what)
+        else:
+            returned = self.loop.bounded(
+                lambda: callback(record), step, code="callback_failed", what=what
+            )
+        if returned is False:
+            raise step.error(
+                "callback_failed",
+                f"{what} returned False for the result of {record.tool_name!r}: "
+                f"{short(record.text, 200)}; a callback that returns False fails the check",
+            )
 
     def _sample(self, params: dict[str, Any]) -> dict[str, Any]:
         """A server's ``sampling/createMessage``: the scripted model answers from the call."""
@@ -343,6 +384,15 @@ class TestSession(SessionAssertions):
 
     def write_trace(self, path: str | os.PathLike[str]) -> Path:
         return _trace.write_trace(self.trace(), Path(path))
+
+
+def _unvalidated(call: Call) -> dict[str, Any]:
+    return {} if call.validate else {"validate": False}
+
+
+def _name(callback: Any) -> str:
+    name = getattr(callback, "__name__", None) or type(callback).__name__
+    return "(a lambda)" if name == "<lambda>" else repr(name)
 
 
 def create_test_session(plugins: Sequence[PluginSpec] | None = None, **options: Any) -> TestSession:

@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,35 @@ def snapshot_path(directory: Path, test_id: str, index: int, name: str | None = 
         name = name[: -len(".json")]
     stem = name if name is not None else f"{index:03d}"
     return directory / _segment(test_id) / f"{_segment(stem)}.json"
+
+
+_numbers: dict[tuple[str, str], int] = {}
+_numbers_lock = threading.Lock()
+
+
+def next_number(directory: Path, test_id: str) -> int:
+    """The next number for an unnamed snapshot of ``test_id``: counted across every session of
+    the test, so two sessions never share ``001.json``. The pytest plugin restarts the count
+    for each test (:func:`restart_numbers`)."""
+    key = (str(directory), test_id)
+    with _numbers_lock:
+        _numbers[key] = _numbers.get(key, 0) + 1
+        return _numbers[key]
+
+
+def restart_numbers() -> None:
+    """A new test begins: its unnamed snapshots are numbered from 001 again."""
+    with _numbers_lock:
+        _numbers.clear()
+
+
+#: set by the pytest plugin for ``pytest --update-snapshots``: every session updates, not only
+#: those the ``harness`` fixture creates
+_runner = {"update": False}
+
+
+def request_updates(update: bool) -> None:
+    _runner["update"] = update
 
 
 def _segment(text: str) -> str:
@@ -195,8 +225,9 @@ def _write_atomically(path: Path, text: str) -> None:
 
 
 def update_requested(env: Mapping[str, str], flag: bool = False) -> bool:
-    """``--update-snapshots`` (``flag``) or SANDBOXVERIFY_UPDATE_SNAPSHOTS=1/true/yes."""
-    return flag or env.get(UPDATE_VARIABLE, "").strip().lower() in _TRUTHY
+    """``flag`` (a session's ``update_snapshots``), ``pytest --update-snapshots`` or
+    SANDBOXVERIFY_UPDATE_SNAPSHOTS=1/true/yes."""
+    return flag or _runner["update"] or env.get(UPDATE_VARIABLE, "").strip().lower() in _TRUTHY
 
 
 def in_ci(env: Mapping[str, str]) -> bool:

@@ -101,6 +101,7 @@ class Trace:
                         tool_call["name"],
                         dict(tool_call["input"]),
                         expect_error=bool(recorded.get("is_error")),
+                        validate=tool_call.get("validate", True) is not False,
                     )
                 )
             text = step.get("text")

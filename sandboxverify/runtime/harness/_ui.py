@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable, NoReturn
 
 from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._guards import ending
 from sandboxverify.runtime.harness._mocks import StatefulValues
 from sandboxverify.runtime.harness._validate import describe, validate
 
@@ -37,6 +38,10 @@ class MockUI:
         self._answers.check_known(METHODS, "UI method")
         for method in self._answers.keys:
             _check_answers(method, self._answers.entries(method))
+
+    @property
+    def answers(self) -> StatefulValues:
+        return self._answers
 
     def located(self, where: str) -> None:
         self._where = where
@@ -135,6 +140,8 @@ class MockUI:
                 raise
             except Exception as exc:
                 self._fail(f"the mock_ui {method!r} callable raised {type(exc).__name__}: {exc}")
+            except BaseException as exc:  # sys.exit, KeyboardInterrupt: never the user's answer
+                self._fail(f"the mock_ui {method!r} callable {ending(exc)}", code="aborted")
         return value
 
     def _recorded(self, method: str, args: list[Any], answer: Any) -> Any:

@@ -6,29 +6,34 @@ expressions are cached). The supported keywords are:
 
 - ``type`` (a name or a list of names), ``enum``, ``const``;
 - objects: ``properties``, ``required``, ``additionalProperties`` (a boolean or a schema),
-  ``patternProperties``, ``minProperties``, ``maxProperties``;
+  ``patternProperties``, ``minProperties``, ``maxProperties``, ``dependentRequired``,
+  ``dependentSchemas`` (and draft 7's ``dependencies``), ``propertyNames``;
 - arrays: ``items`` (a schema, or the legacy list form for tuples, with ``additionalItems``),
-  ``prefixItems``, ``minItems``, ``maxItems``, ``uniqueItems``;
+  ``prefixItems``, ``minItems``, ``maxItems``, ``uniqueItems``, ``contains`` (with
+  ``minContains``, ``maxContains``);
 - strings: ``minLength``, ``maxLength``, ``pattern`` (Python's ``re.search``);
 - numbers: ``minimum``, ``maximum``, ``exclusiveMinimum``, ``exclusiveMaximum`` (the number
   forms), ``multipleOf``;
-- combinators: ``anyOf``, ``oneOf``, ``allOf``, ``not``;
+- combinators: ``anyOf``, ``oneOf``, ``allOf``, ``not``, ``if``/``then``/``else``;
+- ``unevaluatedProperties`` and ``unevaluatedItems`` (after everything else applied there);
 - ``$ref`` to a JSON pointer into the root schema (``#/$defs/Name``, ``#/definitions/Name``,
   ``#``); its sibling keywords apply too, as in draft 2020-12;
 - boolean schemas: ``true`` accepts everything, ``false`` nothing.
 
 Annotations (``title``, ``description``, ``default``, ``format``...) and unknown keywords are
-ignored. Following draft 2020-12, a float with an integral value (``1.0``) is an ``integer``;
-Python's ``bool`` is a ``boolean`` only, never an ``integer`` or a ``number``. Lists and tuples
-are arrays, mappings are objects; anything else is not a JSON value and matches no ``type``.
+ignored; the dynamic references (``$dynamicRef``, ``$recursiveRef``) are not supported and say
+so as a violation: a schema using them fails loudly instead of passing unchecked. Following
+draft 2020-12, a float with an integral value (``1.0``) is an ``integer``; Python's ``bool`` is
+a ``boolean`` only, never an ``integer`` or a ``number``. Lists and tuples are arrays, mappings
+are objects; anything else is not a JSON value and matches no ``type``.
 A value of the wrong ``type`` gets the type message only: the other keywords would only repeat it.
 A schema that cannot be used (an unresolvable ``$ref``, a bad ``pattern``, a subschema that is not
 an object or a boolean) is reported as a violation, never silently skipped.
 
 This module owns ``validate``, ``describe`` and the walk: what applies at any position (``$ref``,
 ``type``, ``enum``, ``const``, the combinators). The keywords of strings, numbers, arrays and
-objects are in ``_keywords``, ``$ref`` resolution in ``_refs``, JSON types, equality and how
-messages show values in ``_jsonvalues``.
+objects are in ``_keywords``, the unevaluated ones in ``_unevaluated``, ``$ref`` resolution in
+``_refs``, JSON types, equality and how messages show values in ``_jsonvalues``.
 """
 
 from __future__ import annotations
@@ -47,8 +52,12 @@ from sandboxverify.runtime.harness._jsonvalues import (
     show_plain,
     type_phrase,
 )
-from sandboxverify.runtime.harness._keywords import ROOT, Found, Here, KeywordChecks
+from sandboxverify.runtime.harness._keywords import ROOT, Found, Here
 from sandboxverify.runtime.harness._refs import MISSING, declared_types, resolve
+from sandboxverify.runtime.harness._unevaluated import UnevaluatedChecks
+
+#: keywords that change what is valid and that this validator does not implement
+UNSUPPORTED = ("$dynamicRef", "$recursiveRef")
 
 
 @dataclass(frozen=True)
@@ -98,7 +107,7 @@ def describe(violations: list[SchemaViolation]) -> str:
 # -- the walk --------------------------------------------------------------------------------------
 
 
-class _Walk(KeywordChecks):
+class _Walk(UnevaluatedChecks):
     """One validation: the root schema (for $ref) and the violations found so far.
 
     What applies at any position is here (``$ref``, ``type``, ``enum``, ``const``, the
@@ -133,6 +142,13 @@ class _Walk(KeywordChecks):
             return
         if not schema:
             return
+        for keyword in UNSUPPORTED:
+            if keyword in schema:
+                self.report(
+                    here,
+                    f"invalid schema: {keyword!r} is not supported by the harness's validator; "
+                    "call with validate=False to send the arguments unchecked",
+                )
         if "$ref" in schema:
             self.check_ref(instance, schema["$ref"], here)
         declared = schema.get("type")
@@ -152,6 +168,8 @@ class _Walk(KeywordChecks):
         elif isinstance(instance, Mapping):
             self.check_object(instance, schema, here)
         self.check_combinators(instance, schema, here)
+        if "unevaluatedProperties" in schema or "unevaluatedItems" in schema:
+            self.check_unevaluated(instance, schema, here)
 
     def check_ref(self, instance: object, ref: object, here: Here) -> None:
         if not isinstance(ref, str):
@@ -208,6 +226,10 @@ class _Walk(KeywordChecks):
                     f"matches {len(matched)} of the {len(one)} allowed shapes"
                     f" (alternatives {which}), but must match exactly one",
                 )
+        if "if" in schema:
+            branch = "then" if not self.violations(instance, schema["if"], here) else "else"
+            if branch in schema:
+                self.check(instance, schema[branch], here)
         if "not" in schema and not self.violations(instance, schema["not"], here):
             types = declared_types(schema["not"], self.root)
             if types is not None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
@@ -105,6 +106,18 @@ class HostContext:
     kind: str = "tool"
     #: ``pluggy``: the module holding the application's hookspecs, when the group is not known
     hookspecs: str | None = None
+
+
+def kind_of_group(kinds: Mapping[str, str], application: str, group: str) -> str:
+    """The kind of registration a plugin of ``group`` makes; a group the application does not
+    load fails validation."""
+    kind = kinds.get(group)
+    if kind is None:
+        groups = " or ".join(repr(known) for known in kinds)
+        raise PluginLoadError(
+            "validate", ValueError(f"{application} loads plugins of group {groups}, not {group!r}")
+        )
+    return kind
 
 
 def import_application(module: str, application: str, group: str) -> Any:

@@ -33,6 +33,7 @@ from sandboxverify.runtime.hosts._base import (
     LoadedPlugin,
     PluginLoadError,
     import_application,
+    kind_of_group,
     resolve,
     summary,
 )
@@ -93,12 +94,7 @@ def load_flake8(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     prefix, cannot classify it, or a formatter is no ``BaseFormatter``).
     """
     del registry, context  # a flake8 plugin registers no tools, and needs no limits
-    kind = _KINDS.get(ref.group)
-    if kind is None:
-        groups = " or ".join(repr(group) for group in _KINDS)
-        raise PluginLoadError(
-            "validate", ValueError(f"flake8 loads plugins of group {groups}, not {ref.group!r}")
-        )
+    kind = kind_of_group(_KINDS, "flake8", ref.group)
     flake8 = import_application("flake8", "flake8", ref.group)
     finder = _finder(flake8, ref)
     options = finder.parse_plugin_options(

@@ -188,8 +188,12 @@ class McpClient:
         try:
             self._next_id += 1
             request_id = self._next_id
+            # a server that ended before answering reads alike whether its pipe closed while
+            # the request was written or while its answer was awaited: that is a race
             self._send(
-                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}, what
+                {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params},
+                what,
+                doing=f"before answering {what}",
             )
             try:
                 answer = self._wait(request_id, what)
@@ -224,7 +228,7 @@ class McpClient:
                     f"did not answer {what} within {self.timeout:g}s", code="timeout"
                 )
             if item.kind == "eof":
-                raise self._gone(f"while waiting for the answer to {what}")
+                raise self._gone(f"before answering {what}")
             if item.kind == "garbage":
                 self._broken = self._failure(
                     f"wrote a line to stdout that is not a JSON-RPC message: {item.line[:200]!r}; "
@@ -272,12 +276,12 @@ class McpClient:
         self._responder_errors.clear()
         return error
 
-    def _send(self, message: dict[str, Any], what: str) -> None:
+    def _send(self, message: dict[str, Any], what: str, *, doing: str | None = None) -> None:
         connection = self._require_connection()
         try:
             connection.send(message)
         except OSError:
-            raise self._gone(f"while sending {what}") from None
+            raise self._gone(doing or f"while sending {what}") from None
 
     def _require_connection(self) -> StdioConnection:
         if self._broken is not None:

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.metadata
 import json
 import logging
+import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -34,6 +36,7 @@ from sandboxverify.runtime.hosts._base import (
     LoadStage,
     PluginLoadError,
     import_application,
+    kind_of_group,
     resolve,
     summary,
     tail,
@@ -71,12 +74,7 @@ def load_mkdocs(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     ``application`` (MkDocs missing, or the build failed), ``import``, ``validate`` (MkDocs
     refused the configuration: the plugin is no ``BasePlugin``, the theme is incomplete...)."""
     del registry, context  # an MkDocs plugin registers no tools, and needs no limits
-    kind = _KINDS.get(ref.group)
-    if kind is None:
-        groups = " or ".join(repr(group) for group in _KINDS)
-        raise PluginLoadError(
-            "validate", ValueError(f"MkDocs loads plugins of group {groups}, not {ref.group!r}")
-        )
+    kind = kind_of_group(_KINDS, "MkDocs", ref.group)
     config = import_application("mkdocs.config", "mkdocs", ref.group)
     build = import_application("mkdocs.commands.build", "mkdocs", ref.group)
     target = resolve(ref)
@@ -85,28 +83,51 @@ def load_mkdocs(ref: EntryPointRef, registry: Registry, context: HostContext) ->
         root = Path(tmp)
         (root / "docs").mkdir()
         (root / "docs" / "index.md").write_text(INDEX, encoding="utf-8")
-        setting = {"plugins": [ref.name]} if kind == "plugin" else {"theme": {"name": ref.name}}
+        # a theme's own plugin is built with that theme, as its users build it
+        # (mkdocs-material's material/blog and material/search render the theme's partials)
+        theme = _own_theme(ref) if kind == "plugin" else ref.name
+        setting: dict[str, Any] = {"plugins": [ref.name]} if kind == "plugin" else {}
+        if theme is not None:
+            setting["theme"] = {"name": theme}
         # JSON is YAML: no quoting rules to get wrong for an odd entry-point name
         (root / "mkdocs.yml").write_text(
             json.dumps({"site_name": "sandboxverify", **setting}, indent=2), encoding="utf-8"
         )
-        shown = f"plugins: [{ref.name}]" if kind == "plugin" else f"theme: {{name: {ref.name}}}"
-        _build(config, build, root / "mkdocs.yml", f"mkdocs build with {shown}")
+        shown = ", ".join(
+            ([f"plugins: [{ref.name}]"] if kind == "plugin" else [])
+            + ([f"theme: {{name: {theme}}}"] if theme is not None else [])
+        )
+        needs = _build(config, build, root / "mkdocs.yml", f"mkdocs build with {shown}", ref)
+    description = summary(target)
+    if needs:
+        description = (
+            f"{description} (MkDocs loaded it and validated its options; not built: it needs "
+            f"configuration: {', '.join(needs)})"
+        ).lstrip()
     registration = {
         "name": ref.name,
         "kind": kind,
-        "description": summary(target),
+        "description": description,
         "parameters": None,
     }
     return LoadedPlugin(ref=ref, tools=[registration], handlers={})
 
 
-def _build(config: Any, build: Any, path: Path, what: str) -> None:
-    """What ``mkdocs build`` does: load the configuration, start the plugins, build, shut down."""
+def _build(config: Any, build: Any, path: Path, what: str, ref: EntryPointRef) -> list[str]:
+    """What ``mkdocs build`` does: load the configuration, start the plugins, build, shut down.
+
+    Returns the options the plugin requires that a one-page site cannot give it: MkDocs found
+    the plugin, created it and validated its options, so it loads; the build is not run."""
     with _messages() as messages:
-        loaded = _step(
-            "validate", f"{what} (loading mkdocs.yml)", messages, config.load_config, str(path)
-        )
+        try:
+            loaded = _step(
+                "validate", f"{what} (loading mkdocs.yml)", messages, config.load_config, str(path)
+            )
+        except PluginLoadError:
+            needs = _required_options(messages, ref.name)
+            if needs:
+                return needs
+            raise
         plugins = loaded.plugins
         if hasattr(plugins, "on_startup"):  # MkDocs 1.4+
             _step("application", what, messages, plugins.on_startup, command="build", dirty=False)
@@ -116,6 +137,7 @@ def _build(config: Any, build: Any, path: Path, what: str) -> None:
             if hasattr(plugins, "on_shutdown"):
                 with contextlib.suppress(Exception):
                     plugins.on_shutdown()
+    return []
 
 
 def _step(
@@ -159,3 +181,34 @@ def _forget_installed_themes() -> None:
     cache_clear = getattr(themes, "cache_clear", None)
     if cache_clear is not None:
         cache_clear()
+
+
+_REQUIRED = re.compile(
+    r"^ERROR: Config value 'plugins': Plugin '(?P<plugin>[^']+)' option '(?P<option>[^']+)': "
+    r"Required configuration not provided\.$"
+)
+
+
+def _required_options(messages: list[str], plugin: str) -> list[str]:
+    """The plugin's required options, when they are all MkDocs refused the configuration for."""
+    errors = [message for message in messages if message.startswith("ERROR:")]
+    found = [_REQUIRED.match(message) for message in errors]
+    if not errors or not all(match is not None and match["plugin"] == plugin for match in found):
+        return []
+    return [repr(match["option"]) for match in found if match is not None]
+
+
+def _own_theme(ref: EntryPointRef) -> str | None:
+    """The theme a namespaced plugin belongs to: MkDocs' convention (1.5+) names a theme's own
+    plugins ``<theme>/<plugin>`` (``material/blog``), and they render that theme's templates."""
+    theme, slash, _ = ref.name.partition("/")
+    if not slash or not theme:
+        return None
+    everything: Any = importlib.metadata.entry_points()
+    # Python 3.9 returns a dict of groups; 3.10+ can select
+    themes = (
+        everything.select(group="mkdocs.themes")
+        if hasattr(everything, "select")
+        else everything.get("mkdocs.themes", ())
+    )
+    return theme if any(entry.name == theme for entry in themes) else None

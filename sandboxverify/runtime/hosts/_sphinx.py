@@ -31,6 +31,7 @@ from sandboxverify.runtime.hosts._base import (
     LoadedPlugin,
     PluginLoadError,
     import_application,
+    kind_of_group,
     resolve,
     summary,
     tail,
@@ -78,12 +79,7 @@ def load_sphinx(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     """Build a one-page project with the theme or the builder; raises :class:`PluginLoadError`:
     ``application`` (Sphinx missing, or the build failed), ``import``."""
     del registry, context  # a Sphinx plugin registers no tools, and needs no limits
-    kind = _KINDS.get(ref.group)
-    if kind is None:
-        groups = " or ".join(repr(group) for group in _KINDS)
-        raise PluginLoadError(
-            "validate", ValueError(f"Sphinx loads plugins of group {groups}, not {ref.group!r}")
-        )
+    kind = kind_of_group(_KINDS, "Sphinx", ref.group)
     build = import_application("sphinx.cmd.build", "sphinx", ref.group)
     # Sphinx imports the entry point's module (whatever follows a colon) as an extension
     module = resolve(EntryPointRef(ref.name, ref.group, ref.module))

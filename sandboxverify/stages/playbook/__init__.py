@@ -15,11 +15,20 @@ The normalised spec (a contract with the runtime; JSON-serialisable)::
     {"source": str, "name": str | None, "mock_tools": {...}, "mock_ui": {...},
      "plugins": [str, ...] | None,
      "turns": [{"prompt": str, "where": "turns[0]", "actions": [action, ...]}],
-     "expect": {"called": [str], "not_called": [str], "called_before": [[str, str]]}}
+     "expect": {"called": [str], "not_called": [str], "called_before": [[str, str]]},
+     # only when the playbook sets them (a recording does):
+     "host": "native" | "llm" | "mcp", "compare_results": bool, "normalize": [str],
+     "recording": {"model": str | None, "system": str | None, "options": {...}}}
 
-    action: {"kind": "call", "where", "tool", "params", "capture", "expect", "expect_error", "text"}
+    action: {"kind": "call", "where", "tool", "params", "capture", "expect", "expect_error", "text",
+             "sample" (when given), "validate" (when given),
+             "result" (when written: the recorded result text)}
           | {"kind": "parallel", "where", "text", "calls": [call action, ...]}
           | {"kind": "say", "where", "text"}
+
+``_replay`` reads what a recording adds (``host``, ``compare_results``, ``normalize``,
+``[recording]``) and mocks files for ``record``; ``_writer`` writes a recorded session as a
+playbook, ``_captures`` turning the ids a model copied from results into captures.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""One call action: its tool, ``params``, ``capture``, ``expect``, ``expect_error``, ``text`` and
-the ``sample`` answers to a server's sampling requests during the call.
+"""One call action: its tool, ``params``, ``capture``, ``expect``, ``expect_error``, ``text``, the
+``sample`` answers to a server's sampling requests during the call, and ``validate = false`` to
+send params that break the tool's schema on purpose.
 
 References: ``${name}`` in any string inside ``params`` (at any depth) is replaced at run time by
 the value an earlier action captured under ``name``. ``$${`` is a literal ``${`` and no reference
@@ -12,6 +13,7 @@ after the whole ``parallel``, not for its siblings; ``_turns`` keeps that list).
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from typing import Any
 
@@ -28,7 +30,18 @@ from sandboxverify.stages.playbook._values import (
     unknown_keys,
 )
 
-_CALL_KEYS = ("call", "params", "capture", "expect", "expect_error", "text", "sample")
+_CALL_KEYS = (
+    "call",
+    "params",
+    "params_json",
+    "capture",
+    "expect",
+    "expect_error",
+    "text",
+    "sample",
+    "validate",
+    "result",
+)
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # ``$${`` first, so an escaped reference is never read as one; a bare ``${`` is malformed.
 _REFERENCE = re.compile(r"\$\$\{|\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)\}|\$\{")
@@ -54,6 +67,10 @@ def call_action(
             result["tool"] = string(doc, place, value, non_empty=True)
         elif key == "params":
             result["params"] = _params(doc, place, value, captured)
+        elif key == "params_json":
+            result["params"] = _params(doc, place, _json_params(doc, place, action), captured)
+        elif key == "result":
+            result["result"] = string(doc, place, value)
         elif key == "capture":
             result["capture"] = _capture(doc, place, value)
         elif key == "expect":
@@ -62,6 +79,10 @@ def call_action(
             result["expect_error"] = _expect_error(doc, place, value)
         elif key == "sample":
             result["sample"] = _samples(doc, place, value)
+        elif key == "validate":
+            if not isinstance(value, bool):
+                raise doc.fail(place, f"must be true or false, got {show(value)}")
+            result["validate"] = value
         else:
             result["text"] = string(doc, place, value)
     return result
@@ -74,6 +95,17 @@ def _params(doc: Doc, where: str, value: Any, captured: list[str]) -> dict[str, 
         if isinstance(leaf, str):
             _references(doc, place, leaf, captured)
     return params
+
+
+def _json_params(doc: Doc, where: str, action: dict[str, Any]) -> Any:
+    """Params as a JSON object, for values TOML cannot write (null)."""
+    if "params" in action:
+        raise doc.fail(where, 'a call has "params" or "params_json", not both')
+    text = string(doc, where, action["params_json"])
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise doc.fail(where, f"not a JSON object: {exc}") from None
 
 
 def _references(doc: Doc, where: str, text: str, captured: list[str]) -> None:
@@ -122,6 +154,10 @@ def _expect_error(doc: Doc, where: str, value: Any) -> bool | str:
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
+        if not value:
+            raise doc.fail(
+                where, "an empty regex matches any error", hint="write expect_error = true"
+            )
         return regex(doc, where, value)
     raise doc.fail(
         where, f"must be true, false or a regex the error text must match; got {show(value)}"

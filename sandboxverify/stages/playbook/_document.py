@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import ConfigError
+from sandboxverify.stages.playbook import _replay
 from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._turns import TURN_EXAMPLE, turns
 from sandboxverify.stages.playbook._values import (
@@ -25,7 +26,19 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older hosts
     import tomli as tomllib
 
-_TOP_KEYS = ("name", "description", "plugins", "mock_tools", "mock_ui", "turns", "expect")
+_TOP_KEYS = (
+    "name",
+    "description",
+    "plugins",
+    "mock_tools",
+    "mock_ui",
+    "turns",
+    "expect",
+    "host",
+    "compare_results",
+    "normalize",
+    "recording",
+)
 _EXPECT_KEYS = ("called", "not_called", "called_before")
 
 
@@ -77,6 +90,14 @@ def parse_playbook(text: str, source: str) -> dict[str, Any]:
             spec["mock_ui"] = mock_ui(doc, value)
         elif key == "turns":
             spec["turns"] = turns(doc, value)
+        elif key == "host":
+            spec["host"] = _replay.host(doc, value)
+        elif key == "compare_results":
+            spec["compare_results"] = _replay.compare_results(doc, value)
+        elif key == "normalize":
+            spec["normalize"] = _replay.normalize(doc, value)
+        elif key == "recording":
+            spec["recording"] = _replay.recording(doc, value)
         else:
             spec["expect"] = _expect(doc, value)
     if "turns" not in data:
@@ -129,5 +150,12 @@ def _pairs(doc: Doc, where: str, value: Any) -> list[list[str]]:
             raise doc.fail(
                 place, f"must be a pair of tool names [first, second], got {show(pair)}", hint=hint
             )
-        pairs.append(strings(doc, place, pair))
+        first, second = strings(doc, place, pair)
+        if first == second:
+            raise doc.fail(
+                place,
+                f"{first!r} cannot be called before itself",
+                hint="name two different tools: [first, second]",
+            )
+        pairs.append([first, second])
     return pairs

@@ -22,8 +22,21 @@ _ACTION_KEYS = (
     "expect_error",
     "text",
     "sample",
+    "validate",
+    "params_json",
+    "result",
 )
-_INNER_KEYS = ("call", "params", "capture", "expect", "expect_error", "sample")
+_INNER_KEYS = (
+    "call",
+    "params",
+    "capture",
+    "expect",
+    "expect_error",
+    "sample",
+    "validate",
+    "params_json",
+    "result",
+)
 
 
 TURN_EXAMPLE = (

@@ -81,7 +81,14 @@ def strings(doc: Doc, where: str, value: Any) -> list[str]:
 
 
 def regex(doc: Doc, where: str, value: Any) -> str:
+    """A Python regex that checks something: an empty one matches every text."""
     pattern = string(doc, where, value)
+    if not pattern:
+        raise doc.fail(
+            where,
+            "an empty regex matches any text, so it checks nothing",
+            hint="write a regex the text must match, or leave the key out",
+        )
     try:
         # A FutureWarning about a possible future meaning is no error; it must not be printed.
         with warnings.catch_warnings():

@@ -19,7 +19,7 @@ from sandboxverify.harness import (
 )
 from sandboxverify.runtime import PluginAPI
 
-STATE = {"suffix": "!"}
+STATE: dict[str, Any] = {"suffix": "!", "ask": "Buy?"}
 
 
 def shop(api: PluginAPI) -> None:
@@ -29,7 +29,7 @@ def shop(api: PluginAPI) -> None:
 
     @api.tool
     def buy(item: str, ctx: Any) -> str:
-        if not ctx.ui.confirm("Buy?", item):
+        if STATE["ask"] and not ctx.ui.confirm(STATE["ask"], item):
             return "cancelled"
         where = ctx.ui.select("Ship to", ["home", "office"])
         return f"bought {item} to {where}"
@@ -125,3 +125,57 @@ def test_broken_traces_are_rejected(tmp_path: Path, content: str, message: str) 
     path.write_text(content)
     with pytest.raises(HarnessError, match=message):
         load_trace(path)
+
+
+def test_a_failed_run_or_one_that_called_nothing_is_no_reference(tmp_path: Path) -> None:
+    failed = tmp_path / "failed.jsonl"
+    with create_test_session([shop]) as t:
+        with pytest.raises(HarnessError):
+            t.run(when("Price?", [call("price", {"item": "tea"}, expect_error=True), say("3")]))
+        t.write_trace(failed)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text(
+        '{"type": "run_started", "version": 1, "tools": ["buy", "price"]}\n'
+        '{"type": "run_completed", "ok": true, "error": null}\n'
+    )
+    for path, message in (
+        (failed, "the recorded run failed ([unexpected_success] turn 1"),
+        (empty, "the trace records no tool call"),
+    ):
+        with pytest.raises(HarnessError) as info:
+            replay(path, plugins=[shop])
+        assert info.value.code == "playbook_invalid"
+        assert message in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("ask", "difference"),
+    [
+        (None, 'the user is never asked confirm("Buy?", "tea") (recorded UI call 1)'),
+        ("Pay now?", 'UI call 1: recorded confirm("Buy?", "tea"), now confirm("Pay now?", "tea")'),
+    ],
+)
+def test_replay_compares_the_questions_the_user_was_asked(
+    tmp_path: Path, ask: str | None, difference: str
+) -> None:
+    path = tmp_path / "shop.jsonl"
+    record(path)
+    STATE["ask"] = ask
+    try:
+        with pytest.raises(HarnessError) as info:
+            replay(path, plugins=[shop])
+    finally:
+        STATE["ask"] = "Buy?"
+    assert info.value.code == "replay_mismatch"
+    assert difference in info.value.message
+
+
+def test_calls_sent_without_validation_replay_the_same_way(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    with create_test_session([shop]) as t:
+        t.run(
+            when("Price?", [call("price", {"item": 3}, validate=False), say("?")]),
+        )
+        t.write_trace(path)
+    with replay(path, plugins=[shop]) as session:  # not invalid_arguments: sent as recorded
+        assert session.events.tool_results[0].text == "3 costs 3!"

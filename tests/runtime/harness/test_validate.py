@@ -365,3 +365,116 @@ def test_violations_are_frozen_values() -> None:
     with pytest.raises(AttributeError):
         violation.path = "/b"  # type: ignore[misc]
     assert violation == V("/a", "m")
+
+
+# (schema, valid instances, (invalid instance, its violations))
+APPLICATORS: list[tuple[str, dict[str, Any], list[object], object, list[tuple[str, str]]]] = [
+    (
+        "contains",
+        {"contains": {"type": "integer"}},
+        [[1], ["a", 2]],
+        ["a", "b"],
+        [("", "expected an item matching 'contains', got none")],
+    ),
+    (
+        "min-max-contains",
+        {"contains": {"const": 1}, "minContains": 2, "maxContains": 3},
+        [[1, 1], [1, 0, 1, 1]],
+        [1, 1, 1, 1],
+        [("", "expected at most 3 items matching 'contains', got 4")],
+    ),
+    (
+        "dependent-required",
+        {"dependentRequired": {"card": ["cvc", "expiry"]}},
+        [{}, {"card": 1, "cvc": 2, "expiry": 3}],
+        {"card": 1, "cvc": 2},
+        [("", "missing property 'expiry', required when 'card' is")],
+    ),
+    (
+        "dependent-schemas",
+        {"dependentSchemas": {"card": {"required": ["cvc"]}}},
+        [{"cvc": 1}, {"card": 1, "cvc": 2}],
+        {"card": 1},
+        [("", "missing required property 'cvc'")],
+    ),
+    (
+        "dependencies",
+        {"dependencies": {"a": ["b"], "c": {"properties": {"d": {"type": "string"}}}}},
+        [{"a": 1, "b": 2}, {"c": 1, "d": "x"}],
+        {"a": 1, "c": 1, "d": 3},
+        [
+            ("", "missing property 'b', required when 'a' is"),
+            ("/d", "expected string, got integer 3"),
+        ],
+    ),
+    (
+        "if-then-else",
+        {
+            "if": {"properties": {"kind": {"const": "card"}}},
+            "then": {"required": ["number"]},
+            "else": {"required": ["iban"]},
+        },
+        [{"kind": "card", "number": "1"}, {"kind": "bank", "iban": "x"}],
+        {"kind": "bank", "number": "1"},
+        [("", "missing required property 'iban'")],
+    ),
+    (
+        "property-names",
+        {"propertyNames": {"pattern": "^[a-z]+$"}},
+        [{"ab": 1}],
+        {"ab": 1, "Bad": 2},
+        [("", "property name 'Bad': string \"Bad\" does not match pattern '^[a-z]+$'")],
+    ),
+    (
+        "unevaluated-properties",
+        {
+            "properties": {"a": {}},
+            "allOf": [{"properties": {"b": {}}}],
+            "anyOf": [{"properties": {"c": {"type": "string"}}}, {"required": ["zzz"]}],
+            "unevaluatedProperties": False,
+        },
+        [{"a": 1, "b": 2, "c": "x"}],
+        {"a": 1, "b": 2, "c": "x", "d": 4},
+        [("", "unexpected property 'd' (unevaluatedProperties)")],
+    ),
+    (
+        "unevaluated-properties-through-ref-and-if",
+        {
+            "$defs": {"base": {"properties": {"id": {"type": "integer"}}}},
+            "$ref": "#/$defs/base",
+            "if": {"properties": {"id": {"const": 1}}},
+            "then": {"properties": {"one": {}}},
+            "unevaluatedProperties": {"type": "string"},
+        },
+        [{"id": 1, "one": 5, "note": "x"}],
+        {"id": 2, "one": 5},
+        [("/one", "expected string, got integer 5")],
+    ),
+    (
+        "unevaluated-items",
+        {"prefixItems": [{"type": "string"}], "contains": {"const": 0}, "unevaluatedItems": False},
+        [["a", 0, 0]],
+        ["a", 0, 1],
+        [("", "unexpected item 2 (unevaluatedItems)")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "valid", "invalid", "expected"),
+    [entry[1:] for entry in APPLICATORS],
+    ids=[entry[0] for entry in APPLICATORS],
+)
+def test_contains_dependencies_conditionals_property_names_and_unevaluated(
+    schema: dict[str, Any], valid: list[object], invalid: object, expected: list[tuple[str, str]]
+) -> None:
+    for instance in valid:
+        assert validate(instance, schema) == [], instance
+    assert messages(invalid, schema) == expected
+
+
+def test_keywords_it_cannot_apply_fail_loudly() -> None:
+    schema = {"$dynamicRef": "#node", "properties": {"a": {"type": "string"}}}
+    [violation] = validate({"a": "x"}, schema)
+    assert "'$dynamicRef' is not supported" in violation.message
+    assert "validate=False" in violation.message

@@ -54,6 +54,23 @@ class NotAPlugin:
 class RaisesOnInit(BasePlugin):
     def __init__(self):
         raise ValueError("cannot start")
+
+
+class NeedsConfig(BasePlugin):
+    """Groups other plugins."""
+
+    config_scheme = (("plugins", config_options.Type(list, required=True)),)
+
+    def on_config(self, config):
+        raise RuntimeError("built without its required options")
+
+
+class OfTheTheme(BasePlugin):
+    """Renders the theme's own templates."""
+
+    def on_config(self, config):
+        if config["theme"].name != "mkdemo":
+            raise PluginError(f"needs theme mkdemo, got {config['theme'].name}")
 '''
 
 FILES = {
@@ -76,6 +93,8 @@ ENTRY_POINTS = {
         "not-a-plugin": "mkdemo:NotAPlugin",
         "raises-on-init": "mkdemo:RaisesOnInit",
         "missing": "mkdemo_missing:Plugin",
+        "needs-config": "mkdemo:NeedsConfig",
+        "mkdemo/of-the-theme": "mkdemo:OfTheTheme",
     },
     "mkdocs.themes": {
         "mkdemo": "mkdemo_theme",
@@ -112,6 +131,22 @@ def test_a_theme_registers_its_name_and_the_site_builds_with_it(tmp_path: Path, 
     assert result["tools"] == [
         {"name": "mkdemo", "kind": "theme", "description": None, "parameters": None}
     ]
+
+
+def test_a_themes_own_plugin_is_built_with_that_theme(tmp_path: Path, site: Path) -> None:
+    result = load(tmp_path, site, "mkdemo/of-the-theme", "mkdocs.plugins")
+    assert result["ok"] is True, result["error"]
+
+
+def test_a_plugin_whose_required_options_are_all_that_is_missing_loads(
+    tmp_path: Path, site: Path
+) -> None:
+    result = load(tmp_path, site, "needs-config", "mkdocs.plugins")
+    assert result["ok"] is True, result["error"]
+    assert result["tools"][0]["description"] == (
+        "Groups other plugins. (MkDocs loaded it and validated its options; not built: it "
+        "needs configuration: 'plugins')"
+    )
 
 
 def test_a_plugin_raising_in_on_config_fails_the_build(tmp_path: Path, site: Path) -> None:

@@ -1,0 +1,261 @@
+"""The build frontend: one isolated build environment for both steps, one hook runner per step.
+
+A build environment is made by the toolchain (``uv venv`` or virtualenv) from the interpreter
+running sandboxverify and gets ``build-system.requires`` only; ``runtime/_pep517`` runs each
+step in it, ``get_requires_for_build_*`` and then ``build_*`` with the backend imported once
+(each hook in a process forked from the runner, see there; the modules the hooks imported last
+time are imported before the first fork, a hint kept with the cache). The environment serves
+the sdist and then the wheel from the unpacked sdist, unless the sdist's own ``[build-system]``
+differs: then the wheel gets an environment of its own. Requirements a backend asks for are
+installed here and the runner is called again.
+
+The build is split at the trust boundary. The environment and its requirements are made as they
+are (the installer with the user's index settings and credentials); the hook runner runs the
+project's own backend, so it runs confined (the OS sandbox or process isolation), with an
+environment that holds no installer settings and a private, empty HOME and TMPDIR; in the OS
+sandbox only the tree being built, the output directory and the runner's exchange directory are
+writable, and the build environment is read-only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sandboxverify.artifacts._cache import ArtifactCache
+from sandboxverify.sandbox._confinement import PROCESS, Confined, Confinement, Isolation
+from sandboxverify.sandbox._environment import backend_env, installer_env
+from sandboxverify.sandbox._isolation import interpreter_roots
+from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
+from sandboxverify.sandbox._toolchain import Builder, IndexOptions
+from sandboxverify.sandbox._workspace import Workspace
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on older hosts
+    import tomli as tomllib
+
+#: PEP 517: a project without ``build-backend`` is built by setuptools' legacy backend.
+_DEFAULT_REQUIRES = ("setuptools>=40.8.0",)
+_DEFAULT_BACKEND = "setuptools.build_meta:__legacy__"
+#: Runner invocations for one step: a backend may ask for more requirements, then more again.
+_MAX_INVOCATIONS = 4
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    builder: Builder
+    index: IndexOptions
+    pass_env: tuple[str, ...]
+    timeout: float
+    #: ``--expect-files``: path globs every wheel must match
+    expect_files: tuple[str, ...] = ()
+    #: where an unchanged project's artifacts are reused from (``None``: ``--no-cache``)
+    cache: ArtifactCache | None = None
+    #: how the build backend's hooks are confined
+    isolation: Isolation = PROCESS
+
+
+@dataclass(frozen=True)
+class BuildSystem:
+    """``[build-system]`` of a tree (PEP 517/518 defaults when it has none)."""
+
+    requires: tuple[str, ...]
+    backend: str
+    backend_path: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "requires": list(self.requires),
+            "build-backend": self.backend,
+            "backend-path": list(self.backend_path),
+        }
+
+
+class BuildSystemError(Exception):
+    """A ``pyproject.toml`` no frontend can build from."""
+
+
+def build_system(tree: Path) -> BuildSystem:
+    pyproject = tree / "pyproject.toml"
+    if not pyproject.is_file():
+        return BuildSystem(_DEFAULT_REQUIRES, _DEFAULT_BACKEND)
+    try:
+        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BuildSystemError(f"pyproject.toml cannot be read: {exc}") from None
+    table = data.get("build-system")
+    if table is None:
+        return BuildSystem(_DEFAULT_REQUIRES, _DEFAULT_BACKEND)
+    requires = table.get("requires") if isinstance(table, dict) else None
+    if not isinstance(requires, list) or not all(isinstance(r, str) for r in requires):
+        raise BuildSystemError("[build-system] requires must be a list of requirement strings")
+    backend = table.get("build-backend", _DEFAULT_BACKEND)
+    backend_path = table.get("backend-path", [])
+    if not isinstance(backend, str) or not isinstance(backend_path, list):
+        raise BuildSystemError("[build-system] build-backend must be a string")
+    return BuildSystem(tuple(requires), backend, tuple(str(p) for p in backend_path))
+
+
+@dataclass
+class HookRun:
+    """What a step built (``done``: the artifact's file name), or what stopped it: the command
+    whose output explains it, what was being done when it was not the backend itself."""
+
+    done: str | None = None
+    failed: Outcome | None = None
+    #: what failed, when it was not the backend itself: ``installing its build requirements``
+    doing: str | None = None
+    problem: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failed is None and self.problem is None
+
+
+class BuildFrontend:
+    """The build environments and hook runs of one build (the sdist, then its wheel)."""
+
+    def __init__(
+        self, workspace: Workspace, settings: BuildSettings, observer: Observer | None
+    ) -> None:
+        self.workspace = workspace
+        self.settings = settings
+        self.observer = observer
+        self.runner = workspace.install_hook_runner()
+        self.commands = 0
+        self.system: BuildSystem | None = None
+        self.python: Path | None = None
+
+    def build(self, step: str, tree: Path) -> HookRun:
+        """``step`` (``sdist`` or ``wheel``) of ``tree``; the artifact goes to
+        ``workspace.dist``. The environment of an earlier step is reused when ``tree`` has the
+        same ``[build-system]``."""
+        state = HookRun()
+        try:
+            system = build_system(tree)
+        except BuildSystemError as exc:
+            state.problem = str(exc) if step == "sdist" else f"the sdist's {exc}"
+            return state
+        self.workspace.dist.mkdir(parents=True, exist_ok=True)
+        if self.python is None or system != self.system:
+            self.system, self.python = system, self._environment(system, state)
+        python = self.python
+        if python is None:
+            return state
+        ready = False
+        result_path = self.runner.parent / "result.json"
+        cache = self.settings.cache
+        preload = cache.preload(system.to_json()) if cache is not None else []
+        for _ in range(_MAX_INVOCATIONS):
+            request = {
+                "backend": system.backend,
+                "backend_path": list(system.backend_path),
+                "step": step,
+                "source": str(tree),
+                "out": str(self.workspace.dist),
+                "ready": ready,
+                "result": str(result_path),
+                "preload": preload,
+            }
+            result_path.unlink(missing_ok=True)
+            request_path = self.runner.parent / "request.json"
+            request_path.write_text(json.dumps(request), encoding="utf-8")
+            outcome = self._hooks(python, request_path, tree)
+            result = _read(result_path)
+            if result is None or "error" in result or not outcome.ok:
+                state.failed = outcome
+                return state
+            imported = {str(name) for name in result.get("imported") or ()}
+            if cache is not None and not imported <= set(preload):
+                preload = sorted(imported.union(preload))
+                cache.remember_preload(system.to_json(), preload)
+            if not result.get("need"):
+                state.done = str(result.get("done"))
+                return state
+            need = [str(r) for r in result["need"]]
+            install = self._install(python, need)
+            if not install.ok:
+                state.failed, state.doing = install, f"installing {', '.join(need)}"
+                return state
+            ready = True
+        state.problem = f"the backend asked for requirements {_MAX_INVOCATIONS} times"
+        return state
+
+    def _environment(self, system: BuildSystem, state: HookRun) -> Path | None:
+        """A new build environment with ``system.requires`` installed, or None (``state``
+        says why)."""
+        builder = self.settings.builder
+        number = len(list(self.workspace.root.glob("build-env*")))
+        dest = self.workspace.root / ("build-env" + (f"-{number + 1}" if number else ""))
+        created = self._run(builder.environments.create(builder.interpreter, dest), "build-env")
+        python = dest / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+        if not created.ok or not python.exists():
+            state.failed, state.doing = created, "creating its build environment"
+            return None
+        if system.requires:
+            installed = self._install(python, list(system.requires))
+            if not installed.ok:
+                state.failed = installed
+                state.doing = f"installing its build requirements ({', '.join(system.requires)})"
+                return None
+        return python
+
+    def _install(self, python: Path, requirements: list[str]) -> Outcome:
+        argv = self.settings.builder.installer.install_requirements(
+            python, requirements, self.settings.index
+        )
+        return self._run(argv, "build-requires")
+
+    def _hooks(self, python: Path, request: Path, tree: Path) -> Outcome:
+        """The hook runner over ``tree``: the project's backend, confined."""
+        root = self.workspace.root
+        home, tmp = root / "build-home", root / "build-tmp"
+        for path in (home, tmp):
+            path.mkdir(parents=True, exist_ok=True)
+        env = backend_env(python.parent, home, tmp, self.settings.pass_env)
+        confinement = Confinement(
+            cwd=tree,
+            read_only=(
+                python.parent.parent,
+                *interpreter_roots(Path(sys.executable), python),
+            ),
+            writable=(tree, self.workspace.dist, self.runner.parent),
+            private=(home, tmp),
+        )
+        launcher = Confined(self.settings.isolation, confinement)
+        return self._run([str(python), str(self.runner), str(request)], "build", env, launcher)
+
+    def _run(
+        self,
+        argv: list[str],
+        label: str,
+        env: dict[str, str] | None = None,
+        launcher: Confined | None = None,
+    ) -> Outcome:
+        """One step; without ``env`` a trusted one (the installer's environment and settings)."""
+        self.commands += 1
+        if env is None:
+            env = installer_env(self.workspace.root / "tmp", self.settings.pass_env)
+            env.update(self.settings.index.pip_env())
+        command = Command(
+            argv=argv,
+            env=env,
+            cwd=launcher.confinement.cwd if launcher is not None else self.workspace.root,
+            timeout=self.settings.timeout,
+            log_path=self.workspace.logs / f"{self.commands:02d}-{label}.log",
+            label=label,
+            launcher=launcher,
+        )
+        return run(command, self.observer)
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None

@@ -1,0 +1,117 @@
+"""What ``sandboxverify merge`` does (its options are in ``_commands``): one verdict, one step
+summary and one JUnit file from the JSON reports of CI matrix jobs (an operating system and a
+Python each). Its reports go out as ``check``'s do, through :class:`Surfaces`: on every exit,
+redacted, with the error in them when it stopped early."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from sandboxverify.cli._output import check_json_path, check_report_path
+from sandboxverify.cli._surfaces import Surfaces
+from sandboxverify.report._load import ReportFormatError, report_from_json
+from sandboxverify.report._merge import Merged, Source, merge, problems
+
+
+def merge_reports(
+    ctx: click.Context,
+    reports: tuple[str, ...],
+    *,
+    json_out: str | None,
+    junit_xml: str | None,
+    github: bool | None,
+    quiet: bool,
+) -> int:
+    surfaces = ctx.find_object(Surfaces) or Surfaces()
+    surfaces.resolve({"json": json_out, "junit-xml": junit_xml, "github": github}, None)
+    check_json_path(json_out, reports)
+    check_report_path("--junit-xml", junit_xml, reports)
+    outputs = {Path(out).absolute() for out in (json_out, junit_xml) if out and out != "-"}
+    merged = merge([_read(path) for path in _report_files(reports, outputs)])
+    human = surfaces.stream
+    human.write(render_merged(merged, quiet=quiet) + "\n")
+    human.flush()
+    surfaces.write(merged)
+    return EXIT_OK if merged.ok else EXIT_CHECK_FAILED
+
+
+def _report_files(given: Sequence[str], outputs: set[Path]) -> list[Path]:
+    """The report files: those named, and the ``*.json`` files in the directories named (never
+    this merge's own output, which a second run would otherwise find there)."""
+    files: list[Path] = []
+    for raw in given:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                p for p in path.rglob("*.json") if p.is_file() and p.absolute() not in outputs
+            )
+            if not found:
+                raise UsageError(
+                    f"no *.json report in {raw}",
+                    hint="pass the reports 'check --json FILE' wrote, or the directories "
+                    "they were downloaded into",
+                )
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UsageError(
+                f"report not found: {raw}",
+                hint="a matrix job that failed before writing its report leaves none: "
+                "see that job's log",
+            )
+    return list(dict.fromkeys(files))
+
+
+def _read(path: Path) -> Source:
+    try:
+        document: Any = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(document, dict) and isinstance(document.get("reports"), list):
+            raise ReportFormatError("it is a merged report; merge the jobs' own reports")
+        return Source(str(path), document, report_from_json(document))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    except json.JSONDecodeError as exc:
+        raise UsageError(
+            f"{path} is not JSON: {exc}",
+            hint="pass the files 'sandboxverify check --json FILE' wrote",
+        ) from None
+    except ReportFormatError as exc:
+        raise UsageError(
+            f"{path} is not a sandboxverify report: {exc}",
+            hint="pass the files 'sandboxverify check --json FILE' wrote",
+        ) from None
+
+
+def render_merged(merged: Merged, *, quiet: bool = False) -> str:
+    """One line per run, the failures (and the errors of checks that stopped early) with their
+    run's label, and the verdict."""
+    lines: list[str] = []
+    for source, labels in zip(merged.sources, merged.run_labels):
+        for run, label in zip(source.report.runs, labels):
+            if not quiet or not run.ok:
+                lines.append(f"{'ok  ' if run.ok else 'FAIL'} {label}  ({source.name})")
+        if not source.report.runs:
+            count = len(source.report.failures) + (source.report.error is not None)
+            lines.append(f"FAIL {source.name}: no run ({count} failure(s))")
+    for problem in problems(merged):
+        what = "ERROR" if problem.error else "FAILED"
+        lines.append(f"{what} {problem.code} [{problem.label}]: {problem.message}")
+        if problem.hint:
+            lines.append(f"  hint: {problem.hint}")
+    failed = sum(not source.ok for source in merged.sources)
+    reports = len(merged.sources)
+    if merged.ok:
+        lines.append(f"PASSED: {merged.runs} run(s) from {reports} report(s)")
+    else:
+        lines.append(
+            f"FAILED: {merged.failures} failure(s); {failed} of {reports} report(s) failed "
+            f"({merged.runs} run(s))"
+        )
+    return "\n".join(lines)

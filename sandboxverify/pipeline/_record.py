@@ -1,0 +1,106 @@
+"""``record --sandbox``: the plugins a live model drives come from a fresh sandbox, as ``check``
+would install them: build the project (or take its built artifacts), create a throwaway
+environment, install the wheel with ``--with`` (``llm`` and the model's plugin), then record there.
+
+What comes back is what an in-place recording returns (``runtime._recording.record``), plus
+``sandbox`` (the interpreter, the wheel, ``--with``); a build or install that failed comes back
+as the recording's ``error`` with its failure code and hint, before any model was asked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from sandboxverify.artifacts._artifacts import classify
+from sandboxverify.pipeline._check import build_target, check_requirements, decide_isolation
+from sandboxverify.pipeline._events import EventSink, ignore
+from sandboxverify.pipeline._options import CheckOptions, validate
+from sandboxverify.pipeline._run import sandbox_with_wheel
+from sandboxverify.pipeline._stages import StageTimer, command_observer
+from sandboxverify.report._model import Failure, Stage
+from sandboxverify.report._redact import Redactor
+from sandboxverify.sandbox._interpreters import resolve_all
+from sandboxverify.sandbox._subprocess import supervised
+from sandboxverify.sandbox._toolchain import choose
+from sandboxverify.sandbox._venv import StepSettings
+from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.stages._record import failure_error
+from sandboxverify.stages._record import record as record_there
+from sandboxverify.stages._runtime_call import ProbeSettings
+
+
+def record_in_sandbox(
+    options: CheckOptions,
+    request: dict[str, Any],
+    *,
+    trace: Path | None,
+    on_event: EventSink = ignore,
+) -> dict[str, Any]:
+    """Record ``request`` (as ``runtime._recording.record`` takes it) against the wheel of
+    ``options.targets`` installed in a sandbox. ``options`` gives what ``check`` would use to
+    build and install (``installer``, ``with_requirements``, ``pass_env``, ``python``,
+    ``timeout`` for the whole session); raises :class:`UsageError` on bad input only, before
+    any work."""
+    validate(options)
+    check_requirements(options.with_requirements)
+    target = classify(options.targets)
+    [interpreter] = resolve_all(options.python[:1])
+    isolation, _ = decide_isolation(options, on_event)
+    toolchain = choose(options.installer, writable_installs=isolation.name == "process")
+    python = interpreter.version
+    with Workspace(keep=options.keep) as workspace, supervised():
+        build = build_target(target, workspace, toolchain, options, on_event, isolation=isolation)
+        if not build.installable:
+            return _failed(build.failures)
+        observer = command_observer(on_event, python)
+        stages: list[Stage] = []
+        ready, failures = sandbox_with_wheel(
+            interpreter,
+            workspace.sandbox(interpreter.label),
+            build=build,
+            toolchain=toolchain,
+            options=options,
+            steps=StepSettings(options.pass_env, options.install_timeout, observer),
+            stage=lambda name: StageTimer(stages, name, python, on_event),
+        )
+        if ready is None:
+            return _failed(failures)
+        sandbox, wheel = ready
+        settings = ProbeSettings(
+            runtime=workspace.install_runtime(),
+            pass_env=options.pass_env,
+            timeout=options.timeout,
+            observer=observer,
+            isolation=isolation,
+        )
+        result = record_there(
+            sandbox,
+            {**request, "dist": request.get("dist") or str(wheel.name)},
+            settings=settings,
+            trace=trace,
+            redact=Redactor().text,
+        )
+    result["sandbox"] = {
+        "python": python,
+        "wheel": wheel.path.name,
+        "with": list(options.with_requirements),
+        "pass_env": list(options.pass_env),
+    }
+    return result
+
+
+def _failed(failures: Sequence[Failure]) -> dict[str, Any]:
+    """The build or install failed: nothing was recorded, and the first failure says why."""
+    first, *more = failures or [
+        Failure(
+            "install_failed",
+            "no wheel to install: an sdist alone was given",
+            hint="pass the project directory, or its wheel too",
+        )
+    ]
+    error = failure_error(first)
+    if more:
+        error["message"] += "; " + "; ".join(f"[{f.code}] {f.message}" for f in more)
+    return {"ok": False, "error": error}

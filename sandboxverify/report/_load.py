@@ -1,0 +1,215 @@
+"""A JSON report read back into a :class:`Report`, so that ``merge`` renders the reports of CI
+matrix jobs with the same JUnit and summary code as ``check``.
+
+Only what the renderings need must be there: fields a newer sandboxverify added are ignored, and
+optional fields an older one did not write take their defaults. A document that is not a report
+v1 raises :class:`ReportFormatError` naming the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, cast
+
+from sandboxverify.report._model import (
+    REPORT_VERSION,
+    ArtifactRecord,
+    ErrorCode,
+    Failure,
+    FailureCode,
+    PluginError,
+    PluginRecord,
+    Report,
+    ReportError,
+    Run,
+    Stage,
+    StageName,
+    StageStatus,
+    ToolRecord,
+)
+
+
+class ReportFormatError(ValueError):
+    """The document is not a sandboxverify JSON report (version 1)."""
+
+
+def report_from_json(document: object) -> Report:
+    """The report a ``--json`` document describes."""
+    top = _mapping(document, "the document")
+    if top.get("version") != REPORT_VERSION:
+        raise ReportFormatError(
+            f"not a sandboxverify report version {REPORT_VERSION} (version: {top.get('version')!r})"
+        )
+    failures = [_failure(item, f"failures[{i}]") for i, item in enumerate(_list(top, "failures"))]
+    return Report(
+        target=str(top.get("target", "")),
+        artifacts=tuple(
+            _artifact(item, f"artifacts[{i}]")
+            for i, item in enumerate(_list(top, "artifacts", required=False))
+        ),
+        runs=tuple(_run(item, f"runs[{i}]") for i, item in enumerate(_list(top, "runs"))),
+        failures=tuple(failures),
+        host=str(top.get("host") or ""),
+        groups=tuple(str(group) for group in _list(top, "groups", required=False)),
+        installer=str(top.get("installer") or ""),
+        seconds=_number(top.get("seconds")),
+        workdir=_optional_str(top.get("workdir")),
+        expect_tools=tuple(str(t) for t in _list(top, "expect_tools", required=False)),
+        with_requirements=tuple(str(r) for r in _list(top, "with", required=False)),
+        notes=tuple(str(note) for note in _list(top, "notes", required=False)),
+        isolation="namespaces" if top.get("isolation") == "namespaces" else "process",
+        isolation_fallback=_optional_str(top.get("isolation_fallback")),
+        error=_error(top.get("error")),
+    )
+
+
+def _error(item: object) -> ReportError | None:
+    """What stopped the job's check before its verdict (exit 2, 3, 130 or 143), if anything."""
+    if not isinstance(item, Mapping):
+        return None
+    return ReportError(
+        cast(ErrorCode, str(item.get("code") or "usage_error")),
+        str(item.get("message") or "the check stopped before its verdict"),
+        _optional_str(item.get("hint")),
+    )
+
+
+def _run(item: object, where: str) -> Run:
+    run = _mapping(item, where)
+    stages = [_mapping(stage, f"{where}.stages[]") for stage in _list(run, "stages", where)]
+    scripts = run.get("scripts")
+    return Run(
+        python=_str(run, "python", where),
+        interpreter=str(run.get("interpreter") or ""),
+        ok=run.get("ok") is True,
+        stages=tuple(
+            Stage(
+                cast(StageName, _str(stage, "name", f"{where}.stages[]")),
+                cast(StageStatus, _str(stage, "status", f"{where}.stages[]")),
+                _number(stage.get("seconds")),
+            )
+            for stage in stages
+        ),
+        plugins=tuple(
+            _plugin(plugin, f"{where}.plugins[{i}]")
+            for i, plugin in enumerate(_list(run, "plugins", where, required=False))
+        ),
+        tools=tuple(
+            _tool(tool, f"{where}.tools[{i}]")
+            for i, tool in enumerate(_list(run, "tools", where, required=False))
+        ),
+        smoke=dict(run["smoke"]) if isinstance(run.get("smoke"), Mapping) else None,
+        sandbox=_optional_str(run.get("sandbox")),
+        imports=dict(run["imports"]) if isinstance(run.get("imports"), Mapping) else None,
+        scripts=tuple(dict(s) for s in scripts if isinstance(s, Mapping))
+        if isinstance(scripts, list)
+        else None,
+        installed=tuple(
+            {str(k): str(v) for k, v in dist.items()}
+            for dist in _list(run, "installed", where, required=False)
+            if isinstance(dist, Mapping)
+        ),
+        os=_optional_str(run.get("os")),
+        platform=_optional_str(run.get("platform")),
+    )
+
+
+def _plugin(item: object, where: str) -> PluginRecord:
+    plugin = _mapping(item, where)
+    error = plugin.get("error")
+    handlers = plugin.get("handlers")
+    return PluginRecord(
+        name=_str(plugin, "name", where),
+        group=str(plugin.get("group") or ""),
+        value=str(plugin.get("value") or ""),
+        ok=plugin.get("ok") is True,
+        error=PluginError(
+            type=str(error.get("type") or ""),
+            message=str(error.get("message") or ""),
+            traceback=str(error.get("traceback") or ""),
+            stage=str(error.get("stage") or ""),
+        )
+        if isinstance(error, Mapping)
+        else None,
+        seconds=_number(plugin.get("seconds")),
+        handlers={str(k): int(v) for k, v in handlers.items() if isinstance(v, int)}
+        if isinstance(handlers, Mapping)
+        else {},
+        host=_optional_str(plugin.get("host")),
+        host_reason=_optional_str(plugin.get("host_reason")),
+    )
+
+
+def _tool(item: object, where: str) -> ToolRecord:
+    tool = _mapping(item, where)
+    parameters = tool.get("parameters")
+    return ToolRecord(
+        name=_str(tool, "name", where),
+        plugin=str(tool.get("plugin") or ""),
+        description=_optional_str(tool.get("description")),
+        parameters=dict(parameters) if isinstance(parameters, Mapping) else None,
+        kind=str(tool.get("kind") or "tool"),
+    )
+
+
+def _failure(item: object, where: str) -> Failure:
+    failure = _mapping(item, where)
+    return Failure(
+        cast(FailureCode, _str(failure, "code", where)),
+        _str(failure, "message", where),
+        python=_optional_str(failure.get("python")),
+        plugin=_optional_str(failure.get("plugin")),
+        tool=_optional_str(failure.get("tool")),
+        hint=_optional_str(failure.get("hint")),
+        details=_optional_str(failure.get("details")),
+        module=_optional_str(failure.get("module")),
+    )
+
+
+def _artifact(item: object, where: str) -> ArtifactRecord:
+    artifact = _mapping(item, where)
+    kind = _str(artifact, "kind", where)
+    if kind not in ("sdist", "wheel"):
+        raise ReportFormatError(f"{where}.kind: {kind!r} is neither 'sdist' nor 'wheel'")
+    return ArtifactRecord(
+        kind="sdist" if kind == "sdist" else "wheel",
+        filename=_str(artifact, "filename", where),
+        sha256=str(artifact.get("sha256") or ""),
+        built=artifact.get("built") is True,
+        reused=artifact.get("reused") is True,
+    )
+
+
+def _mapping(value: object, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise ReportFormatError(f"{where}: expected an object, found {type(value).__name__}")
+    return value
+
+
+def _list(
+    parent: Mapping[str, Any], key: str, where: str = "", *, required: bool = True
+) -> list[Any]:
+    value = parent.get(key)
+    if value is None and not required:
+        return []
+    if not isinstance(value, list):
+        found = "nothing" if value is None else type(value).__name__
+        raise ReportFormatError(
+            f"{where + '.' if where else ''}{key}: expected a list, found {found}"
+        )
+    return value
+
+
+def _str(parent: Mapping[str, Any], key: str, where: str) -> str:
+    value = parent.get(key)
+    if not isinstance(value, str):
+        raise ReportFormatError(f"{where}.{key}: expected a string, found {value!r}")
+    return value
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

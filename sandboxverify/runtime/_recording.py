@@ -1,0 +1,158 @@
+"""The ``record`` and ``live`` actions: a live model (through ``llm``) drives the plugins' tools.
+
+``record``: one turn per prompt; what the model did comes back as playbook turns for the host to
+write as TOML (and the trace as JSONL, if asked). ``live``: the contract run of a recorded
+playbook: the model chooses again from the same prompts, with the playbook's mocks, and every
+step where it left the recording is a divergence. Both return the summary a smoke run returns;
+nothing they return or write holds a secret (``harness._live.redact``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from sandboxverify.runtime._smoke import summarize
+from sandboxverify.runtime.harness._contract import divergences
+from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._live import (
+    DEFAULT_MAX_STEPS,
+    LiveDriver,
+    LiveModel,
+    ModelUnavailable,
+    open_model,
+    redact,
+)
+from sandboxverify.runtime.harness._record import live_session, recorded_turns
+from sandboxverify.runtime.harness._session import TestSession
+from sandboxverify.runtime.harness._trace import write_trace
+
+
+def record(request: Mapping[str, Any]) -> dict[str, Any]:
+    """Record ``request["prompts"]`` driven by ``request["model"]``.
+
+    Other keys: ``system``, ``options`` (the model's), ``max_steps``, ``plugins``, ``dist``,
+    ``group``, ``host``, ``mock_tools``, ``mock_ui``, ``run_timeout``, ``trace`` (a path). The
+    result has ``ok``, ``error`` (a harness diagnostic, with ``usage`` set when the command was
+    at fault: an unknown model, a missing key), ``model``, ``plugins``, ``tools``, ``recorded``
+    (the turns) and the summary of a smoke run.
+    """
+    return _drive(request, [str(prompt) for prompt in request["prompts"]], None)
+
+
+def live(request: Mapping[str, Any]) -> dict[str, Any]:
+    """The contract run of ``request["spec"]`` (a normalised playbook) with ``request["model"]``
+    (default: the model it was recorded with). The result also has ``divergences``."""
+    spec = request["spec"]
+    recording = spec.get("recording") or {}
+    options = {
+        **request,
+        "model": request.get("model") or recording.get("model"),
+        "system": request["system"] if request.get("system") else recording.get("system"),
+        "options": {**(recording.get("options") or {}), **(request.get("options") or {})},
+        "plugins": request.get("plugins") or spec.get("plugins"),
+        "mock_tools": spec.get("mock_tools") or {},
+        "mock_ui": spec.get("mock_ui") or {},
+    }
+    if not options["model"]:
+        return _unavailable(
+            ModelUnavailable(
+                f"{spec.get('source', 'the playbook')} names no model to run live",
+                hint="pass --model MODEL (a recording names its model in [recording])",
+            )
+        )
+    return _drive(options, [turn["prompt"] for turn in spec["turns"]], spec)
+
+
+def _drive(
+    request: Mapping[str, Any], prompts: list[str], spec: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    try:
+        model = open_model(
+            request["model"],
+            system=request.get("system"),
+            options=request.get("options"),
+            max_steps=request.get("max_steps") or DEFAULT_MAX_STEPS,
+        )
+    except ModelUnavailable as exc:
+        return _unavailable(exc)
+    session: TestSession | None = None
+    error: dict[str, Any] | None = None
+    try:
+        session = live_session(request)
+        session.run(*LiveDriver(model, session).turns(prompts))
+        if spec is not None:
+            _expectations(spec, session)
+    except HarnessError as exc:
+        error = exc.to_json()
+    finally:
+        if session is not None:
+            session.close()
+    turns = recorded_turns(session.events.all) if session is not None else []
+    result = _summary(request, model, session, error)
+    if spec is None:
+        result["recorded"] = turns
+    else:
+        stopped = error["code"] if error else None
+        result["divergences"] = divergences(spec["turns"], turns, stopped=stopped)
+        if result["divergences"] and error is None:
+            count = len(result["divergences"])
+            result["ok"] = False
+            result["error"] = {
+                "code": "live_diverged",
+                "message": f"the live model {model.model_id!r} left the recording at "
+                f"{count} step(s)",
+                "turn": result["divergences"][0]["turn"],
+                "action": result["divergences"][0]["step"],
+                "details": None,
+            }
+    return redact(result, model.secrets)  # type: ignore[no-any-return]
+
+
+def _expectations(spec: Mapping[str, Any], session: TestSession) -> None:
+    expect = spec.get("expect") or {}
+    for name in expect.get("called", []):
+        session.assert_called(name)
+    for name in expect.get("not_called", []):
+        session.assert_not_called(name)
+    for first, second in expect.get("called_before", []):
+        session.assert_called_before(first, second)
+
+
+def _unavailable(exc: ModelUnavailable) -> dict[str, Any]:
+    return {
+        "ok": False,
+        "error": {
+            "code": "model_failed",
+            "message": exc.message,
+            "hint": exc.hint,
+            "usage": True,
+            "reason": exc.reason,
+            "key_env": exc.key_env,
+            "turn": None,
+            "action": None,
+            "details": None,
+        },
+    }
+
+
+def _summary(
+    request: Mapping[str, Any],
+    model: LiveModel,
+    session: TestSession | None,
+    error: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """What a smoke run reports, the model and the tools; the trace written, if asked."""
+    result: dict[str, Any] = {
+        "ok": error is None,
+        "error": error,
+        "model": model.model_id,
+        "plugins": list(session.plugins) if session is not None else [],
+        "tools": session.tools if session is not None else [],
+        **summarize([session] if session is not None else []),
+    }
+    if session is not None and request.get("trace"):
+        events = redact(session.trace(), model.secrets)
+        result["trace"] = str(write_trace(events, Path(request["trace"])))
+    return result

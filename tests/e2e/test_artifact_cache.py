@@ -1,0 +1,116 @@
+"""An unchanged project is not built again; any change, --no-cache or a damaged cache entry
+means a new build. The sandbox is new every time."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxverify.cli._main import run
+from tests.helpers import copy_fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+
+def check(capsys: pytest.CaptureFixture[str], project: Path, *args: str) -> dict[str, Any]:
+    code = run(["check", str(project), "--installer", "uv", "--json", "-", *args])
+    report: dict[str, Any] = json.loads(capsys.readouterr().out)
+    assert code == 0, report["failures"]
+    return report
+
+
+def reused(report: dict[str, Any]) -> list[bool]:
+    return [artifact["reused"] for artifact in report["artifacts"]]
+
+
+def hashes(report: dict[str, Any]) -> dict[str, str]:
+    return {a["filename"]: a["sha256"] for a in report["artifacts"]}
+
+
+def cached_files(kind: str) -> list[Path]:
+    root = Path(os.environ["SANDBOXVERIFY_CACHE_DIR"]) / "artifacts"
+    return sorted(root.glob(f"*/*{kind}"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return copy_fixture("good-hatch", tmp_path)
+
+
+def test_an_unchanged_project_reuses_its_artifacts_in_a_new_sandbox(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    first = check(capsys, project, "--keep")
+    second = check(capsys, project, "--keep")
+
+    assert reused(first) == [False, False]
+    assert reused(second) == [True, True]
+    assert [a["built"] for a in second["artifacts"]] == [True, True]
+    assert hashes(second) == hashes(first)
+    # never a sandbox of an earlier check: a new venv, the wheel installed again, plugins loaded
+    assert first["runs"][0]["sandbox"] != second["runs"][0]["sandbox"]
+    assert [s["status"] for s in second["runs"][0]["stages"]] == ["passed"] * 6
+    assert [tool["name"] for tool in second["runs"][0]["tools"]] == ["greet", "add"]
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a module", "a file git ignores", "an empty directory"],
+)
+def test_a_changed_file_is_built_again(
+    capsys: pytest.CaptureFixture[str], project: Path, change: str
+) -> None:
+    check(capsys, project)
+    if change == "a module":
+        plugin = project / "svfix_good_hatch" / "plugin.py"
+        plugin.write_text(plugin.read_text() + "\n# changed\n")
+    elif change == "a file git ignores":
+        # not in git, so not in any commit; the backend still sees it in the tree it builds
+        (project / ".gitignore").write_text("scratch/\n")
+        (project / "scratch").mkdir()
+        (project / "scratch" / "data.json").write_text("{}")
+        check(capsys, project)  # with the ignore file: built once, so the next build is cached
+        (project / "scratch" / "data.json").write_text('{"changed": true}')
+    else:
+        (project / "svfix_good_hatch" / "templates").mkdir()
+
+    assert reused(check(capsys, project)) == [False, False]
+
+
+def test_no_cache_builds_again_and_stores_nothing(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    assert reused(check(capsys, project, "--no-cache")) == [False, False]
+    assert cached_files(".whl") == []
+    check(capsys, project)
+
+    assert reused(check(capsys, project, "--no-cache")) == [False, False]
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write("\n[tool.sandboxverify]\ncache = false\n")
+    check(capsys, project, "--cache")  # the command line wins: builds the changed tree, caches it
+    assert reused(check(capsys, project)) == [False, False]
+    assert reused(check(capsys, project, "--cache")) == [True, True]
+
+
+def test_a_damaged_cache_entry_is_built_again_not_trusted(
+    capsys: pytest.CaptureFixture[str], project: Path
+) -> None:
+    first = check(capsys, project)
+    [wheel] = cached_files(".whl")
+    wheel.write_bytes(wheel.read_bytes() + b"tampered")
+    tampered = hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+    again = check(capsys, project)
+
+    assert reused(again) == [False, False]
+    assert tampered not in hashes(again).values()
+    assert hashes(again).keys() == hashes(first).keys()
+    # the rebuilt artifacts replaced the damaged entry
+    [stored] = cached_files(".whl")
+    assert hashlib.sha256(stored.read_bytes()).hexdigest() != tampered
+    assert reused(check(capsys, project)) == [True, True]

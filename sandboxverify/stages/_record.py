@@ -20,6 +20,7 @@ from sandboxverify.stages._runtime_call import (
     Subject,
     payload,
     request_runtime,
+    result_dir,
     runtime_timeout,
 )
 
@@ -35,7 +36,8 @@ def record(
     """What the runtime's ``record`` returned (see ``runtime._recording.record``); a session
     that timed out or crashed the interpreter is a failed recording (``timeout``,
     ``probe_crashed``). ``trace``: where the session's trace goes on this side."""
-    inside = sandbox.paths.root / "results" / "record-trace.jsonl"
+    # the request's own result directory: the one place the OS sandbox lets the session write
+    inside = result_dir(sandbox, "record") / "trace.jsonl"
     inside.unlink(missing_ok=True)
     request = {
         **request,

@@ -99,6 +99,8 @@ def attack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
         "HOME": str(home),
         "TMPDIR": str(tmp),
         "UV_CACHE_DIR": str(root / "uv-cache"),
+        # sandboxverify's own artifact cache, not in the home the attack is judged by
+        "SANDBOXVERIFY_CACHE_DIR": str(root / "artifact-cache"),
         "FAKE_SECRET_TOKEN": SECRET,
         "GITHUB_ENV": str(root / "github_env"),
         "GITHUB_PATH": str(root / "github_path"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import traceback
@@ -46,7 +47,14 @@ cli.add_command(matrix)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:
-    sys.exit(run(argv))
+    code = run(argv)
+    if code in (130, 128 + signal.SIGTERM):
+        # interrupted: the reports are written and every command stopped; a worker thread
+        # still winding down must not hold the exit (the interpreter joins its threads)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def run(argv: Sequence[str] | None = None) -> int:

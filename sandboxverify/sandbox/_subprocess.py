@@ -30,6 +30,8 @@ from sandboxverify.sandbox._processes import descendants, kill_and_wait
 _GRACE_SECONDS = 2.0
 #: how long the main thread waits at most before it looks for a signal to handle
 _SLICE_SECONDS = 0.05
+#: how long an interrupted main thread waits for its workers to wind down before it goes on
+_WIND_DOWN_SECONDS = 15.0
 _TAIL_BYTES = 16_000
 
 
@@ -169,6 +171,8 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], max_workers: int) -> 
     supervisor = _SUPERVISOR.get(None)
     token = _SUPERVISOR.set(Supervisor()) if supervisor is None else None
     pool = ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(items))))
+    futures: list[Future[R]] = []
+    interrupted = False
     try:
         futures = [pool.submit(contextvars.copy_context().run, fn, item) for item in items]
         if on_main:
@@ -178,11 +182,24 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], max_workers: int) -> 
         return [future.result() for future in futures]
     except BaseException:
         _SUPERVISOR.get().shutdown()
+        interrupted = on_main
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        # Interrupted, the main thread gives the workers a bounded time to wind down (their
+        # commands are stopped), and never joins one that does not: the exit must not wait.
+        pool.shutdown(wait=not interrupted, cancel_futures=True)
+        if interrupted:
+            _wind_down(futures, _WIND_DOWN_SECONDS)
         if token is not None:
             _SUPERVISOR.reset(token)
+
+
+def _wind_down(futures: Sequence[Future[R]], within: float) -> None:
+    """Until every future is done, or ``within`` seconds passed, in slices."""
+    pending = set(futures)
+    deadline = time.monotonic() + within
+    while pending and time.monotonic() < deadline:
+        _, pending = wait(pending, timeout=_SLICE_SECONDS)
 
 
 def _wait_in_slices(futures: Sequence[Future[R]]) -> Future[R] | None:

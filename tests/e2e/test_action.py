@@ -143,6 +143,8 @@ class Runner:
                 return str(ROOT)
             if expression == "runner.temp":
                 return str(self.temp)
+            if expression == "runner.os":
+                return {"linux": "Linux", "darwin": "macOS", "win32": "Windows"}[sys.platform]
             if parts[0] == "steps" and len(parts) == 4 and parts[2] == "outputs":
                 return step_outputs.get(parts[1], {}).get(parts[3], "")
             raise AssertionError(f"an expression this runner does not evaluate: {expression}")

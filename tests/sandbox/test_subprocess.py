@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import contextvars
 import os
 import signal
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import Interrupted
+from sandboxverify.sandbox import _subprocess
 from sandboxverify.sandbox._subprocess import (
     Command,
     Outcome,
@@ -259,3 +261,24 @@ def test_a_launcher_wraps_the_argv_and_signal_exit_codes_are_read_back(tmp_path:
     assert outcome.returncode == 128 + signal.SIGKILL
     assert outcome.exit_status == -signal.SIGKILL
     assert outcome.describe() == "was killed by SIGKILL"
+
+
+def test_an_interrupted_main_thread_does_not_wait_on_a_worker_that_will_not_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C is honoured even when a worker is stuck where stopping its commands cannot reach
+    it: the main thread gives it a bounded time, then goes on without joining it."""
+    monkeypatch.setattr(_subprocess, "_WIND_DOWN_SECONDS", 0.3)
+    release, finished = threading.Event(), threading.Event()
+
+    def stuck(_: int) -> None:
+        release.wait(60)
+        finished.set()
+
+    threading.Timer(0.2, _thread.interrupt_main).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            parallel_map(stuck, [1], 1)
+        assert not finished.is_set()  # it returned without joining the stuck worker
+    finally:
+        release.set()

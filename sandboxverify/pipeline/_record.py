@@ -62,7 +62,7 @@ def record_in_sandbox(
             build=build,
             toolchain=toolchain,
             options=options,
-            steps=StepSettings(options.pass_env, options.install_timeout, observer),
+            steps=StepSettings(options.pass_env, options.install_timeout, observer, isolation),
             stage=lambda name: StageTimer(stages, name, python, on_event),
         )
         if ready is None:

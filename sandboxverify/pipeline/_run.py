@@ -95,7 +95,9 @@ class Verifier:
         installed: tuple[dict[str, str], ...] = ()
         paths = self.workspace.sandbox(label)
         observer = command_observer(self.on_event, python)
-        steps = StepSettings(self.options.pass_env, self.options.install_timeout, observer)
+        steps = StepSettings(
+            self.options.pass_env, self.options.install_timeout, observer, self.isolation
+        )
 
         def finish() -> RunResult:
             done = {stage.name for stage in stages}

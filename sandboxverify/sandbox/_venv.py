@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,8 +12,15 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._environment import installer_env
+from sandboxverify.sandbox._environment import installer_env, plugin_env
 from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._isolation import (
+    PROCESS,
+    Confined,
+    Confinement,
+    Isolation,
+    interpreter_roots,
+)
 from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
 from sandboxverify.sandbox._toolchain import IndexOptions, Installer, SandboxBackend
 from sandboxverify.sandbox._workspace import SandboxPaths
@@ -31,12 +39,37 @@ class Sandbox:
     def python(self) -> Path:
         return self.bin / ("python.exe" if sys.platform == "win32" else "python")
 
+    def confined(
+        self,
+        isolation: Isolation,
+        *,
+        read_only: Sequence[Path] = (),
+        writable: Sequence[Path] = (),
+    ) -> Confined:
+        """How a process that runs the sandbox's interpreter (and so the installed packages'
+        code, if only their ``.pth`` files) starts: the environment and the interpreter
+        read-only, with ``read_only`` more; a private empty HOME, TMPDIR and working directory;
+        ``writable`` (a step's own result directory) the only place it can leave anything."""
+        paths = self.paths
+        roots = interpreter_roots(self.interpreter.path, self.python)
+        return Confined(
+            isolation,
+            Confinement(
+                cwd=paths.work,
+                read_only=(paths.venv, *roots, *read_only),
+                writable=tuple(writable),
+                private=(paths.home, paths.tmp, paths.work),
+            ),
+        )
+
 
 @dataclass(frozen=True)
 class StepSettings:
     pass_env: tuple[str, ...]
     timeout: float
     observer: Observer | None
+    #: how a step that runs the sandbox's interpreter after the install is confined
+    isolation: Isolation = PROCESS
 
 
 def create(
@@ -96,7 +129,7 @@ def install(
                 details=outcome.tail,
             )
         ]
-    check = _run(installer.check(sandbox.python), sandbox, "pip-check", settings)
+    check = _check(installer, sandbox, settings)
     if check.ok:
         return []
     conflicts = [
@@ -158,13 +191,34 @@ def _install_hint(cause: str, version: str) -> str:
     return "see the installer output below (-v shows it while running)"
 
 
-def _run(argv: list[str], sandbox: Sandbox, label: str, settings: StepSettings) -> Outcome:
+def _check(installer: Installer, sandbox: Sandbox, settings: StepSettings) -> Outcome:
+    """``pip check`` (or uv's). pip's runs the sandbox's interpreter, which runs the ``.pth``
+    files of what was just installed: that is package code, so it runs confined, with nothing of
+    the installer's environment (it needs no index). uv's reads metadata, never runs Python."""
+    argv = installer.check(sandbox.python)
+    if argv[0] != str(sandbox.python):
+        return _run(argv, sandbox, "pip-check", settings)
+    env = plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env)
+    launcher = sandbox.confined(settings.isolation)
+    return _run(argv, sandbox, "pip-check", settings, env=env, launcher=launcher)
+
+
+def _run(
+    argv: list[str],
+    sandbox: Sandbox,
+    label: str,
+    settings: StepSettings,
+    *,
+    env: dict[str, str] | None = None,
+    launcher: Confined | None = None,
+) -> Outcome:
     command = Command(
         argv=argv,
-        env=installer_env(sandbox.paths.tmp, settings.pass_env),
+        env=installer_env(sandbox.paths.tmp, settings.pass_env) if env is None else env,
         cwd=sandbox.paths.work,
         timeout=settings.timeout,
         log_path=sandbox.paths.logs / f"{label}.log",
         label=label,
+        launcher=launcher,
     )
     return run(command, settings.observer)

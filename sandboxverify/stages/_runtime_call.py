@@ -18,13 +18,7 @@ from typing import Any
 from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import PROTOCOL
 from sandboxverify.sandbox._environment import plugin_env
-from sandboxverify.sandbox._isolation import (
-    PROCESS,
-    Confined,
-    Confinement,
-    Isolation,
-    interpreter_roots,
-)
+from sandboxverify.sandbox._isolation import PROCESS, Confined, Isolation
 from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
 from sandboxverify.sandbox._venv import Sandbox
 
@@ -66,20 +60,10 @@ def confined(
     writable: Sequence[Path] = (),
     read_only: Sequence[Path] = (),
 ) -> Confined:
-    """How one process running plugin code starts: the installed sandbox, the runtime copy and
-    the interpreter read-only; a private empty HOME, TMPDIR and working directory; ``writable``
-    (the step's own result directory) the only place it can leave anything."""
-    paths = sandbox.paths
-    roots = interpreter_roots(sandbox.interpreter.path, sandbox.python)
-    return Confined(
-        settings.isolation,
-        Confinement(
-            cwd=paths.work,
-            read_only=(paths.venv, settings.runtime, *roots, *read_only),
-            writable=tuple(writable),
-            private=(paths.home, paths.tmp, paths.work),
-            network=True,
-        ),
+    """How one process running plugin code starts: see :meth:`Sandbox.confined`; the runtime
+    copy is read-only too."""
+    return sandbox.confined(
+        settings.isolation, read_only=(settings.runtime, *read_only), writable=writable
     )
 
 

@@ -1,0 +1,60 @@
+"""Stage ``install``'s check of what got installed: pip's runs package code, so it is confined."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from sandboxverify.sandbox import _venv
+from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._isolation import PROCESS
+from sandboxverify.sandbox._subprocess import Command, Outcome
+from sandboxverify.sandbox._toolchain import IndexOptions, PipInstaller, UvInstaller
+from sandboxverify.sandbox._workspace import SandboxPaths
+
+
+def _installed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installer: PipInstaller | UvInstaller
+) -> dict[str, Command]:
+    """Every command an install ran, by label; each one succeeds."""
+    ran: dict[str, Command] = {}
+
+    def fake_run(command: Command, observer: object = None) -> Outcome:
+        ran[command.label] = command
+        return Outcome(command, returncode=0, timed_out=False, seconds=0.0, tail="")
+
+    monkeypatch.setattr(_venv, "run", fake_run)
+    monkeypatch.setenv("PIP_INDEX_URL", "https://user:secret@index.example/simple")
+    paths = SandboxPaths(tmp_path / "py")
+    paths.make()
+    interpreter = Interpreter("3", Path(sys.executable), "3.11.7", (3, 11, 7), "cpython")
+    sandbox = _venv.Sandbox(interpreter, paths)
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    settings = _venv.StepSettings((), 60.0, None, PROCESS)
+    assert _venv.install(sandbox, wheel, installer, IndexOptions(), settings) == []
+    return ran
+
+
+def test_pip_check_runs_the_sandboxes_python_confined_without_the_installers_settings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pip check starts the sandbox's interpreter, which runs the ``.pth`` files just installed."""
+    ran = _installed(tmp_path, monkeypatch, PipInstaller())
+
+    install, check = ran["install"], ran["pip-check"]
+    assert install.launcher is None  # the installer is trusted
+    assert "PIP_INDEX_URL" in install.env
+    assert check.launcher is not None
+    assert check.started_argv != list(check.argv) or sys.platform != "linux"
+    assert "PIP_INDEX_URL" not in check.env
+    assert check.env["HOME"] == str(tmp_path / "py" / "home")
+
+
+def test_uvs_check_reads_metadata_and_stays_outside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran = _installed(tmp_path, monkeypatch, UvInstaller(Path("/usr/bin/uv")))
+
+    assert ran["pip-check"].launcher is None

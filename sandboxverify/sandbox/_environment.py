@@ -124,14 +124,9 @@ def backend_env(
 ) -> dict[str, str]:
     """What a build backend sees: ``scripts`` (its build environment's) first on ``PATH``,
     network and build-tool settings, a private home; nothing of the installer's."""
-    env = _select(_BASE + _NETWORK + _BUILD, pass_env, environ, untrusted=True)
-    env["PATH"] = os.pathsep.join(p for p in (str(scripts), env.get("PATH", "")) if p)
-    env["HOME"] = str(home)
-    if sys.platform == "win32":  # pragma: no cover
-        env["USERPROFILE"] = str(home)
-    env.update(_temporary(tmp))
-    env["PYTHONIOENCODING"] = "utf-8"
-    return env
+    return _untrusted(
+        _BASE + _NETWORK + _BUILD, scripts, home=home, tmp=tmp, pass_env=pass_env, environ=environ
+    )
 
 
 def build_inputs(
@@ -152,14 +147,29 @@ def plugin_env(
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
     """What plugin code sees: no credentials, no installer settings, a private home."""
-    env = _select(_BASE, pass_env, environ, untrusted=True)
-    env["PATH"] = os.pathsep.join(p for p in (str(sandbox_bin), env.get("PATH", "")) if p)
+    env = _untrusted(_BASE, sandbox_bin, home=home, tmp=tmp, pass_env=pass_env, environ=environ)
+    env["PYTHONUTF8"] = "1"
+    return env
+
+
+def _untrusted(
+    patterns: tuple[str, ...],
+    scripts: Path,
+    *,
+    home: Path,
+    tmp: Path,
+    pass_env: Iterable[str],
+    environ: Mapping[str, str] | None,
+) -> dict[str, str]:
+    """The environment of code from the package: what ``patterns`` allow (credentials only when
+    ``--pass-env`` names them), ``scripts`` first on ``PATH``, a private HOME and TMPDIR."""
+    env = _select(patterns, pass_env, environ, untrusted=True)
+    env["PATH"] = os.pathsep.join(p for p in (str(scripts), env.get("PATH", "")) if p)
     env["HOME"] = str(home)
     if sys.platform == "win32":  # pragma: no cover
         env["USERPROFILE"] = str(home)
     env.update(_temporary(tmp))
     env["PYTHONIOENCODING"] = "utf-8"
-    env["PYTHONUTF8"] = "1"
     return env
 
 

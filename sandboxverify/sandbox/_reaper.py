@@ -4,7 +4,8 @@
 ARGV, and when it ends, or the reaper is told to stop (SIGTERM, SIGINT, SIGHUP), kills and reaps
 every process left below it: a daemon that double-forked and called ``setsid`` is re-parented
 to the reaper, not to init, so it is found and killed too. Exits as ARGV did (the same code, or
-the same signal). Stdlib only, run by path with any Python from 3.9: never imported.
+the same signal). Stdlib only, run by path with any Python from 3.9; the host side imports its
+process-tree walk (``_processes``), never runs ``main`` in-process.
 """
 
 from __future__ import annotations
@@ -21,19 +22,19 @@ _PR_SET_CHILD_SUBREAPER = 36
 _ROUNDS = 400
 
 
-def _below(root: int) -> list[int]:
-    """Every process whose chain of parents reaches ``root``."""
+def descendants(root: int) -> list[int]:
+    """Every process whose chain of parents reaches ``root`` (none where there is no /proc)."""
     children: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
         if not name.isdigit():
             continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                stat = handle.read()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        children.setdefault(ppid, []).append(int(name))
+        stat = process_stat(int(name))
+        if stat is not None:
+            children.setdefault(stat[1], []).append(int(name))
     found: list[int] = []
     todo = [root]
     while todo:
@@ -41,6 +42,17 @@ def _below(root: int) -> list[int]:
             found.append(pid)
             todo.append(pid)
     return found
+
+
+def process_stat(pid: int) -> tuple[str, int] | None:
+    """A process's state letter and parent, or ``None`` once it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2 :].split()
+    return fields[0].decode(), int(fields[1])
 
 
 def _reap() -> None:
@@ -55,7 +67,7 @@ def _reap() -> None:
 
 def _end_all() -> None:
     for _ in range(_ROUNDS):
-        pids = _below(os.getpid())
+        pids = descendants(os.getpid())
         if not pids:
             return
         for pid in pids:

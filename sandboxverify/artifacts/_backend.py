@@ -9,12 +9,14 @@ the sdist and then the wheel from the unpacked sdist, unless the sdist's own ``[
 differs: then the wheel gets an environment of its own. Requirements a backend asks for are
 installed here and the runner is called again.
 
-The build is split at the trust boundary. The environment and its requirements are made as they
-are (the installer with the user's index settings and credentials); the hook runner runs the
-project's own backend, so it runs confined (the OS sandbox or process isolation), with an
-environment that holds no installer settings and a private, empty HOME and TMPDIR; in the OS
-sandbox only the tree being built, the output directory and the runner's exchange directory are
-writable, and the build environment is read-only.
+A build is split at the trust boundary. The environment and the requirements put into it are
+trusted: the installer runs as it is, with the user's index settings and credentials. The hook
+runner runs the project's own code (its backend, ``setup.py``), so it runs confined, like every
+other process that runs code from the package (``sandbox/_isolation``): in the OS sandbox only
+the tree being built, the output directory and the runner's result directory are writable, the
+build environment and the runner are read-only, HOME and TMPDIR are private and empty, and its
+environment holds no installer settings and no credentials (``backend_env``). Requirements a
+backend asks for must be requirement strings, never a local path.
 """
 
 from __future__ import annotations
@@ -25,11 +27,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
+
 from sandboxverify.artifacts._cache import ArtifactCache
-from sandboxverify.sandbox._confinement import PROCESS, Confined, Confinement, Isolation
 from sandboxverify.sandbox._environment import backend_env, installer_env
-from sandboxverify.sandbox._isolation import interpreter_roots
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
+from sandboxverify.sandbox._isolation import (
+    PROCESS,
+    Confined,
+    Confinement,
+    Isolation,
+    interpreter_roots,
+)
+from sandboxverify.sandbox._subprocess import Command, Launcher, Observer, Outcome, run
 from sandboxverify.sandbox._toolchain import Builder, IndexOptions
 from sandboxverify.sandbox._workspace import Workspace
 
@@ -55,7 +64,7 @@ class BuildSettings:
     expect_files: tuple[str, ...] = ()
     #: where an unchanged project's artifacts are reused from (``None``: ``--no-cache``)
     cache: ArtifactCache | None = None
-    #: how the build backend's hooks are confined
+    #: how the backend's hooks are confined
     isolation: Isolation = PROCESS
 
 
@@ -126,6 +135,12 @@ class BuildFrontend:
         self.settings = settings
         self.observer = observer
         self.runner = workspace.install_hook_runner()
+        #: the one directory of ours the runner writes (its result); the runner's own is read-only
+        self.exchange = workspace.root / "hooks-out"
+        self.home = workspace.root / "build-home"
+        self.tmp = workspace.root / "build-tmp"
+        for path in (self.exchange, self.home, self.tmp):
+            path.mkdir(parents=True, exist_ok=True)
         self.commands = 0
         self.system: BuildSystem | None = None
         self.python: Path | None = None
@@ -147,7 +162,7 @@ class BuildFrontend:
         if python is None:
             return state
         ready = False
-        result_path = self.runner.parent / "result.json"
+        result_path = self.exchange / "result.json"
         cache = self.settings.cache
         preload = cache.preload(system.to_json()) if cache is not None else []
         for _ in range(_MAX_INVOCATIONS):
@@ -176,7 +191,10 @@ class BuildFrontend:
             if not result.get("need"):
                 state.done = str(result.get("done"))
                 return state
-            need = [str(r) for r in result["need"]]
+            need, problem = _requirements(result["need"])
+            if problem is not None:
+                state.problem = problem
+                return state
             install = self._install(python, need)
             if not install.ok:
                 state.failed, state.doing = install, f"installing {', '.join(need)}"
@@ -211,21 +229,19 @@ class BuildFrontend:
         return self._run(argv, "build-requires")
 
     def _hooks(self, python: Path, request: Path, tree: Path) -> Outcome:
-        """The hook runner over ``tree``: the project's backend, confined."""
-        root = self.workspace.root
-        home, tmp = root / "build-home", root / "build-tmp"
-        for path in (home, tmp):
-            path.mkdir(parents=True, exist_ok=True)
-        env = backend_env(python.parent, home, tmp, self.settings.pass_env)
+        """The hook runner, confined: the project's backend runs in it."""
+        env_dir = python.parent.parent
         confinement = Confinement(
             cwd=tree,
             read_only=(
-                python.parent.parent,
-                *interpreter_roots(Path(sys.executable), python),
+                env_dir,
+                self.runner.parent,
+                *interpreter_roots(self.settings.builder.interpreter, python),
             ),
-            writable=(tree, self.workspace.dist, self.runner.parent),
-            private=(home, tmp),
+            writable=(tree, self.workspace.dist, self.exchange),
+            private=(self.home, self.tmp),
         )
+        env = backend_env(python.parent, self.home, self.tmp, self.settings.pass_env)
         launcher = Confined(self.settings.isolation, confinement)
         return self._run([str(python), str(self.runner), str(request)], "build", env, launcher)
 
@@ -234,9 +250,10 @@ class BuildFrontend:
         argv: list[str],
         label: str,
         env: dict[str, str] | None = None,
-        launcher: Confined | None = None,
+        launcher: Launcher | None = None,
     ) -> Outcome:
-        """One step; without ``env`` a trusted one (the installer's environment and settings)."""
+        """A command of the build: trusted (the installer, with its settings) unless a
+        ``launcher`` confines it."""
         self.commands += 1
         if env is None:
             env = installer_env(self.workspace.root / "tmp", self.settings.pass_env)
@@ -244,7 +261,7 @@ class BuildFrontend:
         command = Command(
             argv=argv,
             env=env,
-            cwd=launcher.confinement.cwd if launcher is not None else self.workspace.root,
+            cwd=self.workspace.root,
             timeout=self.settings.timeout,
             log_path=self.workspace.logs / f"{self.commands:02d}-{label}.log",
             label=label,
@@ -253,7 +270,36 @@ class BuildFrontend:
         return run(command, self.observer)
 
 
+def _requirements(asked: object) -> tuple[list[str], str | None]:
+    """What a backend's ``get_requires_for_build_*`` asked for, if it may reach the installer:
+    requirement strings only (never an installer option in disguise), and no local path (the
+    installer is not confined: ``x @ file:///home/...`` would bring a file of the user's into
+    the build environment, where the backend can read it)."""
+    if not isinstance(asked, list):
+        return [], f"the backend asked for {asked!r}, not a list of requirements"
+    wanted: list[str] = []
+    for item in asked:
+        problem = None
+        if not isinstance(item, str):
+            problem = "not a string"
+        else:
+            try:
+                requirement = Requirement(item)
+            except InvalidRequirement as exc:
+                problem = f"not a requirement: {str(exc).splitlines()[0]}"
+            else:
+                url = (requirement.url or "").lower()
+                if url and not url.startswith(("https://", "http://", "git+https://")):
+                    problem = "a requirement on a local path or an unknown scheme"
+        if problem is not None:
+            return [], f"the backend asked for {item!r}, {problem}"
+        wanted.append(str(item))
+    return wanted, None
+
+
 def _read(path: Path) -> dict[str, Any] | None:
+    if path.is_symlink():  # written by the confined runner: never followed out of its directory
+        return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

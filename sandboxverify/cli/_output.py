@@ -27,6 +27,7 @@ _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
 _LATE_MODULES = (
     "sandboxverify.cli._github",
     "sandboxverify.report._junit",
+    "sandboxverify.report._merge",
     "sandboxverify.report._summary",
 )
 

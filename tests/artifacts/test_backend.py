@@ -13,6 +13,8 @@ from sandboxverify.artifacts._backend import (
     BuildFrontend,
     BuildSettings,
     BuildSystem,
+    _read,
+    _requirements,
     build_system,
 )
 from sandboxverify.artifacts._build import build_project
@@ -137,3 +139,35 @@ def test_defaults_without_a_build_system(tmp_path: Path) -> None:
     assert build_system(tmp_path) == expected
     (tmp_path / "pyproject.toml").unlink()
     assert build_system(tmp_path) == expected
+
+
+@pytest.mark.parametrize(
+    ("asked", "problem"),
+    [
+        (["hatchling>=1.27", "wheel"], None),
+        (["pkg @ https://example.org/pkg-1.0.tar.gz"], None),
+        (["pkg @ file:///home/user/.pypirc"], "a requirement on a local path or an unknown scheme"),
+        (["--index-url=https://evil.example/simple"], "not a requirement"),
+        ([3], "not a string"),
+        ("hatchling", "not a list of requirements"),
+    ],
+)
+def test_requirements_a_backend_asks_for_reach_the_installer_only_when_safe(
+    asked: object, problem: str | None
+) -> None:
+    # the installer is not confined: an option or a local path must never reach it
+    wanted, said = _requirements(asked)
+    if problem is None:
+        assert (wanted, said) == (asked, None)
+    else:
+        assert wanted == []
+        assert said is not None and problem in said
+
+
+def test_a_result_left_as_a_symbolic_link_is_not_followed(tmp_path: Path) -> None:
+    secret = tmp_path / "elsewhere.json"
+    secret.write_text('{"done": "x.whl"}', encoding="utf-8")
+    link = tmp_path / "result.json"
+    link.symlink_to(secret)
+    assert _read(link) is None
+    assert _read(secret) == {"done": "x.whl"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +48,8 @@ def test_an_unchanged_project_reuses_its_artifacts_in_a_new_sandbox(
 ) -> None:
     first = check(capsys, project, "--keep")
     second = check(capsys, project, "--keep")
+    for kept in (first["workdir"], second["workdir"]):
+        shutil.rmtree(kept)
 
     assert reused(first) == [False, False]
     assert reused(second) == [True, True]

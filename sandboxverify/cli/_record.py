@@ -25,6 +25,7 @@ from sandboxverify.cli._render import Style, _smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint, sandbox_options
 from sandboxverify.report._redact import SECRET_NAME, Redactor
 from sandboxverify.runtime._protocol import SESSION_HOSTS
+from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 from sandboxverify.stages.playbook import parse_playbook
 from sandboxverify.stages.playbook._replay import load_mocks
@@ -136,6 +137,7 @@ def record(
     pass_env: tuple[str, ...],
     installer: InstallerChoice | None,
     python: str | None,
+    isolation: IsolationChoice | None,
 ) -> int:
     """Record a session: a live MODEL (any llm model) drives the plugins' tools, one turn per
     PROMPT; every model step becomes an action of a playbook written to FILE.
@@ -157,7 +159,9 @@ def record(
         raise UsageError("an empty PROMPT was given", hint="each PROMPT is what the user says")
     for pattern in normalize:
         _regex("--normalize", pattern)
-    sandboxed = SandboxChoice(sandbox, project, with_requirements, pass_env, installer, python)
+    sandboxed = SandboxChoice(
+        sandbox, project, with_requirements, pass_env, installer, python, isolation
+    )
     sandboxed.check()
     mocked = load_mocks(Path(mocks)) if mocks else {"mock_tools": {}, "mock_ui": {}}
     options = dict(model_options)

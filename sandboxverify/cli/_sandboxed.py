@@ -18,7 +18,8 @@ import click
 
 from sandboxverify._errors import UsageError
 from sandboxverify.cli import _terminal
-from sandboxverify.pipeline._options import INSTALLERS
+from sandboxverify.pipeline._options import INSTALLERS, ISOLATIONS
+from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -63,6 +64,12 @@ def sandbox_options(function: F) -> F:
                 help="With --sandbox: make the sandbox with uv or virtualenv+pip. [default: auto]",
             ),
             click.option(
+                "--isolation",
+                type=click.Choice(ISOLATIONS),
+                help="With --sandbox: how the session's plugin code runs, as check --isolation "
+                "takes it: strict (the OS sandbox or exit 2), auto or process. [default: auto]",
+            ),
+            click.option(
                 "--python",
                 metavar="SPEC",
                 help="With --sandbox: the interpreter of the sandbox, a version or a path. "
@@ -84,6 +91,7 @@ class SandboxChoice:
     pass_env: tuple[str, ...] = ()
     installer: InstallerChoice | None = None
     python: str | None = None
+    isolation: IsolationChoice | None = None
 
     def check(self) -> None:
         """Options of a sandboxed recording without ``--sandbox`` are a usage error: an
@@ -94,6 +102,7 @@ class SandboxChoice:
             "--pass-env": self.pass_env,
             "--installer": self.installer,
             "--python": self.python,
+            "--isolation": self.isolation,
         }
         named = [option for option, value in given.items() if value]
         if named and not self.enabled:
@@ -120,6 +129,7 @@ class SandboxChoice:
         options = CheckOptions(
             targets=(self.project or ".",),
             installer=self.installer or "auto",
+            isolation=self.isolation or "auto",
             python=(self.python,) if self.python else (),
             pass_env=self.pass_env,
             with_requirements=self.with_requirements,

@@ -87,6 +87,7 @@ def record_in_sandbox(
         "wheel": wheel.path.name,
         "with": list(options.with_requirements),
         "pass_env": list(options.pass_env),
+        "isolation": isolation.name,
     }
     return result
 

@@ -16,6 +16,7 @@ from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
         (SandboxChoice(pass_env=("OPENAI_API_KEY",)), "--pass-env"),
         (SandboxChoice(installer="uv"), "--installer"),
         (SandboxChoice(python="3.12"), "--python"),
+        (SandboxChoice(isolation="strict"), "--isolation"),
     ],
 )
 def test_sandbox_options_need_sandbox(choice: SandboxChoice, named: str) -> None:
@@ -25,7 +26,7 @@ def test_sandbox_options_need_sandbox(choice: SandboxChoice, named: str) -> None
 
 
 def test_with_sandbox_every_option_is_fine() -> None:
-    SandboxChoice(True, ".", ("llm",), ("KEY",), "pip", "3.12").check()
+    SandboxChoice(True, ".", ("llm",), ("KEY",), "pip", "3.12", "strict").check()
     SandboxChoice().check()
 
 

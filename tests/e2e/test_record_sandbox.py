@@ -21,7 +21,8 @@ from tests.helpers import fixture
 pytest.importorskip("llm_echo", reason="llm-echo (the offline model) needs Python 3.10+")
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
-IN_A_SANDBOX = ["--sandbox", "--installer", "uv", "--with", "llm-echo"]
+# strict: the session runs in the OS sandbox or the recording is refused (exit 2)
+IN_A_SANDBOX = ["--sandbox", "--installer", "uv", "--isolation", "strict", "--with", "llm-echo"]
 KEY = "sk-echo-key-31415926"
 TOKEN = "tok-environment-4242"
 
@@ -50,6 +51,7 @@ def test_a_sandboxed_recording_replays_in_place_and_with_check_smoke(
     result = json.loads((tmp_path / "result.json").read_text())
     assert result["sandbox"]["wheel"] == "svfix_llm_tools-1.0.0-py3-none-any.whl"
     assert result["sandbox"]["with"] == ["llm-echo"]
+    assert result["sandbox"]["isolation"] == "namespaces"
     assert result["plugins"] == ["text_tools"]  # the wheel's entry point, as installed
 
     text = (tmp_path / "s.toml").read_text()

@@ -209,7 +209,7 @@ class BuildFrontend:
         builder = self.settings.builder
         number = len(list(self.workspace.root.glob("build-env*")))
         dest = self.workspace.root / ("build-env" + (f"-{number + 1}" if number else ""))
-        created = self._run(builder.environments.create(builder.interpreter, dest), "build-env")
+        created = self._run(builder.sandbox.create(builder.interpreter, dest), "build-env")
         python = dest / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
         if not created.ok or not python.exists():
             state.failed, state.doing = created, "creating its build environment"

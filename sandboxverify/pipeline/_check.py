@@ -213,7 +213,7 @@ def build_target(
     """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced
     to ``on_event``; reused from the artifact cache when the tree is unchanged."""
     settings = BuildSettings(
-        builder=toolchain.builder,
+        builder=toolchain,
         index=IndexOptions(options.index_url, options.find_links),
         pass_env=options.pass_env,
         timeout=options.install_timeout,

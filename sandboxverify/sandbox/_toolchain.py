@@ -187,25 +187,11 @@ class UvInstaller:
 
 
 @dataclass(frozen=True)
-class Builder:
-    """What builds run in: environments made by the toolchain's sandbox backend from the
-    interpreter running sandboxverify, filled with ``build-system.requires`` by its installer.
-    The PEP 517 hooks themselves run through ``runtime/_pep517``."""
-
-    environments: SandboxBackend
-    installer: Installer
-
-    @property
-    def name(self) -> str:
-        return self.installer.name
-
-    @property
-    def interpreter(self) -> Path:
-        return Path(sys.executable)
-
-
-@dataclass(frozen=True)
 class Toolchain:
+    """How sandboxes and build environments are made (``sandbox``) and filled (``installer``).
+    Build environments come from the interpreter running sandboxverify; the PEP 517 hooks run
+    in them through ``runtime/_pep517``, confined: never here."""
+
     sandbox: SandboxBackend
     installer: Installer
 
@@ -214,8 +200,13 @@ class Toolchain:
         return self.installer.name
 
     @property
-    def builder(self) -> Builder:
-        return Builder(self.sandbox, self.installer)
+    def interpreter(self) -> Path:
+        """The interpreter build environments are made from."""
+        return Path(sys.executable)
+
+
+#: what a build needs of the toolchain: the same pair
+Builder = Toolchain
 
 
 def find_uv() -> Path | None:

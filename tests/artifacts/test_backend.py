@@ -63,7 +63,7 @@ def project(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
 
 
 def settings() -> BuildSettings:
-    return BuildSettings(choose("uv").builder, IndexOptions(), (), 300)
+    return BuildSettings(choose("uv"), IndexOptions(), (), 300)
 
 
 def installed(env: Path) -> set[str]:

@@ -12,7 +12,13 @@ from typing import Any
 import click
 
 from sandboxverify.cli._live import replay_options
-from sandboxverify.cli._options import github_option, json_option, junit_option, seconds
+from sandboxverify.cli._options import (
+    dist_option,
+    github_option,
+    json_option,
+    junit_option,
+    seconds,
+)
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -232,12 +238,7 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     "command (repeatable). "
     "[default: the playbook's plugins, else every plugin of --dist]",
 )
-@click.option(
-    "--dist",
-    metavar="NAME",
-    help="The installed distribution whose plugins load by default "
-    "[default: [project] name of ./pyproject.toml]",
-)
+@dist_option
 @click.option(
     "--host",
     type=click.Choice(SESSION_HOSTS),

@@ -76,6 +76,16 @@ def junit_option(what: str) -> Callable[[F], F]:
     return click.option("--junit-xml", metavar="FILE", help=f"Write {what} to FILE.")
 
 
+def dist_option(function: F) -> F:
+    """``--dist``: whose plugins ``run`` and ``record`` load when none are named."""
+    return click.option(
+        "--dist",
+        metavar="NAME",
+        help="The installed distribution whose plugins load by default "
+        "[default: [project] name of ./pyproject.toml]",
+    )(function)
+
+
 def github_option(function: F) -> F:
     """``--github/--no-github``: annotations and the step summary (default: on a runner)."""
     return click.option(

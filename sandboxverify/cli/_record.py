@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.cli._options import json_option
+from sandboxverify.cli._options import dist_option, json_option
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, _smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint, sandbox_options
@@ -73,12 +73,7 @@ def model_options(function: F) -> F:
     help="A plugin to load, as 'run' takes it (repeatable); written into the playbook. "
     "[default: every plugin of --dist]",
 )
-@click.option(
-    "--dist",
-    metavar="NAME",
-    help="The installed distribution whose plugins load by default "
-    "[default: [project] name of ./pyproject.toml]",
-)
+@dist_option
 @click.option(
     "--host",
     type=click.Choice(SESSION_HOSTS),

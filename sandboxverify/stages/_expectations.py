@@ -9,7 +9,7 @@ import difflib
 import fnmatch
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sandboxverify.report._diagnostics import reached_for_network
 from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
@@ -63,18 +63,22 @@ def evaluate(
         return _without_plugins(python, host, plan, discovery, expected)
     failures: list[Failure] = []
     notes: list[str] = []
-    for load in loads:
-        wording = wording_for(load.record.host or host)
-        failure: Failure | None = None
-        if load.failure is not None:
-            failure = load.failure
-        elif not load.record.ok:
-            failure = _load_failure(python, load.record, own_modules, wording)
-        elif not load.tools and not load.record.handlers:
-            failure = _empty(python, load, wording)
+    judged = [(load, _plugin_failure(python, load, own_modules, host)) for load in loads]
+    # an allowance covers some plugins, never all: a check that verified no plugin is no pass
+    any_worked = any(failure is None for _, failure in judged)
+    for load, failure in judged:
         glob = _allowed(load.record.name, expected.allow_fail) if failure else None
-        if failure is not None and glob is not None:
+        if failure is not None and glob is not None and any_worked:
             notes.append(f"allowed to fail by --plugin-allow-fail {glob}: {failure.message}")
+        elif failure is not None and glob is not None:
+            failures.append(
+                replace(
+                    failure,
+                    hint=f"no plugin loaded, so --plugin-allow-fail {glob} cannot excuse this one: "
+                    "nothing would be verified; fix the plugin, or check where what it needs is "
+                    f"there. {failure.hint or ''}".rstrip(),
+                )
+            )
         elif failure is not None:
             failures.append(failure)
     notes += _unmatched_allowances(expected.allow_fail, [load.record.name for load in loads])
@@ -99,6 +103,20 @@ def evaluate(
         python, tools, [load.record for load in loads], expected, wording
     )
     return Judgement(tuple(failures), tuple(notes))
+
+
+def _plugin_failure(
+    python: str, load: PluginLoad, own_modules: frozenset[str], host: str
+) -> Failure | None:
+    """Why one plugin failed (it crashed, its application refused it, it registers nothing)."""
+    wording = wording_for(load.record.host or host)
+    if load.failure is not None:
+        return load.failure
+    if not load.record.ok:
+        return _load_failure(python, load.record, own_modules, wording)
+    if not load.tools and not load.record.handlers:
+        return _empty(python, load, wording)
+    return None
 
 
 def _unmatched_allowances(globs: Sequence[str], names: Sequence[str]) -> list[str]:

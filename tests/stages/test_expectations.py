@@ -383,3 +383,20 @@ def test_a_plugin_that_runs_a_missing_program_names_it() -> None:
     # a data file missing at import keeps its own hint
     [data] = run(discovery("d"), [failed("d", "FileNotFoundError", "No such file: 'data.json'")])
     assert data.hint is not None and "package data" in data.hint
+
+
+def test_plugin_allow_fail_never_excuses_every_plugin() -> None:
+    # nothing loaded at all: an allowance would turn a check that verified nothing green
+    judgement = evaluate(
+        python="3.12.1",
+        plan=plan(),
+        discovery=discovery("only"),
+        loads=[failed("only", "RuntimeError", "boom")],
+        expected=Expectations(allow_fail=("*",)),
+        own_modules=frozenset({"demo"}),
+        host="native",
+    )
+    [failure] = judgement.failures
+    assert failure.code == "plugin_load_failed"
+    assert failure.hint is not None
+    assert failure.hint.startswith("no plugin loaded, so --plugin-allow-fail * cannot excuse")

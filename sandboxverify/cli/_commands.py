@@ -11,14 +11,16 @@ from typing import Any
 
 import click
 
-from sandboxverify.cli._live import replay_options
 from sandboxverify.cli._options import (
     dist_option,
     github_option,
     json_option,
     junit_option,
+    model_options,
+    replay_options,
     seconds,
 )
+from sandboxverify.cli._sandboxed import sandbox_options
 from sandboxverify.pipeline._options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
@@ -270,9 +272,9 @@ def run_playbook(**options: Any) -> int:
     0 passed, 1 the run diverged from the playbook, 2 a malformed playbook or bad option,
     3 a bug in sandboxverify, 130/143 interrupted.
     """
-    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a run needs, when one runs
+    from sandboxverify.cli import _run  # noqa: PLC0415 - what a run needs, when one runs
 
-    return _actions.run_playbook(**options)
+    return _run.run_playbook(**options)
 
 
 @click.command("merge")
@@ -328,3 +330,73 @@ def matrix(*, targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
     from sandboxverify.cli import _matrix  # noqa: PLC0415 - what it reads, when it runs
 
     return _matrix.matrix(targets, systems)
+
+
+@click.command("record")
+@click.argument("prompts", nargs=-1, required=True, metavar="PROMPT...")
+@click.option("--model", "-m", required=True, metavar="MODEL", help="The llm model to drive.")
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    metavar="FILE",
+    help="The playbook to write (.toml); its trace goes beside it (.jsonl).",
+)
+@click.option(
+    "--plugin",
+    "plugins",
+    multiple=True,
+    metavar="SPEC",
+    help="A plugin to load, as 'run' takes it (repeatable); written into the playbook. "
+    "[default: every plugin of --dist]",
+)
+@dist_option
+@click.option(
+    "--host",
+    type=click.Choice(SESSION_HOSTS),
+    default="native",
+    show_default=True,
+    help="How plugins are loaded (written into the playbook).",
+)
+@click.option("--group", metavar="NAME", help="Entry-point group of the plugins.")
+@click.option(
+    "--mocks",
+    metavar="FILE",
+    help="A TOML file with [mock_tools] and [mock_ui] (an existing playbook will do): "
+    "environmental tools and UI answers, copied into the recording.",
+)
+@click.option("--system", metavar="TEXT", help="A system prompt for the model (recorded).")
+@click.option(
+    "--normalize",
+    multiple=True,
+    metavar="REGEX",
+    help="A regex for what changes from run to run (ids, times), written into the playbook's "
+    "normalize for --compare-results (repeatable).",
+)
+@model_options
+@click.option("--trace", metavar="FILE", help="Where the trace goes. [default: FILE.jsonl]")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    metavar="SECONDS",
+    help="How long the whole session may take. [default: no limit in place; with --sandbox, "
+    "600, after which the session is killed]",
+)
+@sandbox_options
+@json_option("the result as JSON")
+@click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
+def record(**options: Any) -> int:
+    """Record a session: a live MODEL (any llm model) drives the plugins' tools, one turn per
+    PROMPT; every model step becomes an action of a playbook written to FILE.
+
+    The plugins' tools run for real, environmental tools and UI prompts are mocked (--mocks).
+    The plugins are those installed here, or with --sandbox those of the project's wheel,
+    built and installed in a fresh sandbox as 'check' does (with --with llm and the model's
+    plugin; the model's key only through --pass-env). The playbook replays without a model or a
+    key ('sandboxverify run FILE', 'check --smoke FILE'); 'run FILE --live' checks that the
+    model still makes the same calls. Exit codes: 0 recorded, 1 the session (or, with
+    --sandbox, the build or install) failed, 2 a bad option or an unusable model.
+    """
+    from sandboxverify.cli import _record  # noqa: PLC0415 - what a recording needs, when one runs
+
+    return _record.record_session(**options)

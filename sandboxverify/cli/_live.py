@@ -7,49 +7,19 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from typing import Any, Callable, TypeVar
-
-import click
+from typing import Any
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import stdout_to_stderr, write_json
 from sandboxverify.cli._record import (
     counts,
     failure_lines,
-    model_options,
     short,
     usable,
 )
 from sandboxverify.cli._render import Style, _smoke_call_lines
 from sandboxverify.report._redact import Redactor
 from sandboxverify.stages._smoke import Playbook
-
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def replay_options(function: F) -> F:
-    """The options ``run`` gains for recordings."""
-    function = model_options(function)
-    function = click.option(
-        "--model",
-        "-m",
-        "model",
-        metavar="MODEL",
-        help="With --live: the llm model to run against the recording "
-        "[default: the model in the playbook's [recording]]",
-    )(function)
-    function = click.option(
-        "--live",
-        is_flag=True,
-        help="The contract run: a live model chooses again from the same prompts (mocks as "
-        "in the playbook); every step where it leaves the recording is reported; exit 1 if any.",
-    )(function)
-    return click.option(
-        "--compare-results",
-        is_flag=True,
-        help="Fail (replay_mismatch) when a tool's result differs from the recorded result; "
-        "normalize = ['regex', ...] in the playbook masks ids and times.",
-    )(function)
 
 
 def run_live(

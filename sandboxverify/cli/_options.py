@@ -161,3 +161,51 @@ def check_options(targets: tuple[str, ...], values: dict[str, Any]) -> CheckOpti
     )
     validate(options)
     return options
+
+
+DEFAULT_MAX_STEPS = 10
+
+
+def model_options(function: F) -> F:
+    """``--option NAME VALUE`` and ``--max-steps``: how the live model is prompted."""
+    function = click.option(
+        "--max-steps",
+        type=click.IntRange(min=1),
+        default=DEFAULT_MAX_STEPS,
+        show_default=True,
+        help="Model steps one turn may take before the run fails (too_many_steps).",
+    )(function)
+    return click.option(
+        "--option",
+        "model_options",
+        nargs=2,
+        multiple=True,
+        metavar="NAME VALUE",
+        help="An option of the model, as llm's -o takes it (repeatable), e.g. "
+        "--option temperature 0. Options named like secrets are used, never written.",
+    )(function)
+
+
+def replay_options(function: F) -> F:
+    """The options ``run`` gains for recordings."""
+    function = model_options(function)
+    function = click.option(
+        "--model",
+        "-m",
+        "model",
+        metavar="MODEL",
+        help="With --live: the llm model to run against the recording "
+        "[default: the model in the playbook's [recording]]",
+    )(function)
+    function = click.option(
+        "--live",
+        is_flag=True,
+        help="The contract run: a live model chooses again from the same prompts (mocks as "
+        "in the playbook); every step where it leaves the recording is reported; exit 1 if any.",
+    )(function)
+    return click.option(
+        "--compare-results",
+        is_flag=True,
+        help="Fail (replay_mismatch) when a tool's result differs from the recorded result; "
+        "normalize = ['regex', ...] in the playbook masks ids and times.",
+    )(function)

@@ -14,101 +14,21 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
-
-import click
+from typing import Any
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
-from sandboxverify.cli._options import dist_option, json_option
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, _smoke_call_lines
-from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint, sandbox_options
+from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
 from sandboxverify.report._redact import SECRET_NAME, Redactor
-from sandboxverify.runtime._protocol import SESSION_HOSTS
 from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 from sandboxverify.stages.playbook import parse_playbook
 from sandboxverify.stages.playbook._replay import load_mocks
 from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
 
-F = TypeVar("F", bound=Callable[..., Any])
-DEFAULT_MAX_STEPS = 10
 
-
-def model_options(function: F) -> F:
-    """``--option NAME VALUE`` and ``--max-steps``: how the live model is prompted."""
-    function = click.option(
-        "--max-steps",
-        type=click.IntRange(min=1),
-        default=DEFAULT_MAX_STEPS,
-        show_default=True,
-        help="Model steps one turn may take before the run fails (too_many_steps).",
-    )(function)
-    return click.option(
-        "--option",
-        "model_options",
-        nargs=2,
-        multiple=True,
-        metavar="NAME VALUE",
-        help="An option of the model, as llm's -o takes it (repeatable), e.g. "
-        "--option temperature 0. Options named like secrets are used, never written.",
-    )(function)
-
-
-@click.command("record")
-@click.argument("prompts", nargs=-1, required=True, metavar="PROMPT...")
-@click.option("--model", "-m", required=True, metavar="MODEL", help="The llm model to drive.")
-@click.option(
-    "-o",
-    "--output",
-    required=True,
-    metavar="FILE",
-    help="The playbook to write (.toml); its trace goes beside it (.jsonl).",
-)
-@click.option(
-    "--plugin",
-    "plugins",
-    multiple=True,
-    metavar="SPEC",
-    help="A plugin to load, as 'run' takes it (repeatable); written into the playbook. "
-    "[default: every plugin of --dist]",
-)
-@dist_option
-@click.option(
-    "--host",
-    type=click.Choice(SESSION_HOSTS),
-    default="native",
-    show_default=True,
-    help="How plugins are loaded (written into the playbook).",
-)
-@click.option("--group", metavar="NAME", help="Entry-point group of the plugins.")
-@click.option(
-    "--mocks",
-    metavar="FILE",
-    help="A TOML file with [mock_tools] and [mock_ui] (an existing playbook will do): "
-    "environmental tools and UI answers, copied into the recording.",
-)
-@click.option("--system", metavar="TEXT", help="A system prompt for the model (recorded).")
-@click.option(
-    "--normalize",
-    multiple=True,
-    metavar="REGEX",
-    help="A regex for what changes from run to run (ids, times), written into the playbook's "
-    "normalize for --compare-results (repeatable).",
-)
-@model_options
-@click.option("--trace", metavar="FILE", help="Where the trace goes. [default: FILE.jsonl]")
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
-    metavar="SECONDS",
-    help="How long the whole session may take. [default: no limit in place; with --sandbox, "
-    "600, after which the session is killed]",
-)
-@sandbox_options
-@json_option("the result as JSON")
-@click.option("-v", "--verbose", count=True, help="Show full tracebacks of failures.")
-def record(
+def record_session(
     *,
     prompts: tuple[str, ...],
     model: str,
@@ -134,17 +54,7 @@ def record(
     python: str | None,
     isolation: IsolationChoice | None,
 ) -> int:
-    """Record a session: a live MODEL (any llm model) drives the plugins' tools, one turn per
-    PROMPT; every model step becomes an action of a playbook written to FILE.
-
-    The plugins' tools run for real, environmental tools and UI prompts are mocked (--mocks).
-    The plugins are those installed here, or with --sandbox those of the project's wheel,
-    built and installed in a fresh sandbox as 'check' does (with --with llm and the model's
-    plugin; the model's key only through --pass-env). The playbook replays without a model or a
-    key ('sandboxverify run FILE', 'check --smoke FILE'); 'run FILE --live' checks that the
-    model still makes the same calls. Exit codes: 0 recorded, 1 the session (or, with
-    --sandbox, the build or install) failed, 2 a bad option or an unusable model.
-    """
+    """What ``record`` does (its options: ``_commands``)."""
     path = _output_path(output)
     trace_path = Path(trace) if trace else path.with_suffix(".jsonl")
     if trace_path.absolute() == path.absolute():

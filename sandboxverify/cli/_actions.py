@@ -38,7 +38,7 @@ def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, An
     check_json_path(surfaces.json_out, targets)
     check_report_path("--junit-xml", surfaces.junit_out, targets)
     # everything that runs after the package's code is loaded now, while our files are ours
-    preload()
+    preload(junit=bool(surfaces.junit_out), github=surfaces.annotate)
     verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
     # every output goes through the redactor: the caller's secrets never leave in a report
     human = surfaces.stream

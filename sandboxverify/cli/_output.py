@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     Result = Union[Report, Merged]
 
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
-#: imported only when a report asks for them (see :func:`preload`)
-_LATE_MODULES = (
+#: imported only when a report asks for them (see :func:`preload`): the writers of each surface
+_JUNIT_MODULES = ("sandboxverify.report._junit",)
+_GITHUB_MODULES = (
     "sandboxverify.cli._github",
-    "sandboxverify.report._junit",
     "sandboxverify.report._merge",
     "sandboxverify.report._summary",
 )
@@ -134,13 +134,13 @@ def check_report_path(option: str, out: str | None, targets: Sequence[str]) -> N
         path.unlink()  # created only to be sure it can be; the report is written at the end
 
 
-def preload() -> None:
-    """Import every module writing the verdict needs, before code from the package runs.
+def preload(*, junit: bool, github: bool) -> None:
+    """Import the modules that write the surfaces asked for, before code from the package runs.
 
     They are imported lazily (most checks need none of them); in process isolation the
     package's code could rewrite one of our files before it is first imported, and so change
     the verdict. Once imported, a module is what it was when the check started."""
-    for name in _LATE_MODULES:
+    for name in (_JUNIT_MODULES if junit else ()) + (_GITHUB_MODULES if github else ()):
         importlib.import_module(name)
 
 

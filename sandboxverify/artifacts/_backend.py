@@ -236,7 +236,11 @@ class BuildFrontend:
             read_only=(
                 env_dir,
                 self.runner.parent,
-                *interpreter_roots(self.settings.builder.interpreter, python),
+                *interpreter_roots(
+                    self.settings.builder.interpreter,
+                    python,
+                    prefixes=self.settings.builder.prefixes,
+                ),
             ),
             writable=(tree, self.workspace.dist, self.exchange),
             private=(self.home, self.tmp),

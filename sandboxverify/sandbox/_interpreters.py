@@ -26,7 +26,7 @@ _VERSION_SPEC = re.compile(r"^(?:python|py|cpython)?(\d+)(?:\.(\d+))?(?:\.(\d+))
 _QUERY = (
     "import json, platform, sys; print(json.dumps({'version': platform.python_version(), "
     "'info': list(sys.version_info[:3]), 'implementation': sys.implementation.name, "
-    "'executable': sys.executable}))"
+    "'executable': sys.executable, 'prefixes': [sys.base_prefix, sys.base_exec_prefix]}))"
 )
 
 
@@ -43,6 +43,9 @@ class Interpreter:
     version: str
     version_info: tuple[int, int, int]
     implementation: str
+    #: ``sys.base_prefix`` and ``sys.base_exec_prefix``: what a confined process of this
+    #: interpreter (or of a venv made from it) must see; empty when not asked
+    prefixes: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -172,6 +175,7 @@ def _ask(path: str) -> Interpreter | None:
         version=str(data["version"]),
         version_info=(info[0], info[1], info[2]),
         implementation=str(data["implementation"]),
+        prefixes=tuple(str(prefix) for prefix in data.get("prefixes") or ()),
     )
 
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import functools
 import subprocess
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -81,27 +82,17 @@ def choose(choice: IsolationChoice, hide: Iterable[Path] = ()) -> tuple[Isolatio
     return ProcessIsolation(), problem
 
 
-@functools.cache
-def interpreter_roots(*pythons: Path) -> tuple[Path, ...]:
+def interpreter_roots(*pythons: Path, prefixes: Sequence[str] = ()) -> tuple[Path, ...]:
     """The directories these interpreters need to run: the base prefixes (the standard
-    library, ``libpython``) and where their executables really are. Asked with ``-I -S`` of
-    interpreters the user named or sandboxverify runs on: nothing from a sandbox runs."""
-    roots: set[Path] = set()
+    library, ``libpython``) and where their executables really are. ``prefixes``: their base
+    prefixes when known (a resolved interpreter, and every venv made from it, has them);
+    else they are asked with ``-I -S`` of interpreters the user named or sandboxverify runs
+    on: nothing from a sandbox runs."""
+    roots = {Path(prefix) for prefix in prefixes}
     for python in pythons:
-        real = python.resolve()
-        roots.add(real.parent.parent)
-        try:
-            completed = subprocess.run(
-                [str(python), "-I", "-S", "-c", _PREFIXES],
-                capture_output=True,
-                timeout=PROBE_TIMEOUT,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except (OSError, subprocess.TimeoutExpired):
-            continue
-        if completed.returncode == 0:
-            roots.update(Path(line) for line in completed.stdout.decode().splitlines() if line)
+        roots.add(python.resolve().parent.parent)
+        if not prefixes:
+            roots.update(_asked_prefixes(python))
     roots = {root for root in roots if root.is_absolute() and root != Path("/")}
     # /usr/bin/python3's prefix is /usr, bound anyway; keep only the outermost of the rest
     return tuple(
@@ -112,6 +103,31 @@ def interpreter_roots(*pythons: Path) -> tuple[Path, ...]:
             and not any(root != other and other in root.parents for other in roots | {Path("/usr")})
         )
     )
+
+
+_asking = threading.Lock()
+
+
+def _asked_prefixes(python: Path) -> tuple[Path, ...]:
+    with _asking:  # stages confine in parallel: one of them asks, the others get its answer
+        return _ask_prefixes(python)
+
+
+@functools.cache
+def _ask_prefixes(python: Path) -> tuple[Path, ...]:
+    try:
+        completed = subprocess.run(
+            [str(python), "-I", "-S", "-c", _PREFIXES],
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    if completed.returncode != 0:
+        return ()
+    return tuple(Path(line) for line in completed.stdout.decode().splitlines() if line)
 
 
 _PREFIXES = "import sys; print(sys.base_prefix); print(sys.base_exec_prefix)"

@@ -204,6 +204,11 @@ class Toolchain:
         """The interpreter build environments are made from."""
         return Path(sys.executable)
 
+    @property
+    def prefixes(self) -> tuple[str, ...]:
+        """Its base prefixes, which build environments made from it share."""
+        return (sys.base_prefix, sys.base_exec_prefix)
+
 
 #: what a build needs of the toolchain: the same pair
 Builder = Toolchain

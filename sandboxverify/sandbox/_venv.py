@@ -51,7 +51,9 @@ class Sandbox:
         read-only, with ``read_only`` more; a private empty HOME, TMPDIR and working directory;
         ``writable`` (a step's own result directory) the only place it can leave anything."""
         paths = self.paths
-        roots = interpreter_roots(self.interpreter.path, self.python)
+        roots = interpreter_roots(
+            self.interpreter.path, self.python, prefixes=self.interpreter.prefixes
+        )
         return Confined(
             isolation,
             Confinement(

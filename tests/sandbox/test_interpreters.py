@@ -27,6 +27,11 @@ def test_default_is_the_running_interpreter() -> None:
     assert interpreter.version_info == tuple(sys.version_info[:3])
 
 
+def test_an_interpreter_says_its_base_prefixes() -> None:
+    # a confined process of it, or of a venv made from it, is given these to see
+    assert resolve(sys.executable).prefixes == (sys.base_prefix, sys.base_exec_prefix)
+
+
 def test_version_spec_finds_a_matching_interpreter() -> None:
     found = sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python"))
     if not found:  # pragma: no cover - the CI machines carry pyenv Pythons

@@ -99,6 +99,22 @@ def test_interpreter_roots_are_the_prefixes_outside_usr() -> None:
     assert Path("/usr") not in roots
 
 
+def test_known_prefixes_are_used_without_asking_the_interpreter(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def no_process(*args: object, **kwargs: object) -> None:
+        raise AssertionError("asked an interpreter whose prefixes were known")
+
+    monkeypatch.setattr(subprocess, "run", no_process)
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
+    roots = interpreter_roots(python, prefixes=("/opt/py/3.12", "/opt/py/3.12"))
+    assert Path("/opt/py/3.12") in roots
+    where = Path(os.path.realpath(sys.executable)).parent.parent
+    assert where in roots or where == Path("/usr")  # /usr is bound anyway
+
+
 # --- the OS sandbox for real ---------------------------------------------------------------
 
 needs_bwrap = pytest.mark.skipif(

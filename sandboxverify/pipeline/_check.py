@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
@@ -61,7 +62,6 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     _check_hookspecs(options)
     server = _server_ref(options)
     check_requirements(options.with_requirements)
-    isolation, fallback = decide_isolation(options, on_event)
     if options.smoke and options.host == "entrypoints":
         raise UsageError(
             "--smoke does not apply to --host entrypoints: its entry points are not tools a "
@@ -71,16 +71,28 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     playbook = load_playbook(options.smoke) if options.smoke else None
     explicit = [spec for spec in options.python if spec.lower() not in SELECTORS]
     selectors = [spec.lower() for spec in options.python if spec.lower() in SELECTORS]
-    # explicit interpreters are resolved before the build, so a typo costs no build time
-    interpreters = resolve_all(explicit) if explicit or not selectors else []
+    # what the check starts from, found side by side (each mostly waits on a process or the
+    # disk): our own files' digests, taken before any code from the package runs; whether the
+    # OS sandbox is there; the interpreters named, resolved before the build, so a typo costs
+    # no build time
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        digests = pool.submit(fingerprint)
+        deciding = pool.submit(decide_isolation, options, on_event)
+        resolving = pool.submit(resolve_all, explicit) if explicit or not selectors else None
+        isolation, fallback = deciding.result()
+        interpreters = resolving.result() if resolving is not None else []
+        installation = digests.result()
     toolchain = choose(options.installer, writable_installs=isolation.name == "process")
-    installation = fingerprint()
     with Workspace(keep=options.keep) as workspace, supervised():
-        build = build_target(target, workspace, toolchain, options, on_event, isolation=isolation)
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            copying = pool.submit(workspace.install_runtime)  # needed from the first probe on
+            build = build_target(
+                target, workspace, toolchain, options, on_event, isolation=isolation
+            )
+            runtime = copying.result()
         if selectors:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
-        runtime = workspace.install_runtime()
         verify = Verifier(
             options=options,
             groups=groups,

@@ -1,27 +1,29 @@
-"""The build frontend: one isolated build environment for both steps, one hook runner per step.
+"""The build frontend: one isolated build environment and one hook runner for both steps.
 
 A build environment is made by the toolchain (``uv venv`` or virtualenv) from the interpreter
-running sandboxverify and gets ``build-system.requires`` only; ``runtime/_pep517`` runs each
-step in it, ``get_requires_for_build_*`` and then ``build_*`` with the backend imported once
-(each hook in a process forked from the runner, see there; the modules the hooks imported last
-time are imported before the first fork, a hint kept with the cache). The environment serves
-the sdist and then the wheel from the unpacked sdist, unless the sdist's own ``[build-system]``
-differs: then the wheel gets an environment of its own. Requirements a backend asks for are
-installed here and the runner is called again.
+running sandboxverify and gets ``build-system.requires`` only; ``runtime/_pep517`` runs the
+steps in it, ``get_requires_for_build_*`` and then ``build_*``, with the backend imported once
+for both (each hook in a process forked from the runner, see there; the modules the hooks
+imported last time are imported before the first fork, a hint kept with the cache). The
+environment and its runner serve the sdist and then the wheel from the unpacked sdist, unless
+the sdist's own ``[build-system]`` differs: then the wheel gets an environment of its own; an
+in-tree backend gets a runner per request. Requirements a backend asks for are installed here,
+while the runner waits, and it is asked again.
 
 A build is split at the trust boundary. The environment and the requirements put into it are
 trusted: the installer runs as it is, with the user's index settings and credentials. The hook
 runner runs the project's own code (its backend, ``setup.py``), so it runs confined, like every
 other process that runs code from the package (``sandbox/_isolation``): in the OS sandbox only
-the tree being built, the output directory and the runner's result directory are writable, the
-build environment and the runner are read-only, HOME and TMPDIR are private and empty, and its
-environment holds no installer settings and no credentials (``backend_env``). Requirements a
-backend asks for must be requirement strings, never a local path.
+the trees it builds (the project's copy, and where its sdist is unpacked) and the output
+directory are writable, the build environment and the runner are read-only, HOME and TMPDIR are
+private and empty, and its environment holds no installer settings and no credentials
+(``backend_env``). Its answers come on a pipe, never from a file it could have written.
+Requirements a backend asks for must be requirement strings, never a local path.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +32,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify.artifacts._cache import ArtifactCache
+from sandboxverify.sandbox._conversation import Conversation
 from sandboxverify.sandbox._environment import backend_env, installer_env
 from sandboxverify.sandbox._isolation import (
     PROCESS,
@@ -126,7 +129,8 @@ class HookRun:
 
 
 class BuildFrontend:
-    """The build environments and hook runs of one build (the sdist, then its wheel)."""
+    """The build environments and hook runs of one build (the sdist, then its wheel); ``close``
+    it when the build is over."""
 
     def __init__(
         self, workspace: Workspace, settings: BuildSettings, observer: Observer | None
@@ -135,34 +139,35 @@ class BuildFrontend:
         self.settings = settings
         self.observer = observer
         self.runner = workspace.install_hook_runner()
-        #: the one directory of ours the runner writes (its result); the runner's own is read-only
-        self.exchange = workspace.root / "hooks-out"
         self.home = workspace.root / "build-home"
         self.tmp = workspace.root / "build-tmp"
-        for path in (self.exchange, self.home, self.tmp):
+        #: where the wheel's tree, the unpacked sdist, goes: the runner kept from the sdist step
+        #: can write in it from the start
+        self.unpacked = workspace.root / "sdist"
+        for path in (self.home, self.tmp, self.unpacked, workspace.dist):
             path.mkdir(parents=True, exist_ok=True)
         self.commands = 0
         self.system: BuildSystem | None = None
         self.python: Path | None = None
+        self.hooks: Conversation | None = None
 
     def build(self, step: str, tree: Path) -> HookRun:
         """``step`` (``sdist`` or ``wheel``) of ``tree``; the artifact goes to
-        ``workspace.dist``. The environment of an earlier step is reused when ``tree`` has the
-        same ``[build-system]``."""
+        ``workspace.dist``. The environment of an earlier step, and its hook runner, are reused
+        when ``tree`` has the same ``[build-system]``."""
         state = HookRun()
         try:
             system = build_system(tree)
         except BuildSystemError as exc:
             state.problem = str(exc) if step == "sdist" else f"the sdist's {exc}"
             return state
-        self.workspace.dist.mkdir(parents=True, exist_ok=True)
         if self.python is None or system != self.system:
+            self.close()
             self.system, self.python = system, self._environment(system, state)
         python = self.python
         if python is None:
             return state
         ready = False
-        result_path = self.exchange / "result.json"
         cache = self.settings.cache
         preload = cache.preload(system.to_json()) if cache is not None else []
         for _ in range(_MAX_INVOCATIONS):
@@ -173,17 +178,16 @@ class BuildFrontend:
                 "source": str(tree),
                 "out": str(self.workspace.dist),
                 "ready": ready,
-                "result": str(result_path),
                 "preload": preload,
             }
-            result_path.unlink(missing_ok=True)
-            request_path = self.runner.parent / "request.json"
-            request_path.write_text(json.dumps(request), encoding="utf-8")
-            outcome = self._hooks(python, request_path, tree)
-            result = _read(result_path)
-            if result is None or "error" in result or not outcome.ok:
-                state.failed = outcome
+            result = self._runner(python, system, tree).ask(request)
+            if result is None or "error" in result:
+                state.failed = self.close()
+                if result is None and state.failed is not None and state.failed.ok:
+                    state.problem = "the hook runner gave no answer"
                 return state
+            if not _kept(system):  # hooks that ran in the runner itself: it is not reused
+                self.close()
             imported = {str(name) for name in result.get("imported") or ()}
             if cache is not None and not imported <= set(preload):
                 preload = sorted(imported.union(preload))
@@ -195,6 +199,7 @@ class BuildFrontend:
             if problem is not None:
                 state.problem = problem
                 return state
+            # installed while the runner waits: the next hook, forked from it, finds them
             install = self._install(python, need)
             if not install.ok:
                 state.failed, state.doing = install, f"installing {', '.join(need)}"
@@ -202,6 +207,11 @@ class BuildFrontend:
             ready = True
         state.problem = f"the backend asked for requirements {_MAX_INVOCATIONS} times"
         return state
+
+    def close(self) -> Outcome | None:
+        """End the hook runner, if one runs: how it went."""
+        hooks, self.hooks = self.hooks, None
+        return hooks.close() if hooks is not None else None
 
     def _environment(self, system: BuildSystem, state: HookRun) -> Path | None:
         """A new build environment with ``system.requires`` installed, or None (``state``
@@ -228,9 +238,14 @@ class BuildFrontend:
         )
         return self._run(argv, "build-requires")
 
-    def _hooks(self, python: Path, request: Path, tree: Path) -> Outcome:
-        """The hook runner, confined: the project's backend runs in it."""
+    def _runner(self, python: Path, system: BuildSystem, tree: Path) -> Conversation:
+        """The hook runner, confined: the project's backend runs in it. One that is kept for
+        the wheel (see ``_kept``) can write in the tree it builds first and where the sdist
+        will be unpacked; else only in ``tree``."""
+        if self.hooks is not None:
+            return self.hooks
         env_dir = python.parent.parent
+        trees = (tree, self.unpacked) if _kept(system) and tree != self.unpacked else (tree,)
         confinement = Confinement(
             cwd=tree,
             read_only=(
@@ -242,12 +257,23 @@ class BuildFrontend:
                     prefixes=self.settings.builder.prefixes,
                 ),
             ),
-            writable=(tree, self.workspace.dist, self.exchange),
+            writable=(*trees, self.workspace.dist),
             private=(self.home, self.tmp),
         )
         env = backend_env(python.parent, self.home, self.tmp, self.settings.pass_env)
         launcher = Confined(self.settings.isolation, confinement)
-        return self._run([str(python), str(self.runner), str(request)], "build", env, launcher)
+        self.commands += 1
+        command = Command(
+            argv=[str(python), str(self.runner)],
+            env=env,
+            cwd=self.workspace.root,
+            timeout=self.settings.timeout,
+            log_path=self.workspace.logs / f"{self.commands:02d}-build.log",
+            label="build",
+            launcher=launcher,
+        )
+        self.hooks = Conversation(command, self.observer)
+        return self.hooks
 
     def _run(
         self,
@@ -272,6 +298,13 @@ class BuildFrontend:
             launcher=launcher,
         )
         return run(command, self.observer)
+
+
+def _kept(system: BuildSystem) -> bool:
+    """Whether the hook runner serves the next step too: where its hooks run in children forked
+    from it, so nothing one leaves behind reaches the next. An in-tree backend runs in the
+    runner itself (its code comes from the tree), as every backend does without ``fork``."""
+    return hasattr(os, "fork") and not system.backend_path
 
 
 def _requirements(asked: object) -> tuple[list[str], str | None]:
@@ -299,13 +332,3 @@ def _requirements(asked: object) -> tuple[list[str], str | None]:
             return [], f"the backend asked for {item!r}, {problem}"
         wanted.append(str(item))
     return wanted, None
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    if path.is_symlink():  # written by the confined runner: never followed out of its directory
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None

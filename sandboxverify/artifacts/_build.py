@@ -111,6 +111,23 @@ def build_project(
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
             return replace(_inspected(paths, settings, built=True, started=started), reused=True)
     frontend = BuildFrontend(workspace, settings, observer)
+    try:
+        built = _sdist_then_wheel(frontend, workspace, started)
+    finally:
+        frontend.close()
+    if isinstance(built, BuildResult):
+        return built
+    sdists, wheels = built
+    if cache is not None and key is not None:
+        cache.put(key, sdists + wheels)
+    return _inspected(sdists + wheels, settings, built=True, started=started)
+
+
+def _sdist_then_wheel(
+    frontend: BuildFrontend, workspace: Workspace, started: float
+) -> BuildResult | tuple[list[Path], list[Path]]:
+    """The sdist of the copy, then the wheel of the sdist as unpacked here: their paths, or
+    the failed build."""
     hooks = frontend.build("sdist", workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
     if not hooks.ok or len(sdists) != 1:
@@ -120,8 +137,18 @@ def build_project(
             "the project itself does not build; run the same build by hand to see the full log",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
+    strays = sorted(path.name for path in frontend.unpacked.iterdir())
+    if strays:  # the wheel must come from the sdist alone
+        failure = Failure(
+            "build_failed",
+            f"building the sdist wrote where its sdist is unpacked ({frontend.unpacked}): "
+            + ", ".join(strays[:5]),
+            hint="a build backend may write in the tree it builds and in the output directory "
+            "only; look for code in the build that writes to a parent directory",
+        )
+        return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     # the wheel is built from the sdist as sandboxverify unpacked it, never as a frontend would
-    tree = _unpack_sdist(sdists[0], workspace.root / "sdist")
+    tree = _unpack_sdist(sdists[0], frontend.unpacked)
     if isinstance(tree, tuple):
         return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
     hooks = frontend.build("wheel", tree)
@@ -134,9 +161,7 @@ def build_project(
             "is probably missing from the sdist (check your sdist include/exclude settings)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    if cache is not None and key is not None:
-        cache.put(key, sdists + wheels)
-    return _inspected(sdists + wheels, settings, built=True, started=started)
+    return sdists, wheels
 
 
 def _cache_key(tree: Path, settings: BuildSettings) -> str | None:

@@ -13,13 +13,13 @@ from sandboxverify.artifacts._backend import (
     BuildFrontend,
     BuildSettings,
     BuildSystem,
-    _read,
     _requirements,
     build_system,
 )
 from sandboxverify.artifacts._build import build_project
 from sandboxverify.sandbox._toolchain import IndexOptions, choose
 from sandboxverify.sandbox._workspace import Workspace
+from tests.helpers import FIXTURES
 
 #: An in-tree backend (backend-path): an sdist of the tree, a placeholder wheel; what it asks
 #: for comes from a file in the tree.
@@ -164,10 +164,34 @@ def test_requirements_a_backend_asks_for_reach_the_installer_only_when_safe(
         assert said is not None and problem in said
 
 
-def test_a_result_left_as_a_symbolic_link_is_not_followed(tmp_path: Path) -> None:
-    secret = tmp_path / "elsewhere.json"
-    secret.write_text('{"done": "x.whl"}', encoding="utf-8")
-    link = tmp_path / "result.json"
-    link.symlink_to(secret)
-    assert _read(link) is None
-    assert _read(secret) == {"done": "x.whl"}
+def test_one_hook_runner_builds_the_sdist_and_the_wheel_from_it(tmp_path: Path) -> None:
+    """A backend from the build environment is imported once for both steps: one runner."""
+    with Workspace() as workspace:
+        result = build_project(ProjectTarget(FIXTURES / "good-hatch"), workspace, settings(), None)
+        runners = sorted(workspace.logs.glob("*-build.log"))
+
+        assert result.ok, result.failures
+        assert [a.path.name for a in result.artifacts] == [
+            "svfix_good_hatch-1.0.0.tar.gz",
+            "svfix_good_hatch-1.0.0-py3-none-any.whl",
+        ]
+        assert len(runners) == 1
+
+
+def test_an_sdist_step_that_writes_where_its_sdist_is_unpacked_is_build_failed(
+    tmp_path: Path,
+) -> None:
+    # the wheel must come from the sdist alone: nothing the sdist step leaves may join it
+    backend = IN_TREE_BACKEND.replace(
+        "def build_sdist(sdist_directory, config_settings=None):\n",
+        "def build_sdist(sdist_directory, config_settings=None):\n"
+        "    open(os.path.join('..', 'sdist', 'stray.txt'), 'w').close()\n",
+    )
+    source = project(tmp_path, {"in_tree_backend.py": backend})
+    with Workspace() as workspace:
+        result = build_project(ProjectTarget(source), workspace, settings(), None)
+
+    [failure] = result.failures
+    assert failure.code == "build_failed"
+    assert "building the sdist wrote where its sdist is unpacked" in failure.message
+    assert "stray.txt" in failure.message

@@ -234,6 +234,7 @@ def sandbox_with_wheel(
                 steps,
                 extra=options.with_requirements,
                 requires_python=wheel.requires_python,
+                requirements=bool(wheel.dependencies),
             )
         )
         timer.summary = wheel.path.name

@@ -99,9 +99,11 @@ def install(
     *,
     extra: tuple[str, ...] = (),
     requires_python: str | None = None,
+    requirements: bool = True,
 ) -> list[Failure]:
     """Install the wheel with its declared dependencies (and ``extra`` requirements: the
-    application that hosts the plugins), then make the installer check them.
+    application that hosts the plugins), then make the installer check them, if there are any
+    (``requirements``): with none, the wheel alone is installed, and nothing can conflict.
 
     The wheel's ``requires_python`` is enforced here, before any installer runs: pip refuses a
     wheel whose Requires-Python excludes the interpreter, but ``uv pip install <path>`` installs
@@ -131,6 +133,8 @@ def install(
                 details=outcome.tail,
             )
         ]
+    if not (requirements or extra):
+        return []
     check = _check(installer, sandbox, settings)
     if check.ok:
         return []

@@ -1,9 +1,11 @@
-"""Stage ``install``'s check of what got installed: pip's runs package code, so it is confined."""
+"""Stage ``install``'s check of what got installed: pip's runs package code, so it is confined;
+with nothing but the wheel installed there is nothing to check."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,7 +18,10 @@ from sandboxverify.sandbox._workspace import SandboxPaths
 
 
 def _installed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, installer: PipInstaller | UvInstaller
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    installer: PipInstaller | UvInstaller,
+    **install: Any,
 ) -> dict[str, Command]:
     """Every command an install ran, by label; each one succeeds."""
     ran: dict[str, Command] = {}
@@ -33,7 +38,7 @@ def _installed(
     sandbox = _venv.Sandbox(interpreter, paths)
     wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
     settings = _venv.StepSettings((), 60.0, None, PROCESS)
-    assert _venv.install(sandbox, wheel, installer, IndexOptions(), settings) == []
+    assert _venv.install(sandbox, wheel, installer, IndexOptions(), settings, **install) == []
     return ran
 
 
@@ -58,3 +63,20 @@ def test_uvs_check_reads_metadata_and_stays_outside(
     ran = _installed(tmp_path, monkeypatch, UvInstaller(Path("/usr/bin/uv")))
 
     assert ran["pip-check"].launcher is None
+
+
+@pytest.mark.parametrize(
+    ("install", "checked"),
+    [
+        ({"requirements": False}, False),
+        ({"requirements": True}, True),
+        ({"requirements": False, "extra": ("llm",)}, True),
+    ],
+)
+def test_the_installed_requirements_are_checked_when_there_are_any(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, install: dict[str, Any], checked: bool
+) -> None:
+    ran = _installed(tmp_path, monkeypatch, UvInstaller(Path("/usr/bin/uv")), **install)
+
+    assert "install" in ran
+    assert ("pip-check" in ran) is checked

@@ -136,12 +136,13 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         ServerFailure,
         load_plugin,
     )
+    from sandboxverify.runtime.hosts._base import DEFAULT_TIMEOUT  # noqa: PLC0415
 
     ref = EntryPointRef.from_json(request["plugin"])
     registry = Registry()
     options = request.get("options") or {}
     context = HostContext(
-        timeout=float(request.get("timeout") or HostContext.timeout),
+        timeout=float(request.get("timeout") or DEFAULT_TIMEOUT),
         require_callable=options.get("callable"),
         kind=str(options.get("kind") or "tool"),
         hookspecs=options.get("hookspecs"),

@@ -4,7 +4,6 @@ the context a host runs in, and resolving an entry point with a helpful miss."""
 from __future__ import annotations
 
 import importlib
-import inspect
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
 if TYPE_CHECKING:
@@ -12,6 +11,9 @@ if TYPE_CHECKING:
     from typing import Final
 
     from sandboxverify.runtime._protocol import EntryPointRef
+
+# ``inspect`` is imported by the functions below that use it, not here: it is a good part of a
+# plugin load's start-up, and loading an MCP server needs none of it.
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
 #: the plugin's own registration code, (``mcp``) the server process it runs, or the
@@ -158,6 +160,8 @@ def import_application(module: str, application: str, group: str) -> Any:
 def summary(target: Any) -> str | None:
     """The first paragraph of ``target``'s own docstring (a class's, not its base's), on one
     line: a registration's description."""
+    import inspect  # noqa: PLC0415 - not for every load, see the top
+
     doc = (
         vars(target).get("__doc__") if inspect.isclass(target) else getattr(target, "__doc__", None)
     )
@@ -185,7 +189,8 @@ def resolve(ref: EntryPointRef) -> Any:
         try:
             target = getattr(target, part)
         except AttributeError as exc:
-            import difflib  # noqa: PLC0415 - only a miss needs it
+            import difflib  # noqa: PLC0415 - only a miss needs them
+            import inspect  # noqa: PLC0415 - not for every load, see the top
 
             names = [name for name in dir(target) if not name.startswith("__")]
             close = difflib.get_close_matches(part, names, n=1)
@@ -200,6 +205,8 @@ def resolve(ref: EntryPointRef) -> Any:
 
 
 def require_callable(ref: EntryPointRef, target: Any, wanted: str) -> None:
+    import inspect  # noqa: PLC0415 - not for every load, see the top
+
     if callable(target) and not inspect.ismodule(target):
         return
     type_name = "module" if inspect.ismodule(target) else type(target).__name__

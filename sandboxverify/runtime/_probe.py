@@ -108,7 +108,7 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
                 "traceback": "",
             },
         }
-    from sandboxverify.runtime._imports import path_sources, site_packages  # noqa: PLC0415
+    from sandboxverify.runtime._sitedirs import path_sources, site_packages  # noqa: PLC0415
 
     plugins = entry_points_of(dist, groups)
     own = [str(dist.locate_file(f)) for f in dist.files or () if f.suffix == ".pth"]

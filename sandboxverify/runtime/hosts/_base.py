@@ -189,7 +189,7 @@ def resolve(ref: EntryPointRef) -> Any:
         try:
             target = getattr(target, part)
         except AttributeError as exc:
-            import difflib  # noqa: PLC0415 - only a miss needs them
+            import difflib  # noqa: PLC0415 - only a miss needs it
             import inspect  # noqa: PLC0415 - not for every load, see the top
 
             names = [name for name in dir(target) if not name.startswith("__")]

@@ -103,6 +103,8 @@ def server_command(ref: EntryPointRef) -> list[str]:
 
 
 def _not_found(command: str, scripts: str) -> str:
+    import difflib  # noqa: PLC0415 - only a missing command needs it
+
     try:
         entries = os.listdir(scripts)
     except OSError:
@@ -115,8 +117,6 @@ def _not_found(command: str, scripts: str) -> str:
             and not name.lower().endswith((".bat", ".ps1"))
         }
     )
-    import difflib  # noqa: PLC0415 - only a missing command needs it
-
     close = difflib.get_close_matches(command, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     shown = ", ".join(names[:40]) + (f", ... ({len(names)} in all)" if len(names) > 40 else "")

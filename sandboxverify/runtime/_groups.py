@@ -6,18 +6,23 @@ hints from this table; the runtime's pluggy host finds an application's hookspec
 
 from __future__ import annotations
 
-import difflib
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Final
 
 
-@dataclass(frozen=True)
 class KnownGroup:
-    #: the host that judges a plugin of this group
-    host: str
-    #: the distribution that provides the application loading the group (``--with`` hint)
-    application: str | None
-    #: ``pluggy`` host: the module holding the application's hookspecs
-    hookspecs: str | None = None
+    """Who loads a group's plugins. A plain class, not a dataclass: every load by the
+    entrypoints host imports this module, and ``dataclasses`` costs more than the table."""
+
+    def __init__(self, host: str, application: str | None, hookspecs: str | None = None) -> None:
+        #: the host that judges a plugin of this group
+        self.host: Final = host
+        #: the distribution that provides the application loading the group (``--with`` hint)
+        self.application: Final = application
+        #: ``pluggy`` host: the module holding the application's hookspecs
+        self.hookspecs: Final = hookspecs
 
 
 KNOWN_GROUPS: dict[str, KnownGroup] = {
@@ -54,6 +59,8 @@ MODULE_GROUPS = frozenset(
 
 def near_miss(group: str) -> str | None:
     """The known group ``group`` was probably meant to be (``pytest_11`` -> ``pytest11``)."""
+    import difflib  # noqa: PLC0415 - the host side asks, the runtime's hosts never do
+
     if group in KNOWN_GROUPS:
         return None
     squashed = {_squash(known): known for known in KNOWN_GROUPS}

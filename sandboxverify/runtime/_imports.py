@@ -23,6 +23,7 @@ from importlib import machinery, metadata
 from pathlib import Path
 from typing import IO, Any
 
+from sandboxverify.runtime._sitedirs import path_sources, site_packages
 from sandboxverify.runtime._tracebacks import format_traceback
 
 #: the directory the runtime copy lives in (appended last to ``sys.path`` by the bootstrap)
@@ -65,12 +66,6 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
         "missing_files": missing,
         "outside": outside_modules(allowed_roots(site_dirs), path_sources(site_dirs, own)),
     }
-
-
-def site_packages() -> list[str]:
-    """The sandbox's own site-packages directories (purelib and platlib may differ)."""
-    paths = sysconfig.get_paths()
-    return _unique(os.path.realpath(paths[key]) for key in ("purelib", "platlib"))
 
 
 def record_entries(dist: metadata.Distribution) -> list[str] | None:
@@ -203,42 +198,6 @@ def outside_modules(
         if via is not None:
             entry.update(via)
         found.append(entry)
-    return found
-
-
-def path_sources(site_dirs: Sequence[str], own: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
-    """Directories ``.pth`` files in site-packages put on ``sys.path``, each with the file
-    (``pth``) and whether the distribution under test ships it (``shipped``)."""
-    shipped = {os.path.realpath(path) for path in own}
-    sources: dict[str, dict[str, Any]] = {}
-    for site_dir in site_dirs:
-        try:
-            pth_files = sorted(name for name in os.listdir(site_dir) if name.endswith(".pth"))
-        except OSError:
-            continue
-        for name in pth_files:
-            path = os.path.join(site_dir, name)
-            source = {"pth": name, "shipped": os.path.realpath(path) in shipped}
-            for directory in _pth_directories(site_dir, path):
-                sources.setdefault(directory, source)
-    return sources
-
-
-def _pth_directories(site_dir: str, path: str) -> list[str]:
-    """What ``site`` adds to ``sys.path`` for one ``.pth`` file (import lines run code instead)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            lines = handle.read().splitlines()
-    except OSError:
-        return []
-    found = []
-    for line in lines:
-        text = line.rstrip()
-        if not text or text.startswith(("#", "import ", "import\t")):
-            continue
-        directory = os.path.realpath(os.path.join(site_dir, text))
-        if os.path.isdir(directory):
-            found.append(directory)
     return found
 
 

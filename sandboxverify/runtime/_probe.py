@@ -13,6 +13,10 @@ Actions:
 - ``imports``: import every module the distribution ships, one by one (see ``_imports``);
 - ``record``: a live model drives the installed plugins' tools (``record --sandbox``; see
   ``_recording``).
+
+Every sandbox process starts here, several per check and in parallel, so each action imports
+what it needs when it runs (the hosts for ``load``, ``importlib.metadata`` for ``discover`` and
+``imports``): none pays for another's, and none for ``platform`` or ``pathlib``.
 """
 
 from __future__ import annotations
@@ -20,22 +24,15 @@ from __future__ import annotations
 import io
 import json
 import os
-import platform
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
-from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
-from sandboxverify.runtime.hosts import (
-    ApplicationFailed,
-    HostContext,
-    PluginLoadError,
-    ServerFailure,
-    load_plugin,
-)
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def main() -> None:
@@ -47,7 +44,7 @@ def main() -> None:
         "protocol": PROTOCOL,
         "nonce": request["nonce"],
         "action": request["action"],
-        "python": platform.python_version(),
+        "python": python_version(),
     }
     started = time.perf_counter()
     if request["action"] == "discover":
@@ -71,7 +68,7 @@ def main() -> None:
             ok=False, error=_error_record(ValueError(f"unknown action {request['action']!r}"))
         )
     result["seconds"] = round(time.perf_counter() - started, 4)
-    write_result(Path(request["result"]), result)
+    write_result(request["result"], result)
     # Plugin code may leave non-daemon threads or atexit hooks behind; the result is written,
     # so end here instead of waiting on them.
     sys.stdout.flush()
@@ -111,7 +108,7 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
                 "traceback": "",
             },
         }
-    from sandboxverify.runtime._imports import path_sources, site_packages  # noqa: PLC0415
+    from sandboxverify.runtime._sitedirs import path_sources, site_packages  # noqa: PLC0415
 
     plugins = entry_points_of(dist, groups)
     own = [str(dist.locate_file(f)) for f in dist.files or () if f.suffix == ".pth"]
@@ -130,11 +127,22 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
 
 
 def load(request: dict[str, Any]) -> dict[str, Any]:
+    # only plugin loads pay for the hosts (load_plugin imports the requested one alone)
+    from sandboxverify.runtime._registry import Registry  # noqa: PLC0415
+    from sandboxverify.runtime.hosts import (  # noqa: PLC0415
+        ApplicationFailed,
+        HostContext,
+        PluginLoadError,
+        ServerFailure,
+        load_plugin,
+    )
+    from sandboxverify.runtime.hosts._base import DEFAULT_TIMEOUT  # noqa: PLC0415
+
     ref = EntryPointRef.from_json(request["plugin"])
     registry = Registry()
     options = request.get("options") or {}
     context = HostContext(
-        timeout=float(request.get("timeout") or HostContext.timeout),
+        timeout=float(request.get("timeout") or DEFAULT_TIMEOUT),
         require_callable=options.get("callable"),
         kind=str(options.get("kind") or "tool"),
         hookspecs=options.get("hookspecs"),
@@ -166,10 +174,18 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def write_result(path: Path, result: dict[str, Any]) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(result, default=repr), encoding="utf-8")
+def write_result(path: str, result: dict[str, Any]) -> None:
+    partial = path + ".partial"
+    with open(partial, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(result, default=repr))
     os.replace(partial, path)
+
+
+def python_version() -> str:
+    """What ``platform.python_version()`` returns (``3.12.1``, ``3.13.0rc1``, a development
+    build's ``3.14.0a1+``) without importing ``platform``: it is the first word of
+    ``sys.version``, where ``platform`` parses it from."""
+    return sys.version.split(maxsplit=1)[0]
 
 
 def _error_record(exc: BaseException) -> dict[str, Any]:

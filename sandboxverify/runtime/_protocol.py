@@ -7,9 +7,10 @@ process imports it before any plugin code runs.
 from __future__ import annotations
 
 import os
-import shlex
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import Any, Final
 
 #: Version of the request/result documents exchanged through stdin and the result file.
 PROTOCOL = 1
@@ -34,13 +35,29 @@ SESSION_HOSTS = ("native", "llm", "mcp")
 SERVER_COMMAND = "server-command"
 
 
-@dataclass(frozen=True)
 class EntryPointRef:
-    """One entry point, as plain data that survives a trip through JSON."""
+    """One entry point, as plain data that survives a trip through JSON.
 
-    name: str
-    group: str
-    value: str
+    A value like a frozen dataclass (equal and hashable by its fields), written out: every
+    sandbox process imports it, and importing ``dataclasses`` (with ``inspect``) would add
+    milliseconds to the start-up of each.
+    """
+
+    def __init__(self, name: str, group: str, value: str) -> None:
+        self.name: Final = name
+        self.group: Final = group
+        self.value: Final = value
+
+    def __repr__(self) -> str:
+        return f"EntryPointRef(name={self.name!r}, group={self.group!r}, value={self.value!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, EntryPointRef):
+            return NotImplemented
+        return (self.name, self.group, self.value) == (other.name, other.group, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.group, self.value))
 
     def to_json(self) -> dict[str, str]:
         return {"name": self.name, "group": self.group, "value": self.value}
@@ -79,6 +96,8 @@ def parse_entry_points(text: str) -> list[EntryPointRef]:
 def server_ref(command: str) -> EntryPointRef:
     """An MCP server command line as a plugin named after its program; raises
     :class:`ValueError` for an empty or unparsable command."""
+    import shlex  # noqa: PLC0415 - only an MCP server command needs it, not every process
+
     words = shlex.split(command)
     if not words:
         raise ValueError("the server command is empty")

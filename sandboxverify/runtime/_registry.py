@@ -6,28 +6,42 @@ MCP server's ``tools/list``), so the harness runs them all the same way.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from sandboxverify.runtime._schema import JsonSchema
+if TYPE_CHECKING:
+    from typing import Final
+
+    from sandboxverify.runtime._schema import JsonSchema
 
 Handler = Callable[[Any], Any]
+
+# Plain classes, not dataclasses: every plugin load fills a registry, and ``dataclasses`` (which
+# imports ``inspect``) costs a load's start-up more than these few lines.
 
 
 class PluginRegistrationError(Exception):
     """A plugin used the host API wrongly while registering."""
 
 
-@dataclass(frozen=True)
 class ToolSpec:
     """A tool as a plugin registered it."""
 
-    name: str
-    fn: Callable[..., Any]
-    description: str | None
-    parameters: JsonSchema
-    plugin: str
-    wants_ctx: bool
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[..., Any],
+        description: str | None,
+        parameters: JsonSchema,
+        *,
+        plugin: str,
+        wants_ctx: bool,
+    ) -> None:
+        self.name: Final = name
+        self.fn: Final = fn
+        self.description: Final = description
+        self.parameters: Final = parameters
+        self.plugin: Final = plugin
+        self.wants_ctx: Final = wants_ctx
 
     def describe(self) -> dict[str, Any]:
         """The JSON-serialisable part, as reported by the probe."""
@@ -39,21 +53,21 @@ class ToolSpec:
         }
 
 
-@dataclass(frozen=True)
 class HandlerSpec:
-    event: str
-    handler: Handler
-    plugin: str
+    def __init__(self, event: str, handler: Handler, plugin: str) -> None:
+        self.event: Final = event
+        self.handler: Final = handler
+        self.plugin: Final = plugin
 
 
-@dataclass
 class Registry:
     """Tools and event handlers registered by every plugin loaded into one host."""
 
-    tools: dict[str, ToolSpec] = field(default_factory=dict)
-    handlers: list[HandlerSpec] = field(default_factory=list)
-    #: what loading left running (an MCP server process): closed, newest first, by close()
-    closers: list[Callable[[], None]] = field(default_factory=list)
+    def __init__(self) -> None:
+        self.tools: dict[str, ToolSpec] = {}
+        self.handlers: list[HandlerSpec] = []
+        #: what loading left running (an MCP server process): closed, newest first, by close()
+        self.closers: list[Callable[[], None]] = []
 
     def close(self) -> None:
         while self.closers:

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import importlib
-import traceback
-from pathlib import Path
-from typing import Any
+import os
+from typing import TYPE_CHECKING, Any
 
-_RUNTIME_DIR = str(Path(__file__).resolve().parent)
-_IMPORTLIB_DIR = str(Path(importlib.__file__).resolve().parent)
+if TYPE_CHECKING:
+    import traceback
+
+_RUNTIME_DIR = os.path.dirname(os.path.realpath(__file__))
+_IMPORTLIB_DIR = os.path.dirname(os.path.realpath(importlib.__file__))
 
 
 def format_traceback(exc: BaseException) -> str:
     """The traceback without the runtime's own frames: they only hide the plugin's."""
+    import traceback  # noqa: PLC0415 - only a failure needs it, and most runs have none
+
     summary = traceback.TracebackException.from_exception(exc)
     for level in _chain(summary):
         kept = [frame for frame in level.stack if not _machinery(frame.filename)]

@@ -20,11 +20,10 @@ from sandboxverify.runtime._imports import (
     missing_files,
     module_names,
     outside_modules,
-    path_sources,
     plan,
     record_entries,
-    site_packages,
 )
+from sandboxverify.runtime._sitedirs import path_sources, site_packages
 from sandboxverify.sandbox._workspace import Workspace
 from tests.runtime.test_stdlib_only import interpreters
 

@@ -11,11 +11,9 @@ plugin in its real application. Every host fills a
 from __future__ import annotations
 
 import importlib
-import shlex
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import (
     ApplicationFailed,
     ApplicationMissing,
@@ -27,8 +25,11 @@ from sandboxverify.runtime.hosts._base import (
     ServerFailure,
     resolve,
 )
-from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
-from sandboxverify.runtime.hosts._native import load_native
+
+if TYPE_CHECKING:
+    from sandboxverify.runtime._registry import Registry
+    from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
+    from sandboxverify.runtime.hosts._native import load_native
 
 __all__ = [
     "ApplicationFailed",
@@ -46,8 +47,9 @@ __all__ = [
 ]
 
 
-# Hosts that drive an application import it only when a plugin of theirs is loaded, so a
-# check of a native plugin never pays for importing llm, mcp, pytest or sphinx.
+# Every host module is imported when a plugin of its own is loaded, not before: a load pays for
+# its host alone (and the hosts that drive an application import it only then), so a check of
+# a native plugin never pays for importing llm, mcp, pytest or sphinx.
 _APPLICATION_HOSTS = {
     "llm": "_llm",
     "mcp": "_mcp",
@@ -65,13 +67,30 @@ def load_plugin(
     """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`."""
     context = context or HostContext()
     if host == "native":
+        from sandboxverify.runtime.hosts._native import load_native  # noqa: PLC0415
+
         return load_native(ref, registry)
     if host == "entrypoints":
+        from sandboxverify.runtime.hosts._entrypoints import load_entrypoint  # noqa: PLC0415
+
         return load_entrypoint(ref, context)
     module = _APPLICATION_HOSTS.get(host)
     if module is None:
         raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
     if host == "mcp" and ref.group == "console_scripts":  # the server starts through the script
+        import shlex  # noqa: PLC0415
+
         ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
     loader = getattr(importlib.import_module(f"{__name__}.{module}"), f"load_{host}")
     return cast("LoadedPlugin", loader(ref, registry, context))
+
+
+#: the native and entrypoints hosts' own loaders, imported on first use like the hosts
+_LAZY = {"load_entrypoint": "_entrypoints", "load_native": "_native"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -3,14 +3,17 @@ the context a host runs in, and resolving an entry point with a helpful miss."""
 
 from __future__ import annotations
 
-import difflib
 import importlib
-import inspect
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from sandboxverify.runtime._protocol import EntryPointRef
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Final
+
+    from sandboxverify.runtime._protocol import EntryPointRef
+
+# ``inspect`` is imported by the functions below that use it, not here: it is a good part of a
+# plugin load's start-up, and loading an MCP server needs none of it.
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
 #: the plugin's own registration code, (``mcp``) the server process it runs, or the
@@ -76,13 +79,21 @@ class ApplicationMissing(Exception):
         self.application = application
 
 
-@dataclass(frozen=True)
+# LoadedPlugin and HostContext are plain classes, not dataclasses: every plugin load imports
+# them, and ``dataclasses`` costs a load's start-up more than these few lines.
+
+
 class LoadedPlugin:
-    ref: EntryPointRef
-    #: the registrations: ``{"name", "kind", "description", "parameters"}`` each; ``kind`` is
-    #: what the application knows it as (``tool``, ``fixture``, ``model``, ``hook``, ``code``...)
-    tools: list[dict[str, Any]]
-    handlers: dict[str, int]
+    """What loading one plugin registered."""
+
+    def __init__(
+        self, ref: EntryPointRef, tools: list[dict[str, Any]], handlers: dict[str, int]
+    ) -> None:
+        self.ref: Final = ref
+        #: the registrations: ``{"name", "kind", "description", "parameters"}`` each; ``kind``
+        #: is what the application knows it as (``tool``, ``fixture``, ``model``, ``hook``...)
+        self.tools: Final = tools
+        self.handlers: Final = handlers
 
 
 #: A server-to-client request answered on behalf of the user or the model: takes the request's
@@ -91,21 +102,35 @@ class LoadedPlugin:
 Responder = Callable[[dict[str, Any]], dict[str, Any]]
 
 
-@dataclass(frozen=True)
+#: seconds a server may take to start and to answer one request, unless told otherwise
+DEFAULT_TIMEOUT = 60.0
+
+
 class HostContext:
     """What a host may need besides the entry point: limits and answers to give."""
 
-    #: seconds a server may take to start and to answer one request
-    timeout: float = 60.0
-    elicit: Responder | None = None
-    sample: Responder | None = None
-    #: ``entrypoints``: must the entry point name a callable? ``None``: unless the group's
-    #: application loads modules (``MODULE_GROUPS``)
-    require_callable: bool | None = None
-    #: ``entrypoints``: the kind its registrations are reported as
-    kind: str = "tool"
-    #: ``pluggy``: the module holding the application's hookspecs, when the group is not known
-    hookspecs: str | None = None
+    def __init__(
+        self,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        elicit: Responder | None = None,
+        sample: Responder | None = None,
+        require_callable: bool | None = None,
+        kind: str = "tool",
+        hookspecs: str | None = None,
+    ) -> None:
+        #: seconds a server may take to start and to answer one request
+        self.timeout: Final = timeout
+        self.elicit: Final = elicit
+        self.sample: Final = sample
+        #: ``entrypoints``: must the entry point name a callable? ``None``: unless the group's
+        #: application loads modules (``MODULE_GROUPS``)
+        self.require_callable: Final = require_callable
+        #: ``entrypoints``: the kind its registrations are reported as
+        self.kind: Final = kind
+        #: ``pluggy``: the module holding the application's hookspecs, when the group is not
+        #: known
+        self.hookspecs: Final = hookspecs
 
 
 def kind_of_group(kinds: Mapping[str, str], application: str, group: str) -> str:
@@ -135,6 +160,8 @@ def import_application(module: str, application: str, group: str) -> Any:
 def summary(target: Any) -> str | None:
     """The first paragraph of ``target``'s own docstring (a class's, not its base's), on one
     line: a registration's description."""
+    import inspect  # noqa: PLC0415 - not for every load, see the top
+
     doc = (
         vars(target).get("__doc__") if inspect.isclass(target) else getattr(target, "__doc__", None)
     )
@@ -162,6 +189,9 @@ def resolve(ref: EntryPointRef) -> Any:
         try:
             target = getattr(target, part)
         except AttributeError as exc:
+            import difflib  # noqa: PLC0415 - only a miss needs it
+            import inspect  # noqa: PLC0415 - not for every load, see the top
+
             names = [name for name in dir(target) if not name.startswith("__")]
             close = difflib.get_close_matches(part, names, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -175,6 +205,8 @@ def resolve(ref: EntryPointRef) -> Any:
 
 
 def require_callable(ref: EntryPointRef, target: Any, wanted: str) -> None:
+    import inspect  # noqa: PLC0415 - not for every load, see the top
+
     if callable(target) and not inspect.ismodule(target):
         return
     type_name = "module" if inspect.ismodule(target) else type(target).__name__

@@ -13,8 +13,10 @@ import queue
 import signal
 import subprocess
 import threading
-from dataclasses import dataclass
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from typing import Final
 
 #: the longest stdout line read as one message; longer is reported as garbage, not buffered
 MAX_LINE = 64 * 1024 * 1024
@@ -23,13 +25,21 @@ STDERR_TAIL = 4000
 _STDERR_KEEP = 4 * STDERR_TAIL  # bytes; decoding may merge several into one character
 
 
-@dataclass(frozen=True)
 class Received:
-    """One item from the server's stdout: a JSON-RPC message, a line that is not one, or EOF."""
+    """One item from the server's stdout: a JSON-RPC message, a line that is not one, or EOF.
 
-    kind: Literal["message", "garbage", "eof"]
-    message: dict[str, Any] | None = None
-    line: str = ""
+    A plain class, not a dataclass: an MCP server's load needs nothing else of ``dataclasses``
+    (nor of the ``inspect`` it imports)."""
+
+    def __init__(
+        self,
+        kind: Literal["message", "garbage", "eof"],
+        message: dict[str, Any] | None = None,
+        line: str = "",
+    ) -> None:
+        self.kind: Final = kind
+        self.message: Final = message
+        self.line: Final = line
 
 
 def parse_line(raw: bytes) -> list[Received]:

@@ -8,16 +8,14 @@ context's timeout; the server runs until the registry closes.
 
 from __future__ import annotations
 
-import difflib
 import os
 import shlex
 import shutil
 import sys
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
-from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime.hosts._base import (
     HostContext,
     LoadedPlugin,
@@ -25,6 +23,9 @@ from sandboxverify.runtime.hosts._base import (
     ServerFailure,
 )
 from sandboxverify.runtime.hosts._mcp_client import McpClient
+
+if TYPE_CHECKING:
+    from sandboxverify.runtime._results import ToolResult
 
 _EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
@@ -102,6 +103,8 @@ def server_command(ref: EntryPointRef) -> list[str]:
 
 
 def _not_found(command: str, scripts: str) -> str:
+    import difflib  # noqa: PLC0415 - only a missing command needs it
+
     try:
         entries = os.listdir(scripts)
     except OSError:

@@ -15,12 +15,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sandboxverify._version import __version__
-from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime.hosts._base import Responder, ServerFailure
 from sandboxverify.runtime.hosts._jsonrpc import StdioConnection, describe_exit
+
+if TYPE_CHECKING:
+    from sandboxverify.runtime._results import ToolResult
 
 #: protocol revisions this client understands, newest (the one it asks for) first
 KNOWN_PROTOCOL_VERSIONS = ("2025-06-18", "2025-03-26", "2024-11-05")
@@ -156,6 +158,10 @@ class McpClient:
     def call_tool(self, name: str, arguments: dict[str, Any]) -> ToolResult:
         """``tools/call``; a JSON-RPC error answer is an error result; a dead server or a result
         the protocol does not allow raises :class:`ServerFailure`."""
+        # only a call makes a result (loading the server lists its tools and calls none), and
+        # _results would bring dataclasses, with inspect, into every MCP load
+        from sandboxverify.runtime._results import ToolResult  # noqa: PLC0415
+
         try:
             result = self.request(
                 "tools/call", {"name": name, "arguments": arguments}, what=f"tools/call {name!r}"
@@ -314,6 +320,8 @@ class McpClient:
 def tool_result(result: dict[str, Any]) -> ToolResult:
     """A ``tools/call`` result as a :class:`ToolResult`; raises :class:`ValueError` for one the
     protocol does not allow (it must never pass as a result)."""
+    from sandboxverify.runtime._results import ToolResult  # noqa: PLC0415 - see call_tool
+
     content = result.get("content")
     if not isinstance(content, list):
         raise ValueError(f"'content' is not a list: {content!r:.200}")

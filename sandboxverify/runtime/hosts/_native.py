@@ -8,7 +8,6 @@ plugin instead of a silent no-op.
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import json
 from typing import Any, Callable, TypeVar, overload
@@ -114,6 +113,8 @@ class PluginAPI:
 
     def on(self, event: str, handler: Handler) -> None:
         if event not in EVENTS:
+            import difflib  # noqa: PLC0415 - only a mistake needs it
+
             close = difflib.get_close_matches(str(event), EVENTS, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise PluginRegistrationError(

@@ -154,11 +154,16 @@ def _namespace_flags(*, network: bool) -> list[str]:
     return flags
 
 
-@functools.cache
 def _bwrap_knows(option: str) -> bool:
+    return option in _bwrap_help()
+
+
+@functools.cache
+def _bwrap_help() -> str:
+    """What ``bwrap --help`` says (asked once: each option it is asked about is in it)."""
     located = shutil.which("bwrap")
     if located is None:
-        return False
+        return ""
     try:
         completed = subprocess.run(
             [located, "--help"],
@@ -168,8 +173,8 @@ def _bwrap_knows(option: str) -> bool:
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
-        return False
-    return option in completed.stdout.decode("utf-8", errors="replace")
+        return ""
+    return completed.stdout.decode("utf-8", errors="replace")
 
 
 @functools.cache

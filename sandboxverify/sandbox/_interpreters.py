@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import sys
@@ -13,6 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -154,13 +156,36 @@ def _query(path: str) -> Interpreter | None:
 
 
 def _ask(path: str) -> Interpreter | None:
+    if path == os.path.abspath(sys.executable):  # this one: known without starting it
+        return _described(path, _own_description())
     # -S: no site import; this only asks what the interpreter is, twice as fast
     output = query([path, "-I", "-S", "-c", _QUERY], timeout=30)
     if output is None:
         return None
     try:
         data = json.loads(output.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return None
+    return _described(path, data)
+
+
+def _own_description() -> dict[str, Any]:
+    """What ``_QUERY`` prints, of the interpreter running sandboxverify."""
+    return {
+        "version": platform.python_version(),
+        "info": list(sys.version_info[:3]),
+        "implementation": sys.implementation.name,
+        "executable": sys.executable,
+        "prefixes": [sys.base_prefix, sys.base_exec_prefix],
+    }
+
+
+def _described(path: str, data: Any) -> Interpreter | None:
+    if not isinstance(data, dict):
+        return None
+    try:
         info = tuple(int(part) for part in data["info"])
+        version, implementation = str(data["version"]), str(data["implementation"])
     except (ValueError, KeyError, IndexError, TypeError):
         return None
     # What the interpreter calls itself: a pyenv shim reports the real executable. Outside a venv
@@ -172,9 +197,9 @@ def _ask(path: str) -> Interpreter | None:
     return Interpreter(
         spec=path,
         path=reported if _in_venv(reported) else reported.resolve(),
-        version=str(data["version"]),
+        version=version,
         version_info=(info[0], info[1], info[2]),
-        implementation=str(data["implementation"]),
+        implementation=implementation,
         prefixes=tuple(str(prefix) for prefix in data.get("prefixes") or ()),
     )
 

@@ -32,6 +32,25 @@ def test_an_interpreter_says_its_base_prefixes() -> None:
     assert resolve(sys.executable).prefixes == (sys.base_prefix, sys.base_exec_prefix)
 
 
+def test_the_running_interpreter_is_described_as_it_would_describe_itself(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", _interpreters._QUERY],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert _interpreters._own_description() == json.loads(asked.stdout)
+
+    def no_process(argv: Sequence[str], timeout: float) -> str | None:
+        raise AssertionError(f"started {argv[0]} to ask what it is")
+
+    monkeypatch.setattr(_interpreters, "query", no_process)
+    monkeypatch.setattr(_interpreters, "_queried", {})
+    assert resolve(sys.executable).version_info == tuple(sys.version_info[:3])
+
+
 def test_version_spec_finds_a_matching_interpreter() -> None:
     found = sorted(Path.home().glob(".pyenv/versions/3.12*/bin/python"))
     if not found:  # pragma: no cover - the CI machines carry pyenv Pythons

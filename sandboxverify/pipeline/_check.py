@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +24,7 @@ from sandboxverify.pipeline._events import (
     ignore,
 )
 from sandboxverify.pipeline._options import CheckOptions, validate
-from sandboxverify.pipeline._run import Verifier
+from sandboxverify.pipeline._run import Verifier, make_sandbox
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
     ArtifactRecord,
@@ -84,12 +85,30 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         installation = digests.result()
     toolchain = choose(options.installer, writable_installs=isolation.name == "process")
     with Workspace(keep=options.keep) as workspace, supervised():
-        with ThreadPoolExecutor(max_workers=1) as pool:
+        # the OS sandbox hides the sandboxes from the build: they are made while it runs
+        ahead = isolation.name != "process" and not selectors
+        ahead_labels = _labels(interpreters) if ahead else []
+        with ThreadPoolExecutor(max_workers=1 + len(ahead_labels)) as pool:
             copying = pool.submit(workspace.install_runtime)  # needed from the first probe on
+            making = {
+                label: pool.submit(
+                    contextvars.copy_context().run,
+                    make_sandbox,
+                    interpreter,
+                    label,
+                    workspace=workspace,
+                    toolchain=toolchain,
+                    options=options,
+                    on_event=on_event,
+                    isolation=isolation,
+                )
+                for interpreter, label in zip(interpreters, ahead_labels)
+            }
             build = build_target(
                 target, workspace, toolchain, options, on_event, isolation=isolation
             )
             runtime = copying.result()
+            premade = {label: future.result() for label, future in making.items()}
         if selectors:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
@@ -104,6 +123,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
             playbook=playbook,
             server=server,
             isolation=isolation,
+            premade=premade,
         )
         results = parallel_map(
             lambda item: verify.run(*item),

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import platform
 import sysconfig
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, Stage
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import PROCESS, Isolation
+from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
 from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
@@ -46,6 +48,36 @@ class RunResult:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class Premade:
+    """A sandbox made while the build ran, and how long making it took."""
+
+    sandbox: Sandbox
+    failure: Failure | None
+    seconds: float
+
+
+def make_sandbox(
+    interpreter: Interpreter,
+    label: str,
+    *,
+    workspace: Workspace,
+    toolchain: Toolchain,
+    options: CheckOptions,
+    on_event: EventSink,
+    isolation: Isolation,
+) -> Premade:
+    """Stage ``venv``'s work, done ahead: a fresh sandbox of ``interpreter``."""
+    started = time.perf_counter()
+    sandbox, failure = create(
+        interpreter,
+        workspace.sandbox(label),
+        toolchain.sandbox,
+        _step_settings(options, command_observer(on_event, interpreter.version), isolation),
+    )
+    return Premade(sandbox, failure, time.perf_counter() - started)
+
+
 class Verifier:
     """One interpreter's share of the check: sandbox, install, probe, expectations."""
 
@@ -62,8 +94,11 @@ class Verifier:
         playbook: Playbook | None,
         server: EntryPointRef | None = None,
         isolation: Isolation = PROCESS,
+        premade: Mapping[str, Premade] | None = None,
     ) -> None:
         self.options = options
+        #: sandboxes made while the build ran, by label
+        self.premade = dict(premade or {})
         self.isolation = isolation
         self.server = server
         self.groups = groups
@@ -95,9 +130,7 @@ class Verifier:
         installed: tuple[dict[str, str], ...] = ()
         paths = self.workspace.sandbox(label)
         observer = command_observer(self.on_event, python)
-        steps = StepSettings(
-            self.options.pass_env, self.options.install_timeout, observer, self.isolation
-        )
+        steps = _step_settings(self.options, observer, self.isolation)
 
         def finish() -> RunResult:
             done = {stage.name for stage in stages}
@@ -131,6 +164,7 @@ class Verifier:
             options=self.options,
             steps=steps,
             stage=lambda name: self._stage(stages, name, python),
+            premade=self.premade.get(label),
         )
         failures.extend(failed)
         if ready is None:
@@ -203,9 +237,11 @@ def sandbox_with_wheel(
     options: CheckOptions,
     steps: StepSettings,
     stage: Callable[[StageName], StageTimer],
+    premade: Premade | None = None,
 ) -> tuple[tuple[Sandbox, Artifact] | None, list[Failure]]:
     """Stages ``venv`` and ``install``: a fresh sandbox with the wheel that fits
-    ``interpreter`` (and ``--with``) installed, or the failures that stopped it."""
+    ``interpreter`` (and ``--with``) installed, or the failures that stopped it. ``premade``:
+    the sandbox, made while the build ran."""
     python = interpreter.version
     wheel = select_wheel(build.wheels, interpreter.version_info)
     if wheel is None:
@@ -219,7 +255,11 @@ def sandbox_with_wheel(
             )
         ]
     with stage("venv") as timer:
-        sandbox, failure = create(interpreter, paths, toolchain.sandbox, steps)
+        if premade is None:
+            sandbox, failure = create(interpreter, paths, toolchain.sandbox, steps)
+        else:
+            sandbox, failure = premade.sandbox, premade.failure
+            timer.own_seconds = premade.seconds
         timer.fail_with(failure)
     if timer.failed:
         return None, timer.failures
@@ -239,3 +279,7 @@ def sandbox_with_wheel(
         )
         timer.summary = wheel.path.name
     return (None if timer.failed else (sandbox, wheel)), timer.failures
+
+
+def _step_settings(options: CheckOptions, observer: Observer, isolation: Isolation) -> StepSettings:
+    return StepSettings(options.pass_env, options.install_timeout, observer, isolation)

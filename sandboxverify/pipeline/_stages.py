@@ -22,6 +22,8 @@ class StageTimer:
         self.failures: list[Failure] = []
         self.summary = ""
         self.started = 0.0
+        #: what the stage's own work took, when it was done ahead (not the wall time since start)
+        self.own_seconds: float | None = None
 
     @property
     def failed(self) -> bool:
@@ -51,7 +53,7 @@ class StageTimer:
         return self.start()
 
     def __exit__(self, *exc_info: object) -> None:
-        self.finish(crashed=exc_info[0] is not None)
+        self.finish(seconds=self.own_seconds, crashed=exc_info[0] is not None)
 
 
 def command_observer(on_event: EventSink, python: str | None) -> Observer:

@@ -1,0 +1,68 @@
+"""The driver: what it does side by side while the build runs."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sandboxverify.pipeline import _check
+from sandboxverify.pipeline._check import check
+from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.sandbox._bwrap import available
+from sandboxverify.sandbox._isolation import IsolationChoice
+from sandboxverify.sandbox._workspace import Workspace
+from tests.helpers import FIXTURES
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+
+def sandboxes_made_during_the_build(
+    monkeypatch: pytest.MonkeyPatch, isolation: IsolationChoice, wait: float
+) -> list[bool]:
+    """Check good-hatch; whether a sandbox's venv appeared while the build stage began (the
+    build waits up to ``wait`` seconds for one before it goes on)."""
+    seen: list[bool] = []
+    build = _check.build_target
+
+    def build_watching(target: Any, workspace: Workspace, *args: Any, **kwargs: Any) -> Any:
+        deadline = time.monotonic() + wait
+        while not _venvs(workspace.root) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append(bool(_venvs(workspace.root)))
+        return build(target, workspace, *args, **kwargs)
+
+    monkeypatch.setattr(_check, "build_target", build_watching)
+    report = check(
+        CheckOptions(
+            targets=(str(FIXTURES / "good-hatch"),),
+            installer="uv",
+            isolation=isolation,
+            cache=False,
+            expect_tools=("greet", "add"),
+        )
+    )
+    assert report.ok, report.failures
+    assert report.runs[0].stages[1].name == "venv"
+    return seen
+
+
+def _venvs(root: Path) -> list[Path]:
+    return list(root.glob("py*/venv/bin/python"))
+
+
+@pytest.mark.skipif(available()[0] is None, reason=f"no OS sandbox here: {available()[1]}")
+def test_in_the_os_sandbox_the_sandbox_is_made_while_the_build_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the build cannot see the sandboxes, so they need not wait for it
+    assert sandboxes_made_during_the_build(monkeypatch, "strict", wait=60) == [True]
+
+
+def test_in_process_isolation_the_sandbox_is_made_after_the_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the build's code runs unconfined: nothing of a sandbox exists while it could reach it
+    assert sandboxes_made_during_the_build(monkeypatch, "process", wait=0.5) == [False]

@@ -29,6 +29,7 @@ from sandboxverify.pipeline._options import (
     ISOLATIONS,
 )
 from sandboxverify.runtime._protocol import SESSION_HOSTS
+from sandboxverify.sandbox._bwrap import probe_ahead
 
 
 @click.command()
@@ -224,6 +225,8 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     Colour follows NO_COLOR, FORCE_COLOR and TERM=dumb; on a terminal the running stages
     update in place with their elapsed time, elsewhere each finished stage is one line.
     """
+    # the OS sandbox's probe runs while the rest of what a check needs is imported
+    probe_ahead()
     from sandboxverify.cli import _actions  # noqa: PLC0415 - what a check needs, when one runs
 
     return _actions.check(ctx, targets, cli_values)

@@ -25,6 +25,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,9 +109,23 @@ class Bubblewrap:
         return [*args, "--chdir", str(confinement.cwd), "--", *argv]
 
 
-@functools.cache
 def available() -> tuple[Path | None, str]:
     """``bwrap`` if it can make the sandbox here (tried once per process), else why not."""
+    with _probing:  # a probe started ahead is waited for, not repeated
+        return _available()
+
+
+def probe_ahead() -> None:
+    """Start finding out whether the OS sandbox works here, in the background: a check's
+    command line does, while it imports the rest of what a check needs."""
+    threading.Thread(target=available, name="bwrap-probe", daemon=True).start()
+
+
+_probing = threading.Lock()
+
+
+@functools.cache
+def _available() -> tuple[Path | None, str]:
     if not sys.platform.startswith("linux"):
         return None, f"the OS sandbox needs Linux (this is {sys.platform})"
     located = shutil.which("bwrap")

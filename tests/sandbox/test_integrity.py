@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 from sandboxverify.sandbox._integrity import changes, fingerprint
@@ -26,3 +28,20 @@ def test_changed_added_and_removed_files_are_found_bytecode_aside(tmp_path: Path
         "added sub/d.py",
     ]
     assert changes(before, before) == []
+
+
+def test_a_rewrite_that_keeps_the_size_and_the_modification_time_is_found(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "verdict.py"
+    target.write_text("OK = False\n")
+    before_stat = target.stat()
+    before = fingerprint(tmp_path)
+    time.sleep(0.05)  # past the file system's timestamp granularity, as any later write is
+
+    target.write_text("OK = True!\n")  # same size
+    os.utime(target, ns=(before_stat.st_atime_ns, before_stat.st_mtime_ns))
+
+    assert target.stat().st_size == before_stat.st_size
+    assert target.stat().st_mtime_ns == before_stat.st_mtime_ns
+    assert changes(before, fingerprint(tmp_path)) == ["changed verdict.py"]

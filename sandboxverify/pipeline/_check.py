@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -88,6 +89,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         # the OS sandbox hides the sandboxes from the build: they are made while it runs
         ahead = isolation.name != "process" and not selectors
         ahead_labels = _labels(interpreters) if ahead else []
+        built = threading.Event()
         with ThreadPoolExecutor(max_workers=1 + len(ahead_labels)) as pool:
             copying = pool.submit(workspace.install_runtime)  # needed from the first probe on
             making = {
@@ -101,12 +103,16 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
                     options=options,
                     on_event=on_event,
                     isolation=isolation,
+                    built=built,
                 )
                 for interpreter, label in zip(interpreters, ahead_labels)
             }
-            build = build_target(
-                target, workspace, toolchain, options, on_event, isolation=isolation
-            )
+            try:
+                build = build_target(
+                    target, workspace, toolchain, options, on_event, isolation=isolation
+                )
+            finally:
+                built.set()
             runtime = copying.result()
             premade = {label: future.result() for label, future in making.items()}
         if selectors:

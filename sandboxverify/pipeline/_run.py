@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import platform
 import sysconfig
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -23,7 +24,7 @@ from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import PROCESS, Isolation
 from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
-from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
+from sandboxverify.sandbox._venv import Sandbox, StepSettings, acquaint, create, install
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
 from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
 from sandboxverify.stages._runtime_call import ProbeSettings
@@ -66,16 +67,17 @@ def make_sandbox(
     options: CheckOptions,
     on_event: EventSink,
     isolation: Isolation,
+    built: threading.Event,
 ) -> Premade:
-    """Stage ``venv``'s work, done ahead: a fresh sandbox of ``interpreter``."""
+    """Stage ``venv``'s work, done ahead: a fresh sandbox of ``interpreter``; while the build
+    is still running (not ``built``), the installer meets it too (it would at the install)."""
     started = time.perf_counter()
-    sandbox, failure = create(
-        interpreter,
-        workspace.sandbox(label),
-        toolchain.sandbox,
-        _step_settings(options, command_observer(on_event, interpreter.version), isolation),
-    )
-    return Premade(sandbox, failure, time.perf_counter() - started)
+    steps = _step_settings(options, command_observer(on_event, interpreter.version), isolation)
+    sandbox, failure = create(interpreter, workspace.sandbox(label), toolchain.sandbox, steps)
+    seconds = time.perf_counter() - started
+    if failure is None and not built.is_set():
+        acquaint(sandbox, toolchain.installer, steps)
+    return Premade(sandbox, failure, seconds)
 
 
 class Verifier:

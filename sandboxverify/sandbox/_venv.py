@@ -74,6 +74,14 @@ class StepSettings:
     isolation: Isolation = PROCESS
 
 
+def acquaint(sandbox: Sandbox, installer: Installer, settings: StepSettings) -> None:
+    """Have the installer learn the fresh sandbox's interpreter (see ``Installer.acquaint``);
+    only a head start: if it fails, the install learns it."""
+    argv = installer.acquaint(sandbox.python)
+    if argv is not None:
+        _run(argv, sandbox, "installer-acquaint", settings)
+
+
 def create(
     interpreter: Interpreter, paths: SandboxPaths, backend: SandboxBackend, settings: StepSettings
 ) -> tuple[Sandbox, Failure | None]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,18 +19,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
 
 def sandboxes_made_during_the_build(
-    monkeypatch: pytest.MonkeyPatch, isolation: IsolationChoice, wait: float
+    monkeypatch: pytest.MonkeyPatch,
+    isolation: IsolationChoice,
+    wait: float,
+    made: str = "py*/venv/bin/python",
 ) -> list[bool]:
-    """Check good-hatch; whether a sandbox's venv appeared while the build stage began (the
-    build waits up to ``wait`` seconds for one before it goes on)."""
+    """Check good-hatch; whether a sandbox's file (``made``: its venv's interpreter) appeared
+    while the build stage began (the build waits up to ``wait`` seconds for it, then goes on)."""
     seen: list[bool] = []
     build = _check.build_target
 
     def build_watching(target: Any, workspace: Workspace, *args: Any, **kwargs: Any) -> Any:
         deadline = time.monotonic() + wait
-        while not _venvs(workspace.root) and time.monotonic() < deadline:
+        while not list(workspace.root.glob(made)) and time.monotonic() < deadline:
             time.sleep(0.01)
-        seen.append(bool(_venvs(workspace.root)))
+        seen.append(bool(list(workspace.root.glob(made))))
         return build(target, workspace, *args, **kwargs)
 
     monkeypatch.setattr(_check, "build_target", build_watching)
@@ -49,16 +51,23 @@ def sandboxes_made_during_the_build(
     return seen
 
 
-def _venvs(root: Path) -> list[Path]:
-    return list(root.glob("py*/venv/bin/python"))
-
-
 @pytest.mark.skipif(available()[0] is None, reason=f"no OS sandbox here: {available()[1]}")
 def test_in_the_os_sandbox_the_sandbox_is_made_while_the_build_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # the build cannot see the sandboxes, so they need not wait for it
     assert sandboxes_made_during_the_build(monkeypatch, "strict", wait=60) == [True]
+
+
+@pytest.mark.skipif(available()[0] is None, reason=f"no OS sandbox here: {available()[1]}")
+def test_while_the_build_runs_uv_meets_the_sandboxs_interpreter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # so the install, when the wheel is there, does not stop to ask it what it is
+    seen = sandboxes_made_during_the_build(
+        monkeypatch, "strict", wait=60, made="py*/logs/installer-acquaint.log"
+    )
+    assert seen == [True]
 
 
 def test_in_process_isolation_the_sandbox_is_made_after_the_build(

@@ -80,3 +80,10 @@ def test_the_installed_requirements_are_checked_when_there_are_any(
 
     assert "install" in ran
     assert ("pip-check" in ran) is checked
+
+
+def test_uv_is_acquainted_with_a_fresh_sandbox_and_pip_needs_not_be() -> None:
+    uv = UvInstaller(Path("/usr/bin/uv"))
+    python = Path("/tmp/sandbox/venv/bin/python")
+    assert uv.acquaint(python) == ["/usr/bin/uv", "pip", "list", "--python", str(python)]
+    assert PipInstaller().acquaint(python) is None

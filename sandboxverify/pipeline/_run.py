@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import platform
 import sysconfig
-import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +12,7 @@ from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.pipeline._ahead import Premade, step_settings
 from sandboxverify.pipeline._events import EventSink
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._options import CheckOptions
@@ -22,9 +21,8 @@ from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, Stage
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import PROCESS, Isolation
-from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
-from sandboxverify.sandbox._venv import Sandbox, StepSettings, acquaint, create, install
+from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
 from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
 from sandboxverify.stages._runtime_call import ProbeSettings
@@ -47,37 +45,6 @@ class RunResult:
     failures: tuple[Failure, ...]
     #: what the run decided on the user's behalf (a distribution verified as a library)
     notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Premade:
-    """A sandbox made while the build ran, and how long making it took."""
-
-    sandbox: Sandbox
-    failure: Failure | None
-    seconds: float
-
-
-def make_sandbox(
-    interpreter: Interpreter,
-    label: str,
-    *,
-    workspace: Workspace,
-    toolchain: Toolchain,
-    options: CheckOptions,
-    on_event: EventSink,
-    isolation: Isolation,
-    built: threading.Event,
-) -> Premade:
-    """Stage ``venv``'s work, done ahead: a fresh sandbox of ``interpreter``; while the build
-    is still running (not ``built``), the installer meets it too (it would at the install)."""
-    started = time.perf_counter()
-    steps = _step_settings(options, command_observer(on_event, interpreter.version), isolation)
-    sandbox, failure = create(interpreter, workspace.sandbox(label), toolchain.sandbox, steps)
-    seconds = time.perf_counter() - started
-    if failure is None and not built.is_set():
-        acquaint(sandbox, toolchain.installer, steps)
-    return Premade(sandbox, failure, seconds)
 
 
 class Verifier:
@@ -132,7 +99,7 @@ class Verifier:
         installed: tuple[dict[str, str], ...] = ()
         paths = self.workspace.sandbox(label)
         observer = command_observer(self.on_event, python)
-        steps = _step_settings(self.options, observer, self.isolation)
+        steps = step_settings(self.options, observer, self.isolation)
 
         def finish() -> RunResult:
             done = {stage.name for stage in stages}
@@ -281,7 +248,3 @@ def sandbox_with_wheel(
         )
         timer.summary = wheel.path.name
     return (None if timer.failed else (sandbox, wheel)), timer.failures
-
-
-def _step_settings(options: CheckOptions, observer: Observer, isolation: Isolation) -> StepSettings:
-    return StepSettings(options.pass_env, options.install_timeout, observer, isolation)

@@ -30,7 +30,6 @@ from sandboxverify.artifacts._archives import (
     read_zip_member,
     zip_problems,
 )
-from sandboxverify.artifacts._metadata import check_metadata, dependency_names
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -204,6 +203,10 @@ class _WheelFacts:
 def _read_wheel(
     filename: str, archive: zipfile.ZipFile, name: NormalizedName, version: Version
 ) -> tuple[list[Problem], _WheelFacts]:
+    # packaging.metadata and the email package it parses with (~20 ms) are imported when an
+    # artifact is inspected, not while a check starts (pipeline/_ahead imports them meanwhile)
+    from sandboxverify.artifacts._metadata import check_metadata, dependency_names  # noqa: PLC0415
+
     names = archive.namelist()
     files = tuple(n for n in names if not n.endswith("/"))
     dist_info = sorted(
@@ -256,6 +259,8 @@ def _read_wheel(
 
 
 def inspect_sdist(path: Path) -> Artifact:
+    from sandboxverify.artifacts._metadata import check_metadata  # noqa: PLC0415 - as _read_wheel
+
     try:
         name, version = parse_sdist_filename(path.name)
     except InvalidSdistFilename as exc:

@@ -17,7 +17,7 @@ from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
 from sandboxverify.artifacts._backend import BuildSettings
 from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
-from sandboxverify.pipeline._ahead import make_sandbox
+from sandboxverify.pipeline._ahead import Premade, import_ahead, make_sandbox
 from sandboxverify.pipeline._events import (
     EventSink,
     IsolationChosen,
@@ -26,7 +26,6 @@ from sandboxverify.pipeline._events import (
     ignore,
 )
 from sandboxverify.pipeline._options import CheckOptions, validate
-from sandboxverify.pipeline._run import Verifier
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
     ArtifactRecord,
@@ -74,6 +73,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     playbook = load_playbook(options.smoke) if options.smoke else None
     explicit = [spec for spec in options.python if spec.lower() not in SELECTORS]
     selectors = [spec.lower() for spec in options.python if spec.lower() in SELECTORS]
+    importing = import_ahead()
     # what the check starts from, found side by side (each mostly waits on a process or the
     # disk): our own files' digests, taken before any code from the package runs; whether the
     # OS sandbox is there; the interpreters named, resolved before the build, so a typo costs
@@ -86,39 +86,25 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         interpreters = resolving.result() if resolving is not None else []
         installation = digests.result()
     toolchain = choose(options.installer, writable_installs=isolation.name == "process")
+    if isolation.name == "process":  # the build's code could reach our files from here on
+        importing.join()
     with Workspace(keep=options.keep) as workspace, supervised():
         # the OS sandbox hides the sandboxes from the build: they are made while it runs
         ahead = isolation.name != "process" and not selectors
-        ahead_labels = _labels(interpreters) if ahead else []
-        built = threading.Event()
-        with ThreadPoolExecutor(max_workers=1 + len(ahead_labels)) as pool:
-            copying = pool.submit(workspace.install_runtime)  # needed from the first probe on
-            making = {
-                label: pool.submit(
-                    contextvars.copy_context().run,
-                    make_sandbox,
-                    interpreter,
-                    label,
-                    workspace=workspace,
-                    toolchain=toolchain,
-                    options=options,
-                    on_event=on_event,
-                    isolation=isolation,
-                    built=built,
-                )
-                for interpreter, label in zip(interpreters, ahead_labels)
-            }
-            try:
-                build = build_target(
-                    target, workspace, toolchain, options, on_event, isolation=isolation
-                )
-            finally:
-                built.set()
-            runtime = copying.result()
-            premade = {label: future.result() for label, future in making.items()}
+        build, runtime, premade = _build_meanwhile(
+            target,
+            workspace,
+            toolchain,
+            options,
+            on_event,
+            isolation=isolation,
+            sandboxes=list(zip(interpreters, _labels(interpreters))) if ahead else [],
+        )
         if selectors:
             interpreters = _selected(interpreters, selectors, build)
         labels = _labels(interpreters)
+        from sandboxverify.pipeline._run import Verifier  # noqa: PLC0415 - imported ahead
+
         verify = Verifier(
             options=options,
             groups=groups,
@@ -167,6 +153,46 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         isolation=isolation.name,
         isolation_fallback=fallback,
     )
+
+
+def _build_meanwhile(
+    target: Target,
+    workspace: Workspace,
+    toolchain: Toolchain,
+    options: CheckOptions,
+    on_event: EventSink,
+    *,
+    isolation: Isolation,
+    sandboxes: Sequence[tuple[Interpreter, str]],
+) -> tuple[BuildResult, Path, dict[str, Premade]]:
+    """The build; meanwhile the runtime is copied (needed from the first probe on) and
+    ``sandboxes`` (interpreters with their labels) are made: the build, the runtime's copy and
+    the sandboxes made, by label."""
+    built = threading.Event()
+    with ThreadPoolExecutor(max_workers=1 + len(sandboxes)) as pool:
+        copying = pool.submit(workspace.install_runtime)
+        making = {
+            label: pool.submit(
+                contextvars.copy_context().run,
+                make_sandbox,
+                interpreter,
+                label,
+                workspace=workspace,
+                toolchain=toolchain,
+                options=options,
+                on_event=on_event,
+                isolation=isolation,
+                built=built,
+            )
+            for interpreter, label in sandboxes
+        }
+        try:
+            build = build_target(
+                target, workspace, toolchain, options, on_event, isolation=isolation
+            )
+        finally:
+            built.set()
+        return build, copying.result(), {label: done.result() for label, done in making.items()}
 
 
 def _host_modified(before: Fingerprint) -> list[Failure]:

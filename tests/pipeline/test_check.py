@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -75,3 +80,53 @@ def test_in_process_isolation_the_sandbox_is_made_after_the_build(
 ) -> None:
     # the build's code runs unconfined: nothing of a sandbox exists while it could reach it
     assert sandboxes_made_during_the_build(monkeypatch, "process", wait=0.5) == [False]
+
+
+_IMPORTS_BEFORE_THE_BUILD = """
+import json, sys, time
+from sandboxverify.pipeline import _ahead, _check
+from sandboxverify.pipeline._options import CheckOptions
+
+# a module that takes a second to import stands for what is imported ahead
+_ahead._IMPORTED_LATER = ("slow_to_import",) + _ahead._IMPORTED_LATER
+seen = []
+build = _check.build_target
+
+def build_watching(*args, **kwargs):
+    # a module is in sys.modules from the moment its import starts: is it done?
+    seen.append(getattr(sys.modules.get("slow_to_import"), "DONE", False))
+    return build(*args, **kwargs)
+
+_check.build_target = build_watching
+report = _check.check(CheckOptions(targets=(sys.argv[1],), installer="uv", isolation=sys.argv[2]))
+print(json.dumps({"ok": report.ok, "imported_before_the_build": seen}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("isolation", "imported"),
+    [
+        ("process", True),
+        pytest.param(
+            "strict",
+            False,
+            marks=pytest.mark.skipif(available()[0] is None, reason="no OS sandbox here"),
+        ),
+    ],
+)
+def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
+    tmp_path: Path, isolation: str, imported: bool
+) -> None:
+    # in process isolation the build could rewrite a module of ours not yet imported; in the
+    # OS sandbox it cannot, and the build need not wait for the imports
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(1)\nDONE = True\n")
+    completed = subprocess.run(
+        [sys.executable, "-c", _IMPORTS_BEFORE_THE_BUILD, str(FIXTURES / "good-hatch"), isolation],
+        env={**os.environ, "PYTHONPATH": str(tmp_path), "SANDBOXVERIFY_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    result = json.loads(completed.stdout.splitlines()[-1])
+    assert result == {"ok": True, "imported_before_the_build": [imported]}, completed.stderr

@@ -64,7 +64,11 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
         "results": results,
         "skipped": skipped,
         "missing_files": missing,
-        "outside": outside_modules(allowed_roots(site_dirs), path_sources(site_dirs, own)),
+        "outside": outside_modules(
+            allowed_roots(site_dirs),
+            path_sources(site_dirs, own),
+            linked_from=standard_library(),
+        ),
     }
 
 
@@ -178,10 +182,18 @@ def allowed_roots(site_dirs: Sequence[str]) -> list[str]:
     return _unique(os.path.realpath(root) for root in roots)
 
 
+def standard_library() -> list[str]:
+    """The standard library's directories as the interpreter names them, links unresolved."""
+    paths = sysconfig.get_paths()
+    return _unique(os.path.abspath(paths[key]) for key in ("stdlib", "platstdlib"))
+
+
 def outside_modules(
-    roots: Sequence[str], sources: dict[str, dict[str, Any]]
+    roots: Sequence[str], sources: dict[str, dict[str, Any]], linked_from: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
-    """Loaded modules whose file lies outside ``roots``, with the ``.pth`` file that let them in."""
+    """Loaded modules whose file lies outside ``roots``, with the ``.pth`` file that let them in.
+    A file found in one of ``linked_from`` counts as inside wherever its link leads: Debian's
+    Python links the standard library's ``sitecustomize.py`` to ``/etc``."""
     found: list[dict[str, Any]] = []
     for name, module in sorted(sys.modules.items(), key=lambda item: str(item[0])):
         try:
@@ -192,6 +204,8 @@ def outside_modules(
             continue
         real = os.path.realpath(file)
         if any(_within(real, root) for root in roots):
+            continue
+        if any(_within(os.path.abspath(file), root) for root in linked_from):
             continue
         entry: dict[str, Any] = {"module": name, "file": file}
         via = next((s for d, s in sources.items() if _within(real, d)), None)

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Iterator
 from importlib import machinery, metadata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +25,7 @@ from sandboxverify.runtime._imports import (
     outside_modules,
     plan,
     record_entries,
+    standard_library,
 )
 from sandboxverify.runtime._sitedirs import path_sources, site_packages
 from sandboxverify.sandbox._workspace import Workspace
@@ -166,6 +170,27 @@ def test_the_standard_library_and_the_runtime_are_allowed_roots() -> None:
     loaded = {"json", "sysconfig", "_json", "pytest", "sandboxverify.runtime._imports"}
     assert loaded <= set(sys.modules)
     assert outside & loaded == set()
+
+
+def test_a_standard_library_file_linked_elsewhere_is_inside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Debian's /usr/lib/python3.X/sitecustomize.py is a link to /etc/python3.X/sitecustomize.py
+    stdlib, etc = tmp_path / "stdlib", tmp_path / "etc"
+    stdlib.mkdir()
+    etc.mkdir()
+    (etc / "svtest_linked.py").write_text("")
+    (stdlib / "svtest_linked.py").symlink_to(etc / "svtest_linked.py")
+    monkeypatch.syspath_prepend(str(stdlib))
+    __import__("svtest_linked")
+    roots = allowed_roots(site_packages())
+
+    def outside(**linked: Any) -> set[str]:
+        return {entry["module"] for entry in outside_modules(roots, {}, **linked)}
+
+    assert "svtest_linked" in outside()
+    assert "svtest_linked" not in outside(linked_from=[str(stdlib)])
+    assert os.path.abspath(sysconfig.get_paths()["stdlib"]) in standard_library()
 
 
 def test_record_entries_that_were_not_installed_are_missing(tmp_path: Path) -> None:

@@ -73,7 +73,6 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
     playbook = load_playbook(options.smoke) if options.smoke else None
     explicit = [spec for spec in options.python if spec.lower() not in SELECTORS]
     selectors = [spec.lower() for spec in options.python if spec.lower() in SELECTORS]
-    importing = import_ahead()
     # what the check starts from, found side by side (each mostly waits on a process or the
     # disk): our own files' digests, taken before any code from the package runs; whether the
     # OS sandbox is there; the interpreters named, resolved before the build, so a typo costs
@@ -86,6 +85,8 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         interpreters = resolving.result() if resolving is not None else []
         installation = digests.result()
     toolchain = choose(options.installer, writable_installs=isolation.name == "process")
+    # started only now: importing holds the interpreter, and the steps above want it briefly
+    importing = import_ahead()
     if isolation.name == "process":  # the build's code could reach our files from here on
         importing.join()
     with Workspace(keep=options.keep) as workspace, supervised():

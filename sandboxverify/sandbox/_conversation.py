@@ -14,7 +14,6 @@ import contextlib
 import json
 import queue
 import subprocess
-import sys
 import threading
 import time
 from typing import IO, Any
@@ -22,15 +21,16 @@ from typing import IO, Any
 from sandboxverify._errors import Interrupted
 from sandboxverify.report._redact import redact
 from sandboxverify.sandbox._subprocess import (
-    _GRACE_SECONDS,
-    _SLICE_SECONDS,
-    _SUPERVISOR,
+    GRACE_SECONDS,
+    SLICE_SECONDS,
     Command,
     Observer,
     Outcome,
-    _kill_leftovers,
-    _stop,
     read_tail,
+    release,
+    shutting_down,
+    start,
+    stop,
 )
 
 #: the longest answer read, and how many unread ones are kept, before it counts as broken
@@ -48,30 +48,20 @@ class Conversation:
         self.observer = observer
         self.timed_out = False
         self._outcome: Outcome | None = None
-        self._supervisor = _SUPERVISOR.get(None)
-        if self._supervisor is not None and self._supervisor.shutting_down:
-            raise Interrupted("interrupted")
         command.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._started = time.perf_counter()
         self._log = command.log_path.open("wb")
         self._answers: queue.Queue[bytes | None] = queue.Queue()
+        self._proc: subprocess.Popen[bytes] | None = None
         try:
-            self._proc: subprocess.Popen[bytes] | None = subprocess.Popen(
-                command.started_argv,
-                cwd=command.cwd,
-                env=dict(command.env),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=self._log,
-                start_new_session=sys.platform != "win32",
-                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
+            self._proc = start(
+                command, self._log, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log
             )
-        except OSError as exc:
-            self._log.write(f"cannot start {command.argv[0]}: {exc}\n".encode())
-            self._proc = None
+        except OSError:  # said in the log; every answer is None
             return
-        if self._supervisor is not None:
-            self._supervisor.add(self._proc)
+        except BaseException:
+            self._log.close()
+            raise
         assert self._proc.stdout is not None
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True)
         self._reader.start()
@@ -92,7 +82,7 @@ class Conversation:
         except ValueError:
             answer = None
         if not isinstance(answer, dict):
-            _stop(proc)
+            stop(proc)
             return None
         return answer
 
@@ -107,13 +97,11 @@ class Conversation:
                 if proc.stdin is not None:
                     with contextlib.suppress(OSError):  # it ended with a request unread
                         proc.stdin.close()
-                self._wait(proc, time.monotonic() + _GRACE_SECONDS)
+                self._wait(proc, time.monotonic() + GRACE_SECONDS)
             finally:
-                _stop(proc)
-                _kill_leftovers(proc)
-                if self._supervisor is not None:
-                    self._supervisor.discard(proc)
-                self._reader.join(_GRACE_SECONDS)  # its stdout ended with it
+                stop(proc)
+                release(proc)
+                self._reader.join(GRACE_SECONDS)  # its stdout ended with it
                 if proc.stdout is not None and not self._reader.is_alive():
                     proc.stdout.close()
         self._log.close()
@@ -136,15 +124,15 @@ class Conversation:
                 self.timed_out = True
                 return None
             try:
-                return self._answers.get(timeout=min(left, _SLICE_SECONDS))
+                return self._answers.get(timeout=min(left, SLICE_SECONDS))
             except queue.Empty:
-                if self._supervisor is not None and self._supervisor.shutting_down:
+                if shutting_down():
                     raise Interrupted("interrupted") from None
 
     def _wait(self, proc: subprocess.Popen[bytes], deadline: float) -> None:
         while proc.poll() is None and time.monotonic() < deadline:
             try:
-                proc.wait(timeout=_SLICE_SECONDS)
+                proc.wait(timeout=SLICE_SECONDS)
             except subprocess.TimeoutExpired:
                 continue
 

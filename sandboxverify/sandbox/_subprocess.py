@@ -21,15 +21,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, TypeVar
+from typing import IO, Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
 from sandboxverify.report._redact import redact
 from sandboxverify.sandbox._processes import descendants, kill_and_wait
 
-_GRACE_SECONDS = 2.0
+GRACE_SECONDS = 2.0
 #: how long the main thread waits at most before it looks for a signal to handle
-_SLICE_SECONDS = 0.05
+SLICE_SECONDS = 0.05
 #: how long an interrupted main thread waits for its workers to wind down before it goes on
 _WIND_DOWN_SECONDS = 15.0
 _TAIL_BYTES = 16_000
@@ -118,7 +118,7 @@ class Supervisor:
             self._procs.add(proc)
             late = self.shutting_down
         if late:  # started while an interrupt was being handled: stop it too
-            _stop(proc)
+            stop(proc)
 
     def discard(self, proc: subprocess.Popen[bytes]) -> None:
         with self._lock:
@@ -130,7 +130,7 @@ class Supervisor:
             self.shutting_down = True
             procs = list(self._procs)
         for proc in procs:
-            _stop(proc)
+            stop(proc)
 
 
 _SUPERVISOR: contextvars.ContextVar[Supervisor] = contextvars.ContextVar("supervisor")
@@ -199,7 +199,7 @@ def _wind_down(futures: Sequence[Future[R]], within: float) -> None:
     pending = set(futures)
     deadline = time.monotonic() + within
     while pending and time.monotonic() < deadline:
-        _, pending = wait(pending, timeout=_SLICE_SECONDS)
+        _, pending = wait(pending, timeout=SLICE_SECONDS)
 
 
 def _wait_in_slices(futures: Sequence[Future[R]]) -> Future[R] | None:
@@ -207,7 +207,7 @@ def _wait_in_slices(futures: Sequence[Future[R]]) -> Future[R] | None:
     handlers."""
     pending = set(futures)
     while pending:
-        done, pending = wait(pending, timeout=_SLICE_SECONDS, return_when=FIRST_EXCEPTION)
+        done, pending = wait(pending, timeout=SLICE_SECONDS, return_when=FIRST_EXCEPTION)
         for future in done:
             if not future.cancelled() and future.exception() is not None:
                 return future
@@ -224,27 +224,18 @@ def run(command: Command, observer: Observer | None = None) -> Outcome:
 
 
 def _run(command: Command, observer: Observer | None) -> Outcome:
-    supervisor = _SUPERVISOR.get(None)
-    if supervisor is not None and supervisor.shutting_down:
-        raise Interrupted("interrupted")
     command.log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with command.log_path.open("wb") as log:
         try:
-            proc = subprocess.Popen(
-                command.started_argv,
-                cwd=command.cwd,
-                env=dict(command.env),
+            proc = start(
+                command,
+                log,
                 stdin=subprocess.PIPE if command.stdin is not None else subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                # a group of its own, so stopping it stops everything it spawned
-                start_new_session=sys.platform != "win32",
-                creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
             )
         except OSError as exc:
-            log.write(f"cannot start {command.argv[0]}: {exc}\n".encode())
-            log.flush()
             outcome = Outcome(
                 command,
                 returncode=127,
@@ -255,15 +246,13 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
             if observer:
                 observer(outcome)
             return outcome
-        if supervisor is not None:
-            supervisor.add(proc)
         # A blocking wait plus a watchdog: Popen.wait(timeout) polls and wakes up to 50 ms late.
         expired = threading.Event()
 
         def expire() -> None:
             if proc.poll() is None:
                 expired.set()
-                _stop(proc)
+                stop(proc)
 
         watchdog = threading.Timer(command.timeout, expire)
         watchdog.daemon = True
@@ -271,14 +260,12 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
         try:
             proc.communicate(command.stdin)
         except BaseException:  # KeyboardInterrupt / SystemExit from a signal handler
-            _stop(proc)
+            stop(proc)
             raise
         finally:
             watchdog.cancel()
             watchdog.join()  # a timeout's stop() has finished: nothing of the command runs
-            if supervisor is not None:
-                supervisor.discard(proc)
-            _kill_leftovers(proc)
+            release(proc)
     outcome = Outcome(
         command,
         returncode=proc.returncode,
@@ -289,6 +276,55 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
     if observer:
         observer(outcome)
     return outcome
+
+
+def start(
+    command: Command,
+    log: IO[bytes],
+    *,
+    stdin: int,
+    stdout: int | IO[bytes],
+    stderr: int | IO[bytes],
+) -> subprocess.Popen[bytes]:
+    """``command`` started in a process group of its own (stopping it stops everything it
+    spawned) and under the check's supervisor; ``OSError`` when it cannot start, also said in
+    ``log``. :func:`release` it when it has ended."""
+    if shutting_down():
+        raise Interrupted("interrupted")
+    try:
+        proc = subprocess.Popen(
+            command.started_argv,
+            cwd=command.cwd,
+            env=dict(command.env),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=sys.platform != "win32",
+            creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
+        )
+    except OSError as exc:
+        log.write(f"cannot start {command.argv[0]}: {exc}\n".encode())
+        log.flush()
+        raise
+    supervisor = _SUPERVISOR.get(None)
+    if supervisor is not None:
+        supervisor.add(proc)
+    return proc
+
+
+def shutting_down() -> bool:
+    """An interrupt is stopping the check this runs in: start nothing, wait for nothing."""
+    supervisor = _SUPERVISOR.get(None)
+    return supervisor is not None and supervisor.shutting_down
+
+
+def release(proc: subprocess.Popen[bytes]) -> None:
+    """After a command :func:`start` started has ended (or been stopped): nothing it spawned
+    outlives it, and an interrupt no longer needs to stop it."""
+    supervisor = _SUPERVISOR.get(None)
+    if supervisor is not None:
+        supervisor.discard(proc)
+    _kill_leftovers(proc)
 
 
 def query(argv: Sequence[str], timeout: float) -> str | None:
@@ -328,7 +364,7 @@ def _quote(arg: str) -> str:
     return arg if arg and re.fullmatch(r"[\w@%+=:,./-]+", arg) else repr(arg)
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
+def stop(proc: subprocess.Popen[bytes]) -> None:
     """Terminate the whole process group, give it a moment, then kill it. What the command
     started outside its group (the processes of an OS sandbox run in a session of their own)
     is killed too, and waited for: when this returns, nothing of the command is running."""
@@ -337,11 +373,11 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
     below = descendants(proc.pid)
     _signal_group(proc, signal.SIGTERM)
     try:
-        proc.wait(timeout=_GRACE_SECONDS)
+        proc.wait(timeout=GRACE_SECONDS)
     except subprocess.TimeoutExpired:
         _signal_group(proc, signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
         proc.wait()
-    kill_and_wait(below, _GRACE_SECONDS)
+    kill_and_wait(below, GRACE_SECONDS)
 
 
 def _kill_leftovers(proc: subprocess.Popen[bytes]) -> None:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from sandboxverify.sandbox._reaper import descendants, process_stat
 
-__all__ = ["descendants", "kill_and_wait"]
+__all__ = ["descendants", "kill_and_wait", "process_stat"]
 
 
 def kill_and_wait(pids: Sequence[int], timeout: float) -> None:

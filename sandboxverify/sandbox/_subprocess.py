@@ -25,7 +25,7 @@ from typing import IO, Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
 from sandboxverify.report._redact import redact
-from sandboxverify.sandbox._processes import descendants, kill_and_wait
+from sandboxverify.sandbox._processes import descendants, kill_and_wait, process_stat
 
 GRACE_SECONDS = 2.0
 #: how long the main thread waits at most before it looks for a signal to handle
@@ -370,14 +370,36 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     is killed too, and waited for: when this returns, nothing of the command is running."""
     if proc.poll() is not None:
         return
-    below = descendants(proc.pid)
+    below = _held_descendants(proc)
     _signal_group(proc, signal.SIGTERM)
+    if sys.platform.startswith("linux"):
+        _signal_group(proc, signal.SIGCONT)  # the TERM is acted on as the group resumes
     try:
         proc.wait(timeout=GRACE_SECONDS)
     except subprocess.TimeoutExpired:
         _signal_group(proc, signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
         proc.wait()
     kill_and_wait(below, GRACE_SECONDS)
+
+
+def _held_descendants(proc: subprocess.Popen[bytes]) -> list[int]:
+    """What ``proc`` started, read while its group is held still (Linux).
+
+    A process caught in ``fork`` finishes it after a look at the tree has passed it by: the OS
+    sandbox's launcher forks its namespace's init, which leaves the session and binds its life to
+    the launcher's only once set up. Stopped, the command's own children cannot change until it
+    resumes, and it resumes with the TERM already pending, so it starts nothing more."""
+    if not sys.platform.startswith("linux"):
+        return descendants(proc.pid)
+    _signal_group(proc, signal.SIGSTOP)
+    deadline = time.monotonic() + GRACE_SECONDS
+    while time.monotonic() < deadline:
+        state = process_stat(proc.pid)
+        # stopped, traced, a zombie or gone; "D" (in the kernel) stops on the way out
+        if state is None or state[0] in "TtZX":
+            break
+        time.sleep(0.001)
+    return descendants(proc.pid)
 
 
 def _kill_leftovers(proc: subprocess.Popen[bytes]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import contextvars
+import dataclasses
 import os
 import signal
 import sys
@@ -282,3 +283,33 @@ def test_an_interrupted_main_thread_does_not_wait_on_a_worker_that_will_not_end(
         assert not finished.is_set()  # it returned without joining the stuck worker
     finally:
         release.set()
+
+
+_SPAWNS_SESSIONS_NONSTOP = (
+    "import os, sys, time\n"
+    "while True:\n"
+    "    if os.fork() == 0:\n"
+    "        os.setsid()\n"
+    "        open(os.path.join(sys.argv[1], str(os.getpid())), 'w').close()\n"
+    "        time.sleep(120)\n"
+    "        os._exit(0)\n"
+    "    time.sleep(0.002)\n"
+)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="processes are found in /proc")
+def test_a_process_caught_starting_a_session_leaves_nothing_behind(tmp_path: Path) -> None:
+    """The OS sandbox's launcher forks its namespace's init, which leaves the session and only
+    later binds its life to the launcher's: a stop whose look at the process tree came before
+    that fork, and its signal after, left the sandbox running for good. A stop now holds the
+    command still before it looks."""
+    spawned = tmp_path / "spawned"
+    spawned.mkdir()
+    base = command(tmp_path, _SPAWNS_SESSIONS_NONSTOP, timeout=0.4)
+    outcome = run(dataclasses.replace(base, argv=[*base.argv, str(spawned)]))
+
+    assert outcome.timed_out
+    time.sleep(0.3)  # a survivor has written its pid by now
+    pids = [int(path.name) for path in spawned.iterdir()]
+    assert pids
+    assert [pid for pid in pids if alive(pid)] == []

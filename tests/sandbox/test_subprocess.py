@@ -312,4 +312,12 @@ def test_a_process_caught_starting_a_session_leaves_nothing_behind(tmp_path: Pat
     time.sleep(0.3)  # a survivor has written its pid by now
     pids = [int(path.name) for path in spawned.iterdir()]
     assert pids
-    assert [pid for pid in pids if alive(pid)] == []
+    assert [pid for pid in pids if alive(pid) and _runs_with(pid, str(spawned))] == []
+
+
+def _runs_with(pid: int, argument: str) -> bool:
+    """``pid`` is still one of ours, not a number the system handed out again."""
+    try:
+        return argument.encode() in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False

@@ -42,7 +42,7 @@ from sandboxverify.sandbox._isolation import (
     interpreter_roots,
 )
 from sandboxverify.sandbox._subprocess import Command, Launcher, Observer, Outcome, run
-from sandboxverify.sandbox._toolchain import Builder, IndexOptions
+from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
 from sandboxverify.sandbox._workspace import Workspace
 
 if sys.version_info >= (3, 11):
@@ -59,7 +59,7 @@ _MAX_INVOCATIONS = 4
 
 @dataclass(frozen=True)
 class BuildSettings:
-    builder: Builder
+    builder: Toolchain
     index: IndexOptions
     pass_env: tuple[str, ...]
     timeout: float

@@ -222,10 +222,6 @@ class Toolchain:
         return (sys.base_prefix, sys.base_exec_prefix)
 
 
-#: what a build needs of the toolchain: the same pair
-Builder = Toolchain
-
-
 def find_uv() -> Path | None:
     """uv next to our interpreter (``pip install sandboxverify[uv]``) or on PATH."""
     scripts = Path(sys.executable).parent

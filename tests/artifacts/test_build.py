@@ -20,11 +20,16 @@ from sandboxverify.artifacts._build import (
     prepare_artifacts,
 )
 from sandboxverify.sandbox._subprocess import Command, Outcome
-from sandboxverify.sandbox._toolchain import Builder, IndexOptions, PipInstaller, VirtualenvBackend
+from sandboxverify.sandbox._toolchain import (
+    IndexOptions,
+    PipInstaller,
+    Toolchain,
+    VirtualenvBackend,
+)
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import copy_fixture, make_wheel
 
-PIP_BUILD = Builder(VirtualenvBackend(), PipInstaller())
+PIP_BUILD = Toolchain(VirtualenvBackend(), PipInstaller())
 
 
 def test_the_copy_skips_environments_caches_and_special_files(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ plugin in its real application. Every host fills a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime.hosts._base import (
@@ -28,8 +28,6 @@ from sandboxverify.runtime.hosts._base import (
 
 if TYPE_CHECKING:
     from sandboxverify.runtime._registry import Registry
-    from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
-    from sandboxverify.runtime.hosts._native import load_native
 
 __all__ = [
     "ApplicationFailed",
@@ -40,8 +38,6 @@ __all__ = [
     "PluginLoadError",
     "Responder",
     "ServerFailure",
-    "load_entrypoint",
-    "load_native",
     "load_plugin",
     "resolve",
 ]
@@ -83,14 +79,3 @@ def load_plugin(
         ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
     loader = getattr(importlib.import_module(f"{__name__}.{module}"), f"load_{host}")
     return cast("LoadedPlugin", loader(ref, registry, context))
-
-
-#: the native and entrypoints hosts' own loaders, imported on first use like the hosts
-_LAZY = {"load_entrypoint": "_entrypoints", "load_native": "_native"}
-
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

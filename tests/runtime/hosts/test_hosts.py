@@ -12,7 +12,9 @@ import pytest
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
-from sandboxverify.runtime.hosts import PluginLoadError, load_entrypoint, load_native, resolve
+from sandboxverify.runtime.hosts import PluginLoadError, resolve
+from sandboxverify.runtime.hosts._entrypoints import load_entrypoint
+from sandboxverify.runtime.hosts._native import load_native
 
 
 @pytest.fixture

@@ -87,7 +87,7 @@ import json, sys, time
 from sandboxverify.pipeline import _ahead, _check
 from sandboxverify.pipeline._options import CheckOptions
 
-# a module that takes a second to import stands for what is imported ahead
+# a module that takes seconds to import stands for what is imported ahead
 _ahead._IMPORTED_LATER = ("slow_to_import",) + _ahead._IMPORTED_LATER
 seen = []
 build = _check.build_target
@@ -119,7 +119,8 @@ def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
 ) -> None:
     # in process isolation the build could rewrite a module of ours not yet imported; in the
     # OS sandbox it cannot, and the build need not wait for the imports
-    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(1)\nDONE = True\n")
+    # 3 s: far longer than the check takes to reach its build, even on a loaded machine
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(3)\nDONE = True\n")
     completed = subprocess.run(
         [sys.executable, "-c", _IMPORTS_BEFORE_THE_BUILD, str(FIXTURES / "good-hatch"), isolation],
         env={**os.environ, "PYTHONPATH": str(tmp_path), "SANDBOXVERIFY_CACHE_DIR": str(tmp_path)},

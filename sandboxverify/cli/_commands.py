@@ -28,7 +28,7 @@ from sandboxverify.pipeline._options import (
     INSTALLERS,
     ISOLATIONS,
 )
-from sandboxverify.runtime._protocol import SESSION_HOSTS
+from sandboxverify.runtime.hosts._registry import SESSION_HOSTS
 from sandboxverify.sandbox._bwrap import probe_ahead
 
 

@@ -19,6 +19,7 @@ from sandboxverify.report._model import (
     ToolRecord,
     registrations,
 )
+from sandboxverify.runtime.hosts._registry import SCRIPT_GROUPS
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
@@ -31,7 +32,7 @@ from sandboxverify.stages._imports import (
 )
 from sandboxverify.stages._probe import probe
 from sandboxverify.stages._runtime_call import ProbeSettings
-from sandboxverify.stages._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
+from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 
 
 @dataclass(frozen=True)

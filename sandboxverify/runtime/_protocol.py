@@ -1,4 +1,5 @@
-"""What the host side and the runtime agree on: protocol version, hosts, entry-point references.
+"""What the host side and the runtime agree on: protocol version and entry-point references
+(the hosts are in ``hosts._registry``).
 
 Deliberately light (no importlib.metadata): the host imports it at start-up and every plugin-load
 process imports it before any plugin code runs.
@@ -14,22 +15,6 @@ if TYPE_CHECKING:
 
 #: Version of the request/result documents exchanged through stdin and the result file.
 PROTOCOL = 1
-
-DEFAULT_GROUPS: dict[str, str | None] = {
-    "native": "sandboxverify.plugins",
-    "entrypoints": None,
-    "llm": "llm",
-    # an MCP server is started through the distribution's console script
-    "mcp": "console_scripts",
-    "pytest": "pytest11",
-    "flake8": "flake8.extension",
-    "sphinx": "sphinx.html_themes",
-    "mkdocs": "mkdocs.plugins",
-}
-
-#: the hosts an in-process harness session (``sandboxverify run``, ``create_test_session``) loads
-#: plugins with; here, not in the harness, so the command line can offer them without importing it
-SESSION_HOSTS = ("native", "llm", "mcp")
 
 #: the group of a plugin that is an MCP server command line rather than an entry point
 SERVER_COMMAND = "server-command"

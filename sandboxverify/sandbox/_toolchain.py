@@ -18,6 +18,7 @@ from typing import Literal, Protocol
 from sandboxverify._errors import UsageError
 
 InstallerChoice = Literal["auto", "pip", "uv"]
+INSTALLER_CHOICES: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
 
 
 @dataclass(frozen=True)

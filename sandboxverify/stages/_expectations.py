@@ -13,10 +13,9 @@ from dataclasses import dataclass, replace
 
 from sandboxverify.report._diagnostics import reached_for_network
 from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
-from sandboxverify.runtime._groups import KNOWN_GROUPS
+from sandboxverify.runtime.hosts._registry import HOSTS, KNOWN_GROUPS, SCRIPT_GROUPS, Wording
 from sandboxverify.stages._hosts import PluginPlan, host_for_group
 from sandboxverify.stages._probe import Discovery, PluginLoad
-from sandboxverify.stages._wording import Wording, wording_for
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 #: a program the plugin runs, missing from PATH: "'pngquant' not found", "X: command not found",
@@ -98,7 +97,7 @@ def evaluate(
             )
         )
     hosts = {load.record.host or host for load in loads}
-    wording = wording_for(hosts.pop() if len(hosts) == 1 else host)
+    wording = wording_of(hosts.pop() if len(hosts) == 1 else host)
     failures += _tool_expectations(
         python, tools, [load.record for load in loads], expected, wording
     )
@@ -109,7 +108,7 @@ def _plugin_failure(
     python: str, load: PluginLoad, own_modules: frozenset[str], host: str
 ) -> Failure | None:
     """Why one plugin failed (it crashed, its application refused it, it registers nothing)."""
-    wording = wording_for(load.record.host or host)
+    wording = wording_of(load.record.host or host)
     if load.failure is not None:
         return load.failure
     if not load.record.ok:
@@ -191,15 +190,15 @@ def _no_plugins_hint(host: str, groups: Sequence[str], discovery: Discovery) -> 
         return (
             f"it declares {listed}: drop --host and --group so --host auto judges each plugin "
             f"by its group, or run --host {next(iter(judged.values()))}"
-        ) + ("" if host == "auto" else "; or " + wording_for(host).declare_hint.format(group=first))
-    others = [g for g in discovery.declared_groups if g not in ("console_scripts", "gui_scripts")]
+        ) + ("" if host == "auto" else "; or " + wording_of(host).declare_hint.format(group=first))
+    others = [g for g in discovery.declared_groups if g not in SCRIPT_GROUPS]
     if others:
         return (
             f"it declares {', '.join(map(repr, others))}: check that group with --group "
             f"{others[0]} (--host auto loads it as its application would), or declare a plugin "
             "in the group you expected"
         )
-    return wording_for(host).declare_hint.format(group=first) + (
+    return wording_of(host).declare_hint.format(group=first) + (
         "; or drop --expect-tools/--expect-plugins/--host/--group to verify it as a library"
     )
 
@@ -265,7 +264,7 @@ def _load_hint(
         return wording.setup
     if error.stage == "application" and error.type == "ApplicationMissing":
         known = KNOWN_GROUPS.get(record.group)
-        application = known.application if known and known.application else "the application"
+        application = known[1].application if known and known[1].application else "the application"
         return (
             f"install {application} in the sandbox: add it to [project] dependencies if the "
             f"plugin cannot work without it, or pass --with {application}"
@@ -401,3 +400,9 @@ def _groups(groups: Sequence[str]) -> str:
     if len(groups) == 1:
         return f"group {groups[0]!r}"
     return "groups " + ", ".join(repr(g) for g in groups)
+
+
+def wording_of(host: str) -> Wording:
+    """The words of ``host``'s failures; ``auto`` (no plugin yet, or plugins of several hosts)
+    speaks of any group, as the ``entrypoints`` host does."""
+    return HOSTS["entrypoints" if host == "auto" else host].wording

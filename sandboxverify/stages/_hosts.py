@@ -12,11 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from sandboxverify.report._model import Failure
-from sandboxverify.runtime._groups import KNOWN_GROUPS, MCP_SDKS, SCRIPT_GROUPS, near_miss
-from sandboxverify.runtime._protocol import DEFAULT_GROUPS, EntryPointRef
-
-#: hosts the smoke harness can drive a model through
-SMOKE_HOSTS = ("native", "llm", "mcp")
+from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime.hosts._registry import (
+    HOSTS,
+    KNOWN_GROUPS,
+    MCP_SDKS,
+    SCRIPT_GROUPS,
+    SESSION_HOSTS,
+    near_miss,
+)
 
 
 @dataclass(frozen=True)
@@ -53,11 +57,7 @@ class PluginPlan:
 
 def default_groups(host: str) -> tuple[str, ...]:
     """The groups a named host looks in when no ``--group`` is given."""
-    if host == "auto":
-        return ()
-    known = tuple(group for group, known in KNOWN_GROUPS.items() if known.host == host)
-    default = DEFAULT_GROUPS.get(host)
-    return known or ((default,) if default else ())
+    return () if host == "auto" else HOSTS[host].own_groups
 
 
 def plan_plugins(
@@ -107,7 +107,7 @@ def _planned(
     hookspecs: Mapping[str, str],
 ) -> PlannedPlugin:
     group = ref.group
-    known = KNOWN_GROUPS.get(group)
+    judge, known = KNOWN_GROUPS.get(group, (None, None))
     if host != "auto":
         return PlannedPlugin(
             ref,
@@ -125,14 +125,14 @@ def _planned(
             application=known.application if known else None,
             hookspecs=hookspecs[group],
         )
-    if known is not None:
+    if judge is not None and known is not None:
         reason = (
             "sandboxverify's plugin protocol"
             if known.application is None
             else f"loaded by {known.application}"
         )
         return PlannedPlugin(
-            ref, known.host, f"group {group!r} is {reason}", application=known.application
+            ref, judge.name, f"group {group!r} is {reason}", application=known.application
         )
     if group == "console_scripts" and sdks:
         return PlannedPlugin(
@@ -155,14 +155,14 @@ def _planned(
 def host_for_group(group: str) -> str | None:
     """The host ``--host auto`` chooses for ``group``, if a known application loads it."""
     known = KNOWN_GROUPS.get(group)
-    return known.host if known else None
+    return known[0].name if known else None
 
 
 def smoke_driver(plugins: Sequence[PlannedPlugin], host: str) -> PlannedPlugin | None:
     """The plugin whose host a smoke run drives a model through: a named host's first plugin,
     else the first plugin whose host exposes tools to a model."""
     for plugin in plugins:
-        if plugin.host in SMOKE_HOSTS or (host != "auto" and plugin.host == host):
+        if plugin.host in SESSION_HOSTS or (host != "auto" and plugin.host == host):
             return plugin
     return None
 

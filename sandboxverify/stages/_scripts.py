@@ -23,9 +23,6 @@ from sandboxverify.sandbox._subprocess import Command, parallel_map, run
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._runtime_call import ProbeSettings, confined, safe_label
 
-#: entry-point groups whose entries become executables in the sandbox's bin/
-SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
-
 _MAX_PARALLEL_SCRIPTS = 4
 #: what a console script wrapper raises when the function it imports does not exist
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'(?: \((.+\.py)\))?")

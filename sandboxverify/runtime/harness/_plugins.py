@@ -10,17 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
 
-from sandboxverify.runtime._protocol import (
-    DEFAULT_GROUPS,
-    SESSION_HOSTS,
-    EntryPointRef,
-    server_ref,
-)
+from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.hosts import HostContext, PluginLoadError, load_plugin
 from sandboxverify.runtime.hosts._native import PluginAPI
+from sandboxverify.runtime.hosts._registry import HOSTS as _HOST_REGISTRY
+from sandboxverify.runtime.hosts._registry import SESSION_HOSTS
 
 PluginSpec = Union[str, Callable[[Any], Any]]
 DEFAULT_GROUP = "sandboxverify.plugins"
@@ -28,21 +25,22 @@ DEFAULT_GROUP = "sandboxverify.plugins"
 DIST_ENV = "SANDBOXVERIFY_DIST"
 #: Set by the sandbox: the host a session uses when none is given (``native`` otherwise).
 HOST_ENV = "SANDBOXVERIFY_HOST"
-HOSTS = SESSION_HOSTS
 
 
 def session_host(host: str | None) -> str:
     chosen = host or os.environ.get(HOST_ENV) or "native"
-    if chosen not in HOSTS:
+    if chosen not in SESSION_HOSTS:
         raise HarnessError(
             "plugin_load_failed",
-            f"unknown host {chosen!r}; a session hosts plugins with one of: {', '.join(HOSTS)}",
+            f"unknown host {chosen!r}; a session hosts plugins with one of: "
+            + ", ".join(SESSION_HOSTS),
         )
     return chosen
 
 
 def default_group(host: str) -> str:
-    return DEFAULT_GROUPS.get(host) or DEFAULT_GROUP
+    groups = _HOST_REGISTRY[host].own_groups if host in _HOST_REGISTRY else ()
+    return groups[0] if groups else DEFAULT_GROUP
 
 
 @dataclass(frozen=True)

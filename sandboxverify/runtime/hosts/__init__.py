@@ -43,39 +43,24 @@ __all__ = [
 ]
 
 
-# Every host module is imported when a plugin of its own is loaded, not before: a load pays for
-# its host alone (and the hosts that drive an application import it only then), so a check of
-# a native plugin never pays for importing llm, mcp, pytest or sphinx.
-_APPLICATION_HOSTS = {
-    "llm": "_llm",
-    "mcp": "_mcp",
-    "pytest": "_pytest",
-    "pluggy": "_pluggy",
-    "flake8": "_flake8",
-    "sphinx": "_sphinx",
-    "mkdocs": "_mkdocs",
-}
-
-
 def load_plugin(
     host: str, ref: EntryPointRef, registry: Registry, context: HostContext | None = None
 ) -> LoadedPlugin:
-    """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`."""
+    """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`.
+
+    A host's module is imported when a plugin of its own is loaded, not before: a load pays for
+    its host alone (and the hosts that drive an application import it only then), so a check of
+    a native plugin never pays for importing llm, mcp, pytest or sphinx."""
+    from sandboxverify.runtime.hosts._registry import HOSTS  # noqa: PLC0415
+
     context = context or HostContext()
-    if host == "native":
-        from sandboxverify.runtime.hosts._native import load_native  # noqa: PLC0415
-
-        return load_native(ref, registry)
-    if host == "entrypoints":
-        from sandboxverify.runtime.hosts._entrypoints import load_entrypoint  # noqa: PLC0415
-
-        return load_entrypoint(ref, context)
-    module = _APPLICATION_HOSTS.get(host)
-    if module is None:
+    spec = HOSTS.get(host)
+    if spec is None:
         raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))
     if host == "mcp" and ref.group == "console_scripts":  # the server starts through the script
         import shlex  # noqa: PLC0415
 
         ref = EntryPointRef(ref.name, ref.group, shlex.quote(ref.name))
-    loader = getattr(importlib.import_module(f"{__name__}.{module}"), f"load_{host}")
+    module, _, function = spec.loader.partition(":")
+    loader = getattr(importlib.import_module(f"{__name__}.{module}"), function)
     return cast("LoadedPlugin", loader(ref, registry, context))

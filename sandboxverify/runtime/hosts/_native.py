@@ -22,6 +22,7 @@ from sandboxverify.runtime._registry import (
 )
 from sandboxverify.runtime._schema import JsonSchema, schema_from_signature, wants_context
 from sandboxverify.runtime.hosts._base import (
+    HostContext,
     LoadedPlugin,
     PluginLoadError,
     require_callable,
@@ -156,8 +157,11 @@ def _docstring_summary(fn: Callable[..., Any]) -> str | None:
     return doc.strip().split("\n\n", 1)[0].replace("\n", " ")
 
 
-def load_native(ref: EntryPointRef, registry: Registry) -> LoadedPlugin:
+def load_native(
+    ref: EntryPointRef, registry: Registry, context: HostContext | None = None
+) -> LoadedPlugin:
     """Resolve the entry point and call ``setup(api)``; registration errors name the plugin."""
+    del context  # setup(api) is all a native plugin is given
     setup = resolve(ref)
     require_callable(ref, setup, "the plugin's setup function, e.g. 'package.module:setup'")
     api = PluginAPI(ref.name, registry)

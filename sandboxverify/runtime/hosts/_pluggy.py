@@ -1,7 +1,7 @@
 """The ``pluggy`` host: one plugin of an application built on pluggy, judged by its hookspecs.
 
 Datasette, sqlite-utils, tox, hatch and devpi load their plugins (entry-point groups in
-``_groups.KNOWN_GROUPS`` with host ``pluggy``) into a ``pluggy.PluginManager`` that holds the
+the host registry's ``pluggy`` host) into a ``pluggy.PluginManager`` that holds the
 application's hook specifications. This host does the same with a fresh manager: it imports the
 application's hookspecs module (the group's, or ``HostContext.hookspecs`` for an application the
 table does not know), takes the pluggy project name from the specs themselves, registers the
@@ -28,7 +28,6 @@ import importlib
 import inspect
 from typing import Any
 
-from sandboxverify.runtime._groups import KNOWN_GROUPS
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import (
@@ -38,6 +37,7 @@ from sandboxverify.runtime.hosts._base import (
     import_application,
     resolve,
 )
+from sandboxverify.runtime.hosts._registry import KNOWN_GROUPS
 
 
 def load_pluggy(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
@@ -154,13 +154,13 @@ def summary(obj: Any) -> str | None:
 
 def _hookspecs_of(ref: EntryPointRef, context: HostContext) -> tuple[str, str]:
     """The hookspecs to load (``module`` or ``module:attribute``) and the application's name."""
-    known = KNOWN_GROUPS.get(ref.group)
+    host, known = KNOWN_GROUPS.get(ref.group, (None, None))
     if context.hookspecs:
         target = context.hookspecs.strip()
         if known is not None and known.application and known.hookspecs == target:
             return target, known.application
         return target, target.split(":", 1)[0].split(".", 1)[0]
-    if known is not None and known.host == "pluggy" and known.hookspecs:
+    if host is not None and known is not None and host.name == "pluggy" and known.hookspecs:
         return known.hookspecs, known.application or known.hookspecs.split(".", 1)[0]
     raise PluginLoadError(
         "application",

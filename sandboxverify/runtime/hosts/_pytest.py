@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
 
-from sandboxverify.runtime._groups import KNOWN_GROUPS
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registry import Registry
 from sandboxverify.runtime.hosts._base import (
@@ -74,6 +73,7 @@ from sandboxverify.runtime.hosts._pytest_run import (
     scratch_directory,
     within,
 )
+from sandboxverify.runtime.hosts._registry import KNOWN_GROUPS
 
 #: what pytest runs with: collect only, quietly, and never write a cache
 PYTEST_ARGS = ("--collect-only", "-q", "-p", "no:cacheprovider")
@@ -96,7 +96,7 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     """
     del registry, context  # nothing callable to register; pytest needs no limits or answers
     known = KNOWN_GROUPS.get(ref.group)
-    application = known.application if known and known.host == "pytest" else None
+    application = known[1].application if known and known[0].name == "pytest" else None
     pytest = import_application("pytest", application or "pytest", ref.group)
     run = _Run(package=ref.module.split(".", 1)[0])
     with scratch_directory() as directory:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.runtime._protocol import SESSION_HOSTS
+from sandboxverify.runtime.hosts._registry import SESSION_HOSTS
 from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._values import (
     Doc,
@@ -34,17 +34,16 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older hosts
     import tomli as tomllib
 
-HOSTS = SESSION_HOSTS
 _RECORDING_KEYS = ("model", "system", "options")
 
 
 def host(doc: Doc, value: Any) -> str:
     chosen = string(doc, "host", value)
-    if chosen not in HOSTS:
+    if chosen not in SESSION_HOSTS:
         raise doc.fail(
             "host",
-            f"must be one of {', '.join(HOSTS)}, got {show(value)}",
-            hint=did_you_mean(chosen, HOSTS),
+            f"must be one of {', '.join(SESSION_HOSTS)}, got {show(value)}",
+            hint=did_you_mean(chosen, SESSION_HOSTS),
         )
     return chosen
 

@@ -1,0 +1,351 @@
+"""The one registry of hosts: each host declared once, with the groups it judges, the application
+that loads each group, the function that loads a plugin its way, what it registers, and how its
+failures explain themselves. Everything else derives from it: ``--host`` and its help, the
+default groups, the host ``--host auto`` chooses per group, hints, the configuration schema and
+the README's table (a test holds the README to it).
+
+Shared by both sides, so it is plain data: the host side plans and words its failures from it,
+every plugin-load process finds its loader here. Plain classes, not dataclasses: importing
+``dataclasses`` would cost each sandbox process more than this whole table.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Final
+
+
+class Wording:
+    """How one host's failures explain themselves: what a plugin is there and how it registers.
+    ``{group}`` in ``declare_hint`` is the group looked in."""
+
+    def __init__(
+        self,
+        *,
+        empty: str,
+        empty_hint: str,
+        setup: str,
+        validate_hint: str,
+        declare_hint: str,
+        register_hint: str = "register it in the plugin's setup(api), or fix --expect-tools",
+    ) -> None:
+        self.empty: Final = empty
+        self.empty_hint: Final = empty_hint
+        self.setup: Final = setup
+        self.validate_hint: Final = validate_hint
+        self.declare_hint: Final = declare_hint
+        self.register_hint: Final = register_hint
+
+
+class Group:
+    """An entry-point group an application loads."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        application: str | None = None,
+        hookspecs: str | None = None,
+        names_module: bool = False,
+    ) -> None:
+        self.name: Final = name
+        #: the distribution whose application loads the group (``None``: sandboxverify's own)
+        self.application: Final = application
+        #: a pluggy application's hookspecs module: its plugins' hooks are validated against it
+        self.hookspecs: Final = hookspecs
+        #: the application loads a module, so an entry point naming a bare module is complete
+        self.names_module: Final = names_module
+
+
+class Host:
+    """Who judges the plugins of some groups, by loading them as their application does."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        loader: str,
+        groups: Iterable[Group] = (),
+        default_group: str | None = None,
+        drives_sessions: bool = False,
+        loading: str,
+        kinds: Iterable[str],
+        wording: Wording,
+    ) -> None:
+        self.name: Final = name
+        #: ``module:function`` of the runtime that loads one plugin (imported only for a load)
+        self.loader: Final = loader
+        #: the groups ``--host auto`` gives this host
+        self.groups: Final = tuple(groups)
+        #: the group a named ``--host`` looks in when no ``--group`` is given and it owns none
+        self.default_group: Final = default_group
+        #: a smoke run can drive a model through its plugins' tools
+        self.drives_sessions: Final = drives_sessions
+        #: what loading a plugin means, in a sentence (help and README)
+        self.loading: Final = loading
+        #: the kinds of registration it reports
+        self.kinds: Final = tuple(kinds)
+        self.wording: Final = wording
+
+    @property
+    def own_groups(self) -> tuple[str, ...]:
+        """The groups a named ``--host`` looks in when no ``--group`` is given."""
+        if self.groups:
+            return tuple(group.name for group in self.groups)
+        return (self.default_group,) if self.default_group else ()
+
+
+def _pluggy(name: str, application: str, hookspecs: str) -> Group:
+    return Group(name, application=application, hookspecs=hookspecs, names_module=True)
+
+
+_SETUP_REGISTER = "register it in the plugin's setup(api), or fix --expect-tools"
+
+HOSTS: dict[str, Host] = {
+    host.name: host
+    for host in (
+        Host(
+            "native",
+            loader="_native:load_native",
+            groups=[Group("sandboxverify.plugins")],
+            drives_sessions=True,
+            loading="`setup(api)` is called ([below](#writing-a-native-plugin))",
+            kinds=["tool"],
+            wording=Wording(
+                empty="registered no tools and no event handlers: it does nothing",
+                empty_hint="call api.register_tool(...) (or api.on(...)) in setup(api); "
+                "a registration may be missing or behind a condition that is false here",
+                setup="the plugin's setup(api) raised: fix its registration code "
+                "(traceback in details)",
+                validate_hint="point the entry point at a callable, e.g. 'package.module:setup'",
+                declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
+                'name = "package.module:setup", or point --group at the group you use',
+                register_hint=_SETUP_REGISTER,
+            ),
+        ),
+        Host(
+            "entrypoints",
+            loader="_entrypoints:load_entrypoint",
+            loading="`EntryPoint.load()` must succeed; a module is fine, unless `--group "
+            "NAME:callable` says the application calls what it names",
+            kinds=["entry_point"],
+            wording=Wording(
+                empty="provides no tool",
+                empty_hint="point the entry point at a callable",
+                setup="the entry point raised while loading (traceback in details)",
+                validate_hint="point the entry point at a callable, e.g. 'package.module:main'",
+                declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
+                'name = "package.module:function", or point --group at the group you use',
+            ),
+        ),
+        Host(
+            "llm",
+            loader="_llm:load_llm",
+            groups=[Group("llm", application="llm", names_module=True)],
+            drives_sessions=True,
+            loading="registered with llm's plugin manager, every registration hook called",
+            kinds=[
+                "tool",
+                "model",
+                "embedding_model",
+                "command",
+                "template_loader",
+                "fragment_loader",
+            ],
+            wording=Wording(
+                empty="registered nothing: no tool, model, command, loader or other registration",
+                empty_hint="implement one of llm's registration hooks (register_tools, "
+                "register_models, register_commands, ...) with @llm.hookimpl in the plugin module",
+                setup="one of the plugin's llm hooks raised: fix its registration code "
+                "(traceback in details)",
+                validate_hint="decorate hook functions with @llm.hookimpl and name them after "
+                "llm's hooks (register_tools, register_models, ...) with the documented arguments",
+                declare_hint="declare the plugin module in pyproject.toml: "
+                '[project.entry-points.llm] name = "package_module"',
+                register_hint="register it in the plugin's register_tools hook (a Toolbox method "
+                "is named <Class>_<method>), or fix --expect-tools",
+            ),
+        ),
+        Host(
+            "mcp",
+            loader="_mcp:load_mcp",
+            # an MCP server is started through the distribution's console script
+            default_group="console_scripts",
+            drives_sessions=True,
+            loading="started as an MCP server over stdio: `initialize`, `tools/list`",
+            kinds=["tool"],
+            wording=Wording(
+                empty="is an MCP server that lists no tools",
+                empty_hint="register at least one tool with the server (tools/list must return it)",
+                setup="the server's tools could not be registered (traceback in details)",
+                validate_hint="the server command must name a program installed in the sandbox: "
+                "a console script of the distribution, or fix --server-command",
+                declare_hint="declare a console script that starts the server over stdio: "
+                '[project.scripts] name = "package.server:main", or pass --server-command',
+                register_hint="the server must list it in tools/list, or fix --expect-tools",
+            ),
+        ),
+        Host(
+            "pytest",
+            loader="_pytest:load_pytest",
+            groups=[Group("pytest11", application="pytest", names_module=True)],
+            loading="`pytest --collect-only` in an empty directory with the plugin active, "
+            "through pytest's own plugin manager (hook implementations checked against pytest's "
+            "hookspecs); it must exit 0 or 5",
+            kinds=["fixture", "option", "ini", "marker", "hook"],
+            wording=Wording(
+                empty="registered nothing with pytest: no fixture, option, ini key, marker or hook",
+                empty_hint="define fixtures or pytest_* hooks in the module the pytest11 entry "
+                "point names",
+                setup="pytest refused the plugin while configuring or collecting (its output is "
+                "in details): run pytest --collect-only in an empty directory with the plugin "
+                "installed",
+                validate_hint="pytest checks hook implementations against its hookspecs: fix the "
+                "hook's name, or drop the argument pytest does not pass to it",
+                declare_hint="declare the plugin module in pyproject.toml: "
+                '[project.entry-points.pytest11] name = "package.plugin"',
+                register_hint="define it in the plugin module (a fixture, option, ini key or "
+                "marker), or fix --expect-tools",
+            ),
+        ),
+        Host(
+            "pluggy",
+            loader="_pluggy:load_pluggy",
+            # applications built on pluggy: their hookspecs validate a plugin's hook
+            # implementations
+            groups=[
+                _pluggy("datasette", "datasette", "datasette.hookspecs"),
+                _pluggy("sqlite_utils", "sqlite-utils", "sqlite_utils.hookspecs"),
+                _pluggy("tox", "tox", "tox.plugin.spec"),
+                Group("hatch", application="hatchling", hookspecs="hatchling.plugin.specs"),
+                _pluggy("devpi_server", "devpi-server", "devpi_server.hookspecs"),
+                Group("devpi_client", application="devpi-client", hookspecs="devpi.hookspecs"),
+            ],
+            loading="registered with a plugin manager holding the application's real hookspecs: "
+            "a misspelled hook or an argument the spec lacks fails",
+            kinds=["hook"],
+            wording=Wording(
+                empty="implements none of the application's hooks",
+                empty_hint="implement at least one of the application's hookspecs, marked with "
+                "its hookimpl marker",
+                setup="the application's plugin manager refused the plugin (traceback in details)",
+                validate_hint="hook implementations must match the application's hookspecs: fix "
+                "the hook's name, or its arguments (a subset of the spec's, never others)",
+                declare_hint="declare the plugin module in pyproject.toml: "
+                '[project.entry-points."{group}"] name = "package.plugin"',
+                register_hint="implement that hook in the plugin, or fix --expect-tools",
+            ),
+        ),
+        Host(
+            "flake8",
+            loader="_flake8:load_flake8",
+            groups=[
+                Group("flake8.extension", application="flake8"),
+                Group("flake8.report", application="flake8"),
+            ],
+            loading="found and classified by flake8's own plugin finder (its rules for code "
+            "prefixes), then run once on a small file",
+            kinds=["code", "formatter"],
+            wording=Wording(
+                empty="registered no error code",
+                empty_hint="name the entry point after the plugin's error-code prefix (e.g. 'ABC')",
+                setup="flake8 could not run the plugin on a sample file (traceback in details)",
+                validate_hint="flake8 takes an entry point name as the plugin's error-code "
+                "prefix: 1-3 capital letters and up to 3 digits (e.g. 'ABC1'), pointing at the "
+                "checker",
+                declare_hint="declare it in pyproject.toml: "
+                '[project.entry-points."flake8.extension"] ABC = "package.checker:Checker"',
+                register_hint="name the entry point after that prefix, or fix --expect-tools",
+            ),
+        ),
+        Host(
+            "sphinx",
+            loader="_sphinx:load_sphinx",
+            groups=[
+                Group("sphinx.html_themes", application="sphinx"),
+                Group("sphinx.builders", application="sphinx", names_module=True),
+            ],
+            loading="a one-page `sphinx-build` with the theme or builder",
+            kinds=["theme", "builder"],
+            wording=Wording(
+                empty="registered nothing with sphinx",
+                empty_hint="a sphinx.html_themes entry point names the theme's module",
+                setup="sphinx-build failed with the theme or builder enabled (its output is in "
+                "details)",
+                validate_hint="a sphinx.html_themes entry point names a module whose directory "
+                "holds theme.toml or theme.conf; a sphinx.builders one names an extension module",
+                declare_hint="declare it in pyproject.toml: "
+                '[project.entry-points."sphinx.html_themes"] name = "package_theme"',
+                register_hint="register it through the entry point, or fix --expect-tools",
+            ),
+        ),
+        Host(
+            "mkdocs",
+            loader="_mkdocs:load_mkdocs",
+            groups=[
+                Group("mkdocs.plugins", application="mkdocs"),
+                Group("mkdocs.themes", application="mkdocs"),
+            ],
+            loading="a one-page `mkdocs build` with the plugin or theme",
+            kinds=["plugin", "theme"],
+            wording=Wording(
+                empty="registered nothing with mkdocs",
+                empty_hint="an mkdocs.plugins entry point names a subclass of "
+                "mkdocs.plugins.BasePlugin",
+                setup="mkdocs build failed with the plugin or theme enabled (its output is in "
+                "details)",
+                validate_hint="an mkdocs.plugins entry point names a subclass of "
+                "mkdocs.plugins.BasePlugin; an mkdocs.themes one names the theme's package",
+                declare_hint="declare it in pyproject.toml: "
+                '[project.entry-points."mkdocs.plugins"] name = "package.plugin:Plugin"',
+                register_hint="register it through the entry point, or fix --expect-tools",
+            ),
+        ),
+    )
+}
+
+#: ``--host``: a host by name, or ``auto`` (each plugin by the application of its group)
+HOST_CHOICES: tuple[str, ...] = ("auto", *HOSTS)
+#: the hosts an in-process harness session (``sandboxverify run``, ``create_test_session``)
+#: loads plugins with
+SESSION_HOSTS: tuple[str, ...] = tuple(name for name, host in HOSTS.items() if host.drives_sessions)
+#: every group a known application loads, with the host that judges it
+KNOWN_GROUPS: dict[str, tuple[Host, Group]] = {
+    group.name: (host, group) for host in HOSTS.values() for group in host.groups
+}
+#: groups no application loads as plugins: commands, not plugins
+SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
+#: a distribution depending on one of these ships MCP servers as console scripts
+MCP_SDKS = frozenset({"mcp", "fastmcp"})
+
+
+def host_named(name: str) -> Host:
+    """The host called ``name``; a ``KeyError`` for one the registry does not hold (a bug: names
+    come from ``--host``'s choices or from this registry)."""
+    return HOSTS[name]
+
+
+def names_module(group: str) -> bool:
+    """Does the application of ``group`` load a module rather than call an object?"""
+    known = KNOWN_GROUPS.get(group)
+    return known is not None and known[1].names_module
+
+
+def near_miss(group: str) -> str | None:
+    """The known group ``group`` was probably meant to be (``pytest_11`` -> ``pytest11``)."""
+    import difflib  # noqa: PLC0415 - the host side asks, the runtime's hosts never do
+
+    if group in KNOWN_GROUPS:
+        return None
+    squashed = {_squash(known): known for known in KNOWN_GROUPS}
+    if _squash(group) in squashed:
+        return squashed[_squash(group)]
+    close = difflib.get_close_matches(group, list(KNOWN_GROUPS), n=1, cutoff=0.85)
+    return close[0] if close else None
+
+
+def _squash(group: str) -> str:
+    return "".join(c for c in group.lower() if c.isalnum())

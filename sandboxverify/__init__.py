@@ -13,8 +13,8 @@ from sandboxverify._version import __version__
 
 if TYPE_CHECKING:
     from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
+    from sandboxverify.options._check_options import CheckOptions
     from sandboxverify.pipeline._check import check
-    from sandboxverify.pipeline._options import CheckOptions
     from sandboxverify.report._model import Failure, PluginRecord, Report, Run, ToolRecord
 
 __all__ = [
@@ -33,7 +33,7 @@ __all__ = [
 
 _LAZY = {
     "check": "sandboxverify.pipeline._check",
-    "CheckOptions": "sandboxverify.pipeline._options",
+    "CheckOptions": "sandboxverify.options._check_options",
     "ConfigError": "sandboxverify._errors",
     "SandboxVerifyError": "sandboxverify._errors",
     "UsageError": "sandboxverify._errors",

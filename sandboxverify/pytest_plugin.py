@@ -126,8 +126,8 @@ def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
 
 @pytest.fixture(scope="session")
 def sandbox_check() -> Callable[..., Report]:
+    from sandboxverify.options._check_options import CheckOptions  # noqa: PLC0415
     from sandboxverify.pipeline._check import check  # noqa: PLC0415
-    from sandboxverify.pipeline._options import CheckOptions  # noqa: PLC0415
 
     reports: dict[tuple[Any, ...], Report] = {}
 

@@ -21,7 +21,7 @@ from sandboxverify.cli._options import (
     seconds,
 )
 from sandboxverify.cli._sandboxed import sandbox_options
-from sandboxverify.pipeline._options import (
+from sandboxverify.options._check_options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
     HOSTS,

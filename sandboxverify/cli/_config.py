@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.pipeline._options import (
+from sandboxverify.options._check_options import (
     HOSTS,
     INSTALLERS,
     ISOLATIONS,

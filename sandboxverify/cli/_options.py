@@ -10,7 +10,7 @@ import click
 from click.core import ParameterSource
 
 from sandboxverify._errors import UsageError
-from sandboxverify.pipeline._options import (
+from sandboxverify.options._check_options import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_TIMEOUT,
     MAX_TIMEOUT,

@@ -18,7 +18,7 @@ import click
 
 from sandboxverify._errors import UsageError
 from sandboxverify.cli import _terminal
-from sandboxverify.pipeline._options import INSTALLERS, ISOLATIONS
+from sandboxverify.options._check_options import INSTALLERS, ISOLATIONS
 from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 
@@ -123,7 +123,7 @@ class SandboxChoice:
         """Build, install and record; the stages shown on ``human`` as ``check`` shows them."""
         # the pipeline and its renderer: only a sandboxed recording pays for importing them
         from sandboxverify.cli._render import Progress  # noqa: PLC0415
-        from sandboxverify.pipeline._options import CheckOptions  # noqa: PLC0415
+        from sandboxverify.options._check_options import CheckOptions  # noqa: PLC0415
         from sandboxverify.pipeline._record import record_in_sandbox  # noqa: PLC0415
 
         options = CheckOptions(

@@ -9,8 +9,8 @@ import threading
 import time
 from dataclasses import dataclass
 
+from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline._events import EventSink
-from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._interpreters import Interpreter

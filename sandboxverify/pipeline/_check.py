@@ -17,6 +17,7 @@ from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
 from sandboxverify.artifacts._backend import BuildSettings
 from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
+from sandboxverify.options._check_options import CheckOptions, validate
 from sandboxverify.pipeline._ahead import Premade, import_ahead, make_sandbox
 from sandboxverify.pipeline._events import (
     EventSink,
@@ -25,7 +26,6 @@ from sandboxverify.pipeline._events import (
     StageStarted,
     ignore,
 )
-from sandboxverify.pipeline._options import CheckOptions, validate
 from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import (
     ArtifactRecord,

@@ -8,8 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline._events import EventSink, PluginLoaded
-from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.pipeline._stages import StageTimer
 from sandboxverify.report._model import (
     Failure,

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.artifacts._artifacts import classify
+from sandboxverify.options._check_options import CheckOptions, validate
 from sandboxverify.pipeline._check import build_target, check_requirements, decide_isolation
 from sandboxverify.pipeline._events import EventSink, ignore
-from sandboxverify.pipeline._options import CheckOptions, validate
 from sandboxverify.pipeline._run import sandbox_with_wheel
 from sandboxverify.pipeline._stages import StageTimer, command_observer
 from sandboxverify.report._model import Failure, Stage

@@ -12,10 +12,10 @@ from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline._ahead import Premade, step_settings
 from sandboxverify.pipeline._events import EventSink
 from sandboxverify.pipeline._inspect import Inspector
-from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.pipeline._stages import StageTimer, command_observer
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
 from sandboxverify.runtime._protocol import EntryPointRef

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify.cli import _actions, _main
-from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.options._check_options import CheckOptions
 from tests.helpers import ROOT, copy_fixture, fixture, make_wheel, run_cli, tree_digest
 from tests.runtime.hosts.test_mcp import SERVER
 

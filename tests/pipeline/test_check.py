@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
+from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline import _check
 from sandboxverify.pipeline._check import check
-from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.sandbox._bwrap import available
 from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._workspace import Workspace
@@ -85,7 +85,7 @@ def test_in_process_isolation_the_sandbox_is_made_after_the_build(
 _IMPORTS_BEFORE_THE_BUILD = """
 import json, sys, time
 from sandboxverify.pipeline import _ahead, _check
-from sandboxverify.pipeline._options import CheckOptions
+from sandboxverify.options._check_options import CheckOptions
 
 # a module that takes seconds to import stands for what is imported ahead
 _ahead._IMPORTED_LATER = ("slow_to_import",) + _ahead._IMPORTED_LATER

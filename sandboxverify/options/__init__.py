@@ -1,0 +1,2 @@
+"""What a check is asked to do: the options of every command, ``[tool.sandboxverify]``, and
+``CheckOptions``."""

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.cli import _config
+from sandboxverify.options import _pyproject as _config
 from sandboxverify.report._model import Report
 from sandboxverify.sandbox._toolchain import find_uv
 from sandboxverify.stages.playbook import _document

@@ -17,7 +17,7 @@ import jsonschema
 import pytest
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.cli import _config
+from sandboxverify.options import _pyproject as _config
 from sandboxverify.report._model import (
     REPORT_SCHEMA,
     ErrorCode,

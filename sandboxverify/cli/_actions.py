@@ -10,7 +10,7 @@ import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK
 from sandboxverify.artifacts._artifacts import ProjectTarget, classify
-from sandboxverify.cli import _config, _terminal
+from sandboxverify.cli import _terminal
 from sandboxverify.cli._options import (
     check_options,
     merge,
@@ -23,6 +23,7 @@ from sandboxverify.cli._output import (
 )
 from sandboxverify.cli._render import Progress, render_report
 from sandboxverify.cli._surfaces import Surfaces
+from sandboxverify.options import _pyproject as _config
 from sandboxverify.pipeline._check import check as run_check
 
 

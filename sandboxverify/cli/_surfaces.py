@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Callable, TextIO
 import click
 
 from sandboxverify._errors import UsageError
-from sandboxverify.cli import _config
 from sandboxverify.cli._output import (
     check_report_path,
     write_github,
     write_json,
     write_junit,
 )
+from sandboxverify.options import _pyproject as _config
 from sandboxverify.report._model import ErrorCode, ReportError, stopped_report
 from sandboxverify.report._redact import Redactor
 

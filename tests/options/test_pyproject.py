@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.cli._config import find_pyproject, load
+from sandboxverify.options._pyproject import find_pyproject, load
 
 
 def pyproject(tmp_path: Path, table: str) -> Path:

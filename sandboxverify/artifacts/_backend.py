@@ -31,6 +31,7 @@ from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 
+from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._cache import ArtifactCache
 from sandboxverify.sandbox._conversation import Conversation
 from sandboxverify.sandbox._environment import backend_env, installer_env
@@ -44,11 +45,6 @@ from sandboxverify.sandbox._isolation import (
 from sandboxverify.sandbox._subprocess import Command, Launcher, Observer, Outcome, run
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
 from sandboxverify.sandbox._workspace import Workspace
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older hosts
-    import tomli as tomllib
 
 #: PEP 517: a project without ``build-backend`` is built by setuptools' legacy backend.
 _DEFAULT_REQUIRES = ("setuptools>=40.8.0",)

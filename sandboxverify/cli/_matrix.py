@@ -5,13 +5,13 @@ release's ``requires-python`` allows, as the JSON a GitHub Actions ``strategy.ma
 from __future__ import annotations
 
 import json
-import sys
 from typing import Any
 
 import click
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify._errors import EXIT_OK, UsageError
+from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._artifacts import (
     ArtifactProblem,
     ArtifactsTarget,
@@ -21,11 +21,6 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
 )
 from sandboxverify.cli._options import reject_empty_targets
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older hosts
-    import tomli as tomllib
 
 #: the CPython minor versions released when this sandboxverify was, from the oldest a sandbox
 #: runs (3.9): what a matrix can ask actions/setup-python for

@@ -8,15 +8,11 @@ agrees exists. A construct the scanner does not follow yields no lines rather th
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Union
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older hosts
-    import tomli as tomllib
+from sandboxverify._toml import tomllib
 
 #: a path into the parsed document: table and key names, array indices
 Key = tuple[Union[str, int], ...]

@@ -3,11 +3,11 @@ are written, ``plugins`` and ``[expect]``; mocks and turns are read by their own
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import ConfigError
+from sandboxverify._toml import tomllib
 from sandboxverify.stages.playbook import _replay
 from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._turns import TURN_EXAMPLE, turns
@@ -20,11 +20,6 @@ from sandboxverify.stages.playbook._values import (
     table,
     unknown_keys,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older hosts
-    import tomli as tomllib
 
 _TOP_KEYS = (
     "name",

@@ -10,11 +10,11 @@ recorded with, its system prompt and options: what ``run --live`` uses again). A
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import ConfigError
+from sandboxverify._toml import tomllib
 from sandboxverify.runtime.hosts._registry import SESSION_HOSTS
 from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._values import (
@@ -28,11 +28,6 @@ from sandboxverify.stages.playbook._values import (
     table,
     unknown_keys,
 )
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on older hosts
-    import tomli as tomllib
 
 _RECORDING_KEYS = ("model", "system", "options")
 

@@ -18,6 +18,8 @@ import pytest
 
 from sandboxverify._errors import ConfigError
 from sandboxverify.options import _pyproject as _config
+from sandboxverify.options._kinds import Choice
+from sandboxverify.options._schema import config_schema
 from sandboxverify.report._model import (
     REPORT_SCHEMA,
     ErrorCode,
@@ -167,34 +169,46 @@ def load_text(text: str) -> dict[str, Any]:
 
 
 def test_the_config_schema_lists_every_key_in_both_spellings() -> None:
-    keys = set(_config._keys())
+    keys = set(_config.config_options())
     spellings = keys | {key.replace("-", "_") for key in keys}
     document = schema("config")
     assert set(document["properties"]) == spellings
     assert document["additionalProperties"] is False
 
 
-#: for each kind of key: values the loader accepts, values it refuses
+def test_the_shipped_config_schema_is_the_one_the_options_table_makes() -> None:
+    assert schema("config") == config_schema(), (
+        "regenerate it: python -m sandboxverify.options._schema"
+    )
+
+
+#: for each kind of value: values the loader accepts, values it refuses
 _SAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
-    "str": (["x"], [1, ["x"], True]),
-    "list": (["a", ["a", "b"], []], [1, [1], {"a": 1}, [" "]]),
-    "names": (["a", "a, b", ["a,b", "c"]], ["a,,b", ["a", ","], [""], 1]),
-    "paths": (["dir", ["a", "b"]], [1, [True], [""]]),
-    "bool": ([True, False], ["yes", 1]),
-    "int": ([0, 3], [-1, 1.5, True, "3"]),
-    "float": ([1, 0.5, 86400], [0, -1, True, "1", 86401]),
-    "path": (["out.xml"], ["", " ", 1]),
-    "json": ([True, "-", "r.json"], [False, "", " ", 1]),
+    "Kind": (["x"], [1, ["x"], True, " "]),
+    "Kind+": (["a", ["a", "b"], []], [1, [1], {"a": 1}, [" "]]),
+    "Names+": (["a", "a, b", ["a,b", "c"]], ["a,,b", ["a", ","], [""], 1]),
+    "Location+": (["dir", ["a", "b"]], [1, [True], [""]]),
+    "GroupName+": (["a", "a:callable", ["a", "b.c"]], ["a:other", ":callable", [""], 1]),
+    "Assignment+": (["app=app.specs", ["a=b"]], ["app", "=m", "a=b c", [1]]),
+    "Requirement+": (["pytest", ["llm>=0.26", "a[b]"]], ["-e .", ["x>>1"], [""], 1]),
+    "Flag": ([True, False], ["yes", 1]),
+    "Toggle": ([True, False], ["yes", 1]),
+    "Whole": ([0, 3], [-1, 1.5, True, "3"]),
+    "Count": ([0, 3], [-1, 1.5, True, "3"]),
+    "Seconds": ([1, 0.5, 86400], [0, -1, True, "1", 86401]),
+    "FilePath": (["out.xml"], ["", " ", 1]),
+    "ReportPath": ([True, "-", "r.json"], [False, "", " ", 1]),
+    "ReportFile": (["junit.xml"], ["", " ", 1, True]),
 }
 
 
-@pytest.mark.parametrize("key", sorted(_config._keys()))
+@pytest.mark.parametrize("key", sorted(_config.config_options()))
 def test_the_loader_and_the_config_schema_agree_on_every_key(key: str, tmp_path: Path) -> None:
-    spec = _config._keys()[key]
-    if spec.kind == "choice":
-        good, bad = [spec.choices[0]], ["nope", 1]
+    option = _config.config_options()[key]
+    if isinstance(option.kind, Choice):
+        good, bad = [option.kind.choices[0]], ["nope", 1]
     else:
-        good, bad = _SAMPLES[spec.kind]
+        good, bad = _SAMPLES[type(option.kind).__name__ + ("+" if option.multiple else "")]
     pyproject = tmp_path / "pyproject.toml"
     for value, accepted in [*((v, True) for v in good), *((v, False) for v in bad)]:
         pyproject.write_text(

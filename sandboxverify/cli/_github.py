@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandboxverify.cli._tomllines import Key, Toml
-from sandboxverify.options._check_options import split_commas
+from sandboxverify.options import split_commas
 from sandboxverify.report._merge import Merged, problems
 from sandboxverify.report._model import Failure, Report, ReportError, Run
 

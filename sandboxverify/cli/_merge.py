@@ -29,7 +29,7 @@ def merge_reports(
     quiet: bool,
 ) -> int:
     surfaces = ctx.find_object(Surfaces) or Surfaces()
-    surfaces.resolve({"json": json_out, "junit-xml": junit_xml, "github": github}, None)
+    surfaces.resolve({"json_out": json_out, "junit_xml": junit_xml, "github": github}, None)
     check_json_path(json_out, reports)
     check_report_path("--junit-xml", junit_xml, reports)
     outputs = {Path(out).absolute() for out in (json_out, junit_xml) if out and out != "-"}

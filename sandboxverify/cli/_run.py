@@ -13,7 +13,6 @@ from typing import Any
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli import _terminal
 from sandboxverify.cli._live import replayed, run_live
-from sandboxverify.cli._options import reject_empty
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import render_smoke
 from sandboxverify.report._redact import Redactor
@@ -34,7 +33,6 @@ def run_playbook(
     verbose: int,
     **replay: Any,
 ) -> int:
-    reject_empty({"--plugin": plugins, "--dist": dist, "--group": group, "--trace": trace})
     check_json_path(json_out, (playbook,))
     loaded = load_playbook(playbook)
     host = host or (loaded.spec or {}).get("host") or "native"

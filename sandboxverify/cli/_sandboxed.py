@@ -1,4 +1,4 @@
-"""``record --sandbox``: its options, checked before any work, and the recording itself run
+"""``record --sandbox``: its options checked before any work, and the recording itself run
 through the pipeline (build, sandbox, install, then the runtime in the sandbox), with the
 progress of ``check``.
 
@@ -9,76 +9,17 @@ with a hint in those terms.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
-
-import click
+from typing import Any, TextIO
 
 from sandboxverify._errors import UsageError
 from sandboxverify.cli import _terminal
-from sandboxverify.options._check_options import INSTALLERS, ISOLATIONS
 from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 
-F = TypeVar("F", bound=Callable[..., Any])
 #: how long a session in a sandbox may take when --timeout is not given (it is killed then)
 DEFAULT_SESSION_TIMEOUT = 600.0
-
-
-def sandbox_options(function: F) -> F:
-    """``--sandbox`` and what only a sandboxed recording takes."""
-    for option in reversed(
-        [
-            click.option(
-                "--sandbox",
-                is_flag=True,
-                help="Record check-style: build the project's sdist and wheel, install the "
-                "wheel (and --with) in a fresh sandbox, and let the model drive it there.",
-            ),
-            click.option(
-                "--project",
-                metavar="PATH",
-                help="With --sandbox: the project directory to build (or its built wheel). "
-                "[default: .]",
-            ),
-            click.option(
-                "--with",
-                "with_requirements",
-                multiple=True,
-                metavar="REQUIREMENT",
-                help="With --sandbox: also install this requirement (repeatable): llm and the "
-                "model's plugin, e.g. --with llm-anthropic.",
-            ),
-            click.option(
-                "--pass-env",
-                multiple=True,
-                metavar="NAME",
-                help="With --sandbox: an environment variable (glob) the sandbox sees "
-                "(repeatable); nothing else of yours does, so name the model's key here.",
-            ),
-            click.option(
-                "--installer",
-                type=click.Choice(INSTALLERS),
-                help="With --sandbox: make the sandbox with uv or virtualenv+pip. [default: auto]",
-            ),
-            click.option(
-                "--isolation",
-                type=click.Choice(ISOLATIONS),
-                help="With --sandbox: how the session's plugin code runs, as check --isolation "
-                "takes it: strict (the OS sandbox or exit 2), auto or process. [default: auto]",
-            ),
-            click.option(
-                "--python",
-                metavar="SPEC",
-                help="With --sandbox: the interpreter of the sandbox, a version or a path. "
-                "[default: the one running sandboxverify]",
-            ),
-        ]
-    ):
-        function = option(function)
-    return function
 
 
 @dataclass(frozen=True)
@@ -123,7 +64,7 @@ class SandboxChoice:
         """Build, install and record; the stages shown on ``human`` as ``check`` shows them."""
         # the pipeline and its renderer: only a sandboxed recording pays for importing them
         from sandboxverify.cli._render import Progress  # noqa: PLC0415
-        from sandboxverify.options._check_options import CheckOptions  # noqa: PLC0415
+        from sandboxverify.options import CheckOptions  # noqa: PLC0415
         from sandboxverify.pipeline._record import record_in_sandbox  # noqa: PLC0415
 
         options = CheckOptions(

@@ -1,2 +1,41 @@
-"""What a check is asked to do: the options of every command, ``[tool.sandboxverify]``, and
-``CheckOptions``."""
+"""What a check is asked to do: every command's options declared once (``_table``), the kinds of
+value they take and how each is checked (``_kinds``), ``[tool.sandboxverify]`` read by the same
+rules (``_pyproject``) with its JSON Schema (``_schema``), and :class:`CheckOptions`.
+
+Below the command line and the pipeline, above the stages: both read the configuration alike.
+"""
+
+from __future__ import annotations
+
+from sandboxverify.options._check_options import CheckOptions, HostName, validate
+from sandboxverify.options._kinds import MAX_TIMEOUT, Problem, Shape, split_commas
+from sandboxverify.options._pyproject import find_pyproject, load, report_values
+from sandboxverify.options._table import (
+    DEFAULT_INSTALL_TIMEOUT,
+    DEFAULT_MAX_STEPS,
+    DEFAULT_TIMEOUT,
+    OPTIONS,
+    CommandName,
+    Option,
+    options_of,
+)
+
+__all__ = [
+    "DEFAULT_INSTALL_TIMEOUT",
+    "DEFAULT_MAX_STEPS",
+    "DEFAULT_TIMEOUT",
+    "MAX_TIMEOUT",
+    "OPTIONS",
+    "CheckOptions",
+    "CommandName",
+    "HostName",
+    "Option",
+    "Problem",
+    "Shape",
+    "find_pyproject",
+    "load",
+    "options_of",
+    "report_values",
+    "split_commas",
+    "validate",
+]

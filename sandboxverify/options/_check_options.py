@@ -1,125 +1,33 @@
-"""What a check is asked to do: one frozen value, built by the CLI (or by a caller of the API)."""
+"""What a check is asked to do: one frozen value, built by the command line from its options and
+``[tool.sandboxverify]``, or by a caller of the library."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Literal
+from typing import Any, Literal
 
 from sandboxverify._errors import UsageError
-from sandboxverify.sandbox._isolation import ISOLATION_CHOICES, IsolationChoice
+from sandboxverify.options._kinds import split_commas
+from sandboxverify.options._table import (
+    DEFAULT_INSTALL_TIMEOUT,
+    DEFAULT_TIMEOUT,
+    Option,
+    options_of,
+)
+from sandboxverify.sandbox._isolation import IsolationChoice
 from sandboxverify.sandbox._toolchain import InstallerChoice
 
+#: ``--host``: the registry's hosts and ``auto`` (a test holds the two to each other)
 HostName = Literal[
     "auto", "native", "entrypoints", "llm", "mcp", "pytest", "pluggy", "flake8", "sphinx", "mkdocs"
 ]
-HOSTS: tuple[HostName, ...] = (
-    "auto",
-    "native",
-    "entrypoints",
-    "llm",
-    "mcp",
-    "pytest",
-    "pluggy",
-    "flake8",
-    "sphinx",
-    "mkdocs",
-)
-INSTALLERS: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
-ISOLATIONS: tuple[IsolationChoice, ...] = ISOLATION_CHOICES
-
-DEFAULT_TIMEOUT = 60.0
-DEFAULT_INSTALL_TIMEOUT = 900.0
-#: the longest any timeout may be: a day (longer, or infinite, would disable the watchdog)
-MAX_TIMEOUT = 86_400.0
-
-
-def split_commas(values: Sequence[str]) -> tuple[str, ...]:
-    """``--expect-tools a,b --expect-tools c`` (or a list of such strings) as ``(a, b, c)``."""
-    return tuple(item.strip() for value in values for item in value.split(",") if item.strip())
-
-
-def timeout_problem(seconds: float) -> str | None:
-    """Why a timeout is not usable, if it is not: the watchdog needs a finite, positive,
-    sane number of seconds."""
-    if not math.isfinite(seconds):
-        return "is not a finite number of seconds"
-    if seconds <= 0:
-        return "must be more than 0 seconds"
-    if seconds > MAX_TIMEOUT:
-        return f"is more than a day ({MAX_TIMEOUT:g} seconds)"
-    return None
-
-
-def split_tool_names(values: Sequence[str]) -> tuple[str, ...]:
-    """``--expect-tools`` values as names; an empty name (``''``, ``',,'``, ``'a,'``: an unset
-    variable, most likely) is a usage error, never a silently smaller expectation."""
-    for value in values:
-        if any(not item.strip() for item in value.split(",")):
-            raise UsageError(
-                f"--expect-tools {value!r} has an empty tool name (an unset variable?)",
-                hint="give comma-separated tool names, e.g. --expect-tools add,greet; "
-                "leave the option out to expect none",
-            )
-    return split_commas(values)
-
-
-#: the command-line option of each CheckOptions field a bad value is reported under
-_OPTION_NAMES = {
-    "groups": "--group",
-    "hookspecs": "--hookspecs",
-    "python": "--python",
-    "expect_tools": "--expect-tools",
-    "find_links": "--find-links",
-    "index_url": "--index-url",
-    "pass_env": "--pass-env",
-    "smoke": "--smoke",
-    "import_skip": "--import-skip",
-    "import_allow_fail": "--import-allow-fail",
-    "plugin_allow_fail": "--plugin-allow-fail",
-    "expect_files": "--expect-files",
-    "skip_script_help": "--skip-script-help",
-    "with_requirements": "--with",
-}
-_EXAMPLES = {
-    "--group": "--group myapp.plugins",
-    "--python": "--python 3.12, --python min or --python /usr/bin/python3",
-    "--expect-tools": "--expect-tools add,greet",
-    "--smoke": "--smoke smoke.toml",
-}
-
-
-def validate(options: CheckOptions) -> None:
-    """Bad values are usage errors before any work: timeouts the watchdog cannot use, and
-    empty strings (an unset variable, most likely) where a name, a spec or a path belongs."""
-    for name, seconds in (
-        ("--timeout", options.timeout),
-        ("--install-timeout", options.install_timeout),
-    ):
-        problem = timeout_problem(seconds)
-        if problem is not None:
-            raise UsageError(
-                f"{name} {seconds:g} {problem}",
-                hint=f"give seconds between 0 and {MAX_TIMEOUT:g}, e.g. {name} 120",
-            )
-    for field in fields(options):
-        option = _OPTION_NAMES.get(field.name)
-        value = getattr(options, field.name)
-        values = value if isinstance(value, tuple) else (value,)
-        if option is not None and any(isinstance(v, str) and not v.strip() for v in values):
-            example = _EXAMPLES.get(option)
-            raise UsageError(
-                f"{option} was given an empty value (an unset variable?)",
-                hint=f"e.g. {example}, or leave the option out"
-                if example
-                else f"give a value, or leave {option} out",
-            )
 
 
 @dataclass(frozen=True)
 class CheckOptions:
-    """Options of ``sandboxverify check``; see ``sandboxverify check --help`` for each one."""
+    """Options of ``sandboxverify check``; see ``sandboxverify check --help`` for each one (the
+    options table, ``options/_table.py``, declares them; a test holds the fields to it)."""
 
     targets: tuple[str, ...] = (".",)
     #: ``auto``: the groups the distribution declares choose a host per plugin
@@ -169,6 +77,22 @@ class CheckOptions:
     #: ``strict`` (refuse to run without it), ``process`` (never)
     isolation: IsolationChoice = "auto"
 
+    @classmethod
+    def from_values(cls, targets: tuple[str, ...], values: Mapping[str, Any]) -> CheckOptions:
+        """The options from ``check``'s values by their keyword (the command line's over the
+        configuration's); the defaults for what none gave; checked as :func:`validate` checks."""
+        given = {
+            option.dest: values[option.dest]
+            for option in CHECK_FIELDS
+            if values.get(option.dest) is not None
+        }
+        if "expect_tools" in given:  # a comma list, checked whole before it is split
+            _check(CHECK_FIELDS_BY_DEST["expect_tools"], given["expect_tools"])
+            given["expect_tools"] = split_commas(given["expect_tools"])
+        options = cls(targets=targets or (".",), **given)
+        validate(options)
+        return options
+
     @property
     def effective_groups(self) -> tuple[str, ...]:
         """The groups looked in: ``--group``, else the named host's own; ``auto`` without
@@ -181,3 +105,28 @@ class CheckOptions:
     @property
     def hookspecs_by_group(self) -> dict[str, str]:
         return dict(spec.split("=", 1) for spec in self.hookspecs if "=" in spec)
+
+
+#: ``check``'s options that are fields of CheckOptions (the rest say where results go)
+CHECK_FIELDS: tuple[Option, ...] = tuple(
+    option
+    for option in options_of("check")
+    if option.dest in {field.name for field in fields(CheckOptions)}
+)
+CHECK_FIELDS_BY_DEST = {option.dest: option for option in CHECK_FIELDS}
+
+
+def validate(options: CheckOptions) -> None:
+    """Bad values are usage errors before any work, whoever built ``options``: every value is
+    checked by the kind of its option, as the command line and the configuration check it."""
+    for option in CHECK_FIELDS:
+        _check(option, getattr(options, option.dest))
+
+
+def _check(option: Option, value: Any) -> None:
+    for item in value if isinstance(value, tuple) else (value,):
+        if item is None:
+            continue
+        problem = option.kind.problem(option.flag, item)
+        if problem is not None:
+            raise UsageError(problem.message, hint=problem.hint)

@@ -1,4 +1,5 @@
-"""[tool.sandboxverify]: names, types, relative paths, and errors that name the file and key."""
+"""[tool.sandboxverify]: names, types, relative paths, and errors that name the file and key;
+values come back by the keyword the command receives them as."""
 
 from __future__ import annotations
 
@@ -53,30 +54,30 @@ github = true
 
     assert config == {
         "host": "entrypoints",
-        "group": ("myapp.plugins",),
-        "expect-tools": ("a", "b"),
+        "groups": ("myapp.plugins",),
+        "expect_tools": ("a", "b"),
         "exact": True,
-        "expect-plugins": 2,
+        "expect_plugins": 2,
         "python": ("3.10", "3.12"),
         "installer": "pip",
         "isolation": "strict",
-        "index-url": "https://example.invalid/simple",
-        "find-links": (str(tmp_path / "wheels"), "https://example.invalid/links"),
+        "index_url": "https://example.invalid/simple",
+        "find_links": (str(tmp_path / "wheels"), "https://example.invalid/links"),
         "timeout": 5.0,
-        "install-timeout": 300.0,
-        "pass-env": ("MY_*",),
-        "json": str(tmp_path / "out/report.json"),
+        "install_timeout": 300.0,
+        "pass_env": ("MY_*",),
+        "json_out": str(tmp_path / "out/report.json"),
         "keep": False,
         "verbose": 1,
         "quiet": False,
-        "server-command": "my-server --stdio",
-        "import-all": False,
-        "import-skip": ("mypkg.windows.*",),
-        "import-allow-fail": ("mypkg.contrib.*",),
-        "plugin-allow-fail": ("material/info",),
-        "expect-files": ("mypkg/data/*.json",),
-        "skip-script-help": ("mypkg-daemon",),
-        "junit-xml": str(tmp_path / "out/junit.xml"),
+        "server_command": "my-server --stdio",
+        "import_all": False,
+        "import_skip": ("mypkg.windows.*",),
+        "import_allow_fail": ("mypkg.contrib.*",),
+        "plugin_allow_fail": ("material/info",),
+        "expect_files": ("mypkg/data/*.json",),
+        "skip_script_help": ("mypkg-daemon",),
+        "junit_xml": str(tmp_path / "out/junit.xml"),
         "github": True,
     }
 
@@ -88,7 +89,7 @@ def test_no_table_is_no_config(tmp_path: Path) -> None:
 
 
 def test_json_true_means_stdout(tmp_path: Path) -> None:
-    assert load(pyproject(tmp_path, "json = true"))["json"] == "-"
+    assert load(pyproject(tmp_path, "json = true"))["json_out"] == "-"
 
 
 @pytest.mark.parametrize(

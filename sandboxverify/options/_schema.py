@@ -1,0 +1,58 @@
+"""The JSON Schema of ``[tool.sandboxverify]``, from the options table: what ships as
+``schemas/config.schema.json`` (a test holds the file to it; ``python -m
+sandboxverify.options._schema`` writes it anew)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sandboxverify.options._table import Option, options_of
+
+SCHEMA_PATH = Path(__file__).parent.parent / "schemas" / "config.schema.json"
+_ID = (
+    "https://raw.githubusercontent.com/sandboxverify/sandboxverify/main/sandboxverify/schemas/"
+    "config.schema.json"
+)
+
+
+def config_schema() -> dict[str, Any]:
+    """Every option of ``check`` as a key, in both spellings (``-`` and ``_``)."""
+    properties: dict[str, Any] = {}
+    aliases: dict[str, Any] = {}
+    for option in options_of("check"):
+        properties[option.config_key] = {
+            "description": f"{option.flag}: {option.help_for('check')}",
+            **_value_schema(option),
+        }
+        if "-" in option.config_key:
+            aliases[option.config_key.replace("-", "_")] = {
+                "$ref": f"#/properties/{option.config_key}"
+            }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": _ID,
+        "title": "[tool.sandboxverify] in pyproject.toml",
+        "description": "Every option of `sandboxverify check`, same names (- or _); the command "
+        "line wins. Paths are relative to the pyproject.toml. Unknown keys are a configuration "
+        "error.",
+        "type": "object",
+        "properties": {**properties, **aliases},
+        "additionalProperties": False,
+    }
+
+
+def _value_schema(option: Option) -> dict[str, Any]:
+    one = option.kind.schema()
+    if not option.multiple:
+        return one
+    return {"oneOf": [one, {"type": "array", "items": one}]}
+
+
+def render() -> str:
+    return json.dumps(config_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":
+    SCHEMA_PATH.write_text(render(), encoding="utf-8")

@@ -1,0 +1,635 @@
+"""Every option of every command, each declared once: its names, the kind of value it takes
+(and so how that value is checked), its default, its help, and which commands take it.
+
+The command line's options, ``--help``, ``[tool.sandboxverify]`` and its JSON Schema derive from
+this table; ``CheckOptions`` and the README's option table are held to it by tests.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sandboxverify.options._kinds import (
+    Assignment,
+    Choice,
+    Count,
+    FilePath,
+    Flag,
+    GroupName,
+    Kind,
+    Location,
+    Names,
+    Pair,
+    ReportFile,
+    ReportPath,
+    Requirement,
+    Seconds,
+    Toggle,
+    Whole,
+)
+from sandboxverify.runtime.hosts._registry import HOST_CHOICES, HOSTS, SESSION_HOSTS
+from sandboxverify.sandbox._isolation import ISOLATION_CHOICES
+from sandboxverify.sandbox._toolchain import INSTALLER_CHOICES
+
+CommandName = Literal["check", "run", "record", "merge", "matrix"]
+
+DEFAULT_TIMEOUT = 60.0
+DEFAULT_INSTALL_TIMEOUT = 900.0
+DEFAULT_MAX_STEPS = 10
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option: ``--name`` (``--name/--no-name`` for a toggle), and ``short`` if it has one."""
+
+    name: str
+    kind: Kind
+    #: what it does; a mapping when a command words it its own way
+    help: str | Mapping[CommandName, str]
+    commands: tuple[CommandName, ...]
+    #: the keyword the command (and ``CheckOptions``) receives it as
+    dest: str = ""
+    short: str | None = None
+    multiple: bool = False
+    #: what applies when nobody gives it
+    default: Any = None
+    #: how ``--help`` and the README say the default, when the value alone would not
+    default_text: str | None = None
+    metavar: str | None = None
+    #: the commands it is required by
+    required: tuple[CommandName, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.dest:
+            object.__setattr__(self, "dest", self.name.replace("-", "_"))
+
+    @property
+    def flag(self) -> str:
+        """``--name``: how messages name it."""
+        return f"--{self.name}"
+
+    @property
+    def config_key(self) -> str:
+        """Its key in ``[tool.sandboxverify]`` (``check``'s options; ``-`` or ``_`` alike)."""
+        return self.name
+
+    def help_for(self, command: CommandName) -> str:
+        """The help ``command`` shows, with the default."""
+        text = self.help if isinstance(self.help, str) else self.help[command]
+        shown = self.shown_default
+        return f"{text} [default: {shown}]" if shown else text
+
+    @property
+    def shown_default(self) -> str | None:
+        if self.default_text is not None:
+            return self.default_text
+        if isinstance(self.kind, Toggle) and self.default is not None:
+            return "on" if self.default else "off"
+        if self.default in (None, False, (), 0) or isinstance(self.kind, Flag):
+            return None
+        return f"{self.default:g}" if isinstance(self.default, float) else str(self.default)
+
+
+def _auto_help() -> str:
+    """``--host``: which host ``auto`` chooses for which group."""
+    mapping = [
+        f"{host.groups[0].name} → {name}"
+        for name, host in HOSTS.items()
+        if host.groups and name != "native"
+    ]
+    return (
+        "Who judges the plugins. auto: each plugin by the application that loads its group ("
+        + ", ".join(mapping)
+        + ", sandboxverify.plugins → native, console scripts of an MCP SDK user → mcp, any other "
+        "group → EntryPoint.load()); a distribution without plugins is verified as a library."
+    )
+
+
+def _own_groups_text() -> str:
+    owned = [f"{host.own_groups[0]} for {name}" for name, host in HOSTS.items() if host.own_groups]
+    return (
+        "every group the distribution declares with --host auto, else the host's own: "
+        + ", ".join(owned)
+    )
+
+
+CHECK: tuple[CommandName, ...] = ("check",)
+SESSION: tuple[CommandName, ...] = ("run", "record")
+
+OPTIONS: tuple[Option, ...] = (
+    # -- check: what is verified, and how plugins are judged --------------------------------
+    Option("host", Choice(choices=HOST_CHOICES), _auto_help(), CHECK, default="auto"),
+    Option(
+        "group",
+        GroupName(example="myapp.plugins"),
+        "Entry-point group to verify (repeatable); NAME:callable when its entry points must "
+        "name callables.",
+        CHECK,
+        dest="groups",
+        multiple=True,
+        default=(),
+        default_text=_own_groups_text(),
+        metavar="NAME[:callable]",
+    ),
+    Option(
+        "hookspecs",
+        Assignment(
+            hint="e.g. --hookspecs myapp=myapp.hookspecs (the module that defines the "
+            "application's pluggy hookspecs)"
+        ),
+        "The hookspecs module of a pluggy application sandboxverify does not know: its "
+        "plugins' hook implementations are validated against it (repeatable).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="GROUP=MODULE",
+    ),
+    Option(
+        "server-command",
+        Kind(example="'my-server --stdio'"),
+        "With --host mcp: the command that starts the MCP server over stdio, e.g. "
+        "'my-server --stdio' (its first word is looked up in the sandbox's bin/).",
+        CHECK,
+        default_text="each console script of the distribution",
+        metavar="COMMAND",
+    ),
+    Option(
+        "expect-tools",
+        Names(example="add,greet"),
+        "Tools that must be registered (repeatable, comma-separated).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="A,B,C",
+    ),
+    Option(
+        "exact",
+        Flag(),
+        "Fail on tools that are registered but not expected.",
+        CHECK,
+        default=False,
+    ),
+    Option(
+        "expect-plugins",
+        Whole(minimum=0),
+        "How many plugins the distribution must declare in the group(s).",
+        CHECK,
+        metavar="N",
+    ),
+    # -- check: where it runs -------------------------------------------------------------------
+    Option(
+        "python",
+        Kind(example="3.12, --python min or --python /usr/bin/python3"),
+        "Interpreter to verify on: a version (3.12), a path, 'min' (the lowest one here that "
+        "requires-python allows) or 'all' (every one it allows); repeatable, runs in parallel.",
+        CHECK,
+        multiple=True,
+        default=(),
+        default_text="the one running sandboxverify",
+        metavar="SPEC",
+    ),
+    Option(
+        "installer",
+        Choice(choices=INSTALLER_CHOICES),
+        "Make build environments and sandboxes and install with uv or with "
+        "virtualenv+pip; auto picks uv when it is installed.",
+        CHECK,
+        default="auto",
+    ),
+    Option(
+        "isolation",
+        Choice(choices=ISOLATION_CHOICES),
+        "How code from the package (build backend, plugins, scripts, smoke) runs. "
+        "auto: in the OS sandbox (Linux namespaces with bubblewrap) when it works here, else "
+        "process isolation with a warning; strict: refuse to run without the OS sandbox "
+        "(exit 2); process: never use it.",
+        CHECK,
+        default="auto",
+    ),
+    Option(
+        "index-url",
+        Kind(),
+        "Package index for dependencies and build requirements.",
+        CHECK,
+        metavar="URL",
+    ),
+    Option(
+        "find-links",
+        Location(),
+        "Extra place to find packages (repeatable).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="PATH|URL",
+    ),
+    Option(
+        "timeout",
+        Seconds(),
+        "How long each plugin may take to load.",
+        CHECK,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+    ),
+    Option(
+        "install-timeout",
+        Seconds(),
+        "How long each build, sandbox or install step may take.",
+        CHECK,
+        default=DEFAULT_INSTALL_TIMEOUT,
+        metavar="SECONDS",
+    ),
+    Option(
+        "pass-env",
+        Kind(),
+        "Environment variable (glob) passed to builds and plugin code (repeatable); "
+        "nothing else from your environment reaches plugin code. A credential-like name "
+        "(*TOKEN*, *SECRET*, *PASSWORD*, *KEY*, TWINE_*, UV_PUBLISH_*) must be named "
+        "exactly.",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="NAME",
+    ),
+    # -- check: what else is verified -----------------------------------------------------------
+    Option(
+        "smoke",
+        FilePath(example="smoke.toml"),
+        "A .toml or .py playbook to run in every sandbox after the probe: a scripted model "
+        "calls the plugins' tools for real.",
+        CHECK,
+        metavar="FILE",
+    ),
+    Option(
+        "expect-files",
+        Kind(),
+        "A path glob inside the wheel that must match at least one file, e.g. "
+        "'mypkg/data/*.json' (repeatable).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="GLOB",
+    ),
+    Option(
+        "import-all",
+        Toggle(),
+        "Import every module the wheel ships, in the sandbox.",
+        CHECK,
+        default=True,
+    ),
+    Option(
+        "import-skip",
+        Kind(),
+        "Module glob the import-all check never imports, e.g. 'mypkg.windows' (a package's "
+        "submodules are skipped with it; repeatable; *.__main__ is always skipped).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="GLOB",
+    ),
+    Option(
+        "import-allow-fail",
+        Kind(),
+        "Module glob that may fail to import (e.g. it needs an optional extra): reported, "
+        "not a failure (repeatable).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="GLOB",
+    ),
+    Option(
+        "plugin-allow-fail",
+        Kind(),
+        "Plugin (entry-point name glob) whose load may fail, e.g. one that needs a service or "
+        "a program this machine lacks: noted in the report, not a failure (repeatable).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="GLOB",
+    ),
+    Option(
+        "skip-script-help",
+        Kind(),
+        "Console script (glob) not run with --help; it must still be installed "
+        "(repeatable; '*' for all).",
+        CHECK,
+        multiple=True,
+        default=(),
+        metavar="NAME",
+    ),
+    Option(
+        "with",
+        Requirement(example="pytest"),
+        "Also install this requirement next to the wheel (repeatable): the "
+        "application that loads the plugins, when the distribution does not depend on it, "
+        "e.g. --with pytest.",
+        CHECK,
+        dest="with_requirements",
+        multiple=True,
+        default=(),
+        metavar="REQUIREMENT",
+    ),
+    # -- run and record: the session --------------------------------------------------------
+    Option(
+        "model",
+        Kind(),
+        {
+            "run": "With --live: the llm model to run against the recording (by default the "
+            "model in the playbook's [recording]).",
+            "record": "The llm model to drive.",
+        },
+        SESSION,
+        short="-m",
+        default_text=None,
+        metavar="MODEL",
+        required=("record",),
+    ),
+    Option(
+        "output",
+        FilePath(),
+        "The playbook to write (.toml); its trace goes beside it (.jsonl).",
+        ("record",),
+        short="-o",
+        metavar="FILE",
+        required=("record",),
+    ),
+    Option(
+        "plugin",
+        Kind(),
+        {
+            "run": "A plugin to load: 'module:attr' or an entry-point name; with --host mcp, a "
+            "server command (repeatable). By default the playbook's plugins, else every plugin "
+            "of --dist.",
+            "record": "A plugin to load, as 'run' takes it (repeatable); written into the "
+            "playbook. By default every plugin of --dist.",
+        },
+        SESSION,
+        dest="plugins",
+        multiple=True,
+        default=(),
+        metavar="SPEC",
+    ),
+    Option(
+        "dist",
+        Kind(),
+        "The installed distribution whose plugins load by default.",
+        SESSION,
+        default_text="[project] name of ./pyproject.toml",
+        metavar="NAME",
+    ),
+    Option(
+        "host",
+        Choice(choices=SESSION_HOSTS),
+        "How plugins are loaded; with mcp, --plugin is the command that starts the server.",
+        ("run",),
+        default_text="the playbook's host, else native",
+    ),
+    Option(
+        "host",
+        Choice(choices=SESSION_HOSTS),
+        "How plugins are loaded (written into the playbook).",
+        ("record",),
+        default="native",
+    ),
+    Option(
+        "group",
+        Kind(),
+        "Entry-point group of the plugins.",
+        SESSION,
+        default_text="the host's group",
+        metavar="NAME",
+    ),
+    Option(
+        "mocks",
+        FilePath(),
+        "A TOML file with [mock_tools] and [mock_ui] (an existing playbook will do): "
+        "environmental tools and UI answers, copied into the recording.",
+        ("record",),
+        metavar="FILE",
+    ),
+    Option(
+        "system",
+        Kind(),
+        "A system prompt for the model (recorded).",
+        ("record",),
+        metavar="TEXT",
+    ),
+    Option(
+        "normalize",
+        Kind(),
+        "A regex for what changes from run to run (ids, times), written into the playbook's "
+        "normalize for --compare-results (repeatable).",
+        ("record",),
+        multiple=True,
+        default=(),
+        metavar="REGEX",
+    ),
+    Option(
+        "option",
+        Pair(),
+        "An option of the model, as llm's -o takes it (repeatable), e.g. --option temperature "
+        "0. Options named like secrets are used, never written.",
+        SESSION,
+        dest="model_options",
+        multiple=True,
+        default=(),
+        metavar="NAME VALUE",
+    ),
+    Option(
+        "max-steps",
+        Whole(minimum=1),
+        "Model steps one turn may take before the run fails (too_many_steps).",
+        SESSION,
+        default=DEFAULT_MAX_STEPS,
+    ),
+    Option(
+        "compare-results",
+        Flag(),
+        "Fail (replay_mismatch) when a tool's result differs from the recorded result; "
+        "normalize = ['regex', ...] in the playbook masks ids and times.",
+        ("run",),
+        default=False,
+    ),
+    Option(
+        "live",
+        Flag(),
+        "The contract run: a live model chooses again from the same prompts (mocks as in the "
+        "playbook); every step where it leaves the recording is reported; exit 1 if any.",
+        ("run",),
+        default=False,
+    ),
+    Option(
+        "trace",
+        FilePath(),
+        {
+            "run": "Write the session's trace (JSONL) to FILE.",
+            "record": "Where the trace goes. [default: FILE.jsonl]",
+        },
+        SESSION,
+        metavar="FILE",
+    ),
+    Option(
+        "timeout",
+        Seconds(),
+        {
+            "run": "How long the whole run may take.",
+            "record": "How long the whole session may take. [default: no limit in place; with "
+            "--sandbox, 600, after which the session is killed]",
+        },
+        SESSION,
+        metavar="SECONDS",
+    ),
+    Option(
+        "sandbox",
+        Flag(),
+        "Record check-style: build the project's sdist and wheel, install the wheel (and "
+        "--with) in a fresh sandbox, and let the model drive it there.",
+        ("record",),
+        default=False,
+    ),
+    Option(
+        "project",
+        FilePath(),
+        "With --sandbox: the project directory to build (or its built wheel).",
+        ("record",),
+        default_text=".",
+        metavar="PATH",
+    ),
+    Option(
+        "installer",
+        Choice(choices=INSTALLER_CHOICES),
+        "With --sandbox: make the sandbox with uv or virtualenv+pip.",
+        ("record",),
+        default_text="auto",
+    ),
+    Option(
+        "isolation",
+        Choice(choices=ISOLATION_CHOICES),
+        "With --sandbox: how the session's plugin code runs, as check --isolation "
+        "takes it: strict (the OS sandbox or exit 2), auto or process.",
+        ("record",),
+        default_text="auto",
+    ),
+    Option(
+        "pass-env",
+        Kind(),
+        "With --sandbox: an environment variable (glob) the sandbox sees "
+        "(repeatable); nothing else of yours does, so name the model's key here.",
+        ("record",),
+        multiple=True,
+        metavar="NAME",
+    ),
+    Option(
+        "with",
+        Requirement(example="pytest"),
+        "With --sandbox: also install this requirement (repeatable): llm and the "
+        "model's plugin, e.g. --with llm-anthropic.",
+        ("record",),
+        dest="with_requirements",
+        multiple=True,
+        metavar="REQUIREMENT",
+    ),
+    Option(
+        "python",
+        Kind(),
+        "With --sandbox: the interpreter of the sandbox, a version or a path.",
+        ("record",),
+        default_text="the one running sandboxverify",
+        metavar="SPEC",
+    ),
+    # -- matrix ---------------------------------------------------------------------------------
+    Option(
+        "os",
+        Kind(),
+        "Add an 'os' axis with these runners (repeatable), e.g. --os ubuntu-latest "
+        "--os macos-latest.",
+        ("matrix",),
+        dest="systems",
+        multiple=True,
+        default=(),
+        metavar="RUNNER",
+    ),
+    # -- where results go -----------------------------------------------------------------------
+    Option(
+        "json",
+        ReportPath(),
+        {
+            "check": "Write the JSON report to FILE, or to stdout with '-' or no value (then the "
+            "text output goes to stderr).",
+            "merge": "Write the merged report to FILE, or to stdout with '-' or no value (then "
+            "the text output goes to stderr).",
+            "run": "Write the result as JSON to FILE, or to stdout with '-' or no value (then the "
+            "text output goes to stderr).",
+            "record": "Write the result as JSON to FILE, or to stdout with '-' or no value (then "
+            "the text output goes to stderr).",
+        },
+        ("check", "merge", "run", "record"),
+        dest="json_out",
+        metavar="[FILE]",
+    ),
+    Option(
+        "junit-xml",
+        ReportFile(),
+        {
+            "check": "Write a JUnit XML report (one test case per check) to FILE.",
+            "merge": "Write one JUnit XML report (every report's suites, each run labelled) to "
+            "FILE.",
+        },
+        ("check", "merge"),
+        metavar="FILE",
+    ),
+    Option(
+        "github",
+        Toggle(),
+        "Write GitHub Actions annotations and a step summary.",
+        ("check", "merge"),
+        default_text="when GITHUB_ACTIONS=true",
+    ),
+    Option(
+        "keep",
+        Flag(),
+        "Keep the sandboxes and print where they are.",
+        CHECK,
+        default=False,
+    ),
+    Option(
+        "cache",
+        Toggle(),
+        "Reuse the sdist and wheel of an earlier check when not one file of the project, its "
+        "build requirements or sandboxverify changed (the sandbox is always new); the cache is "
+        "in $SANDBOXVERIFY_CACHE_DIR or the user cache directory.",
+        CHECK,
+        default=True,
+    ),
+    Option(
+        "verbose",
+        Count(minimum=0),
+        {
+            "check": "Show commands and their output (-vv: all output).",
+            "run": "Show full tracebacks of failures.",
+            "record": "Show full tracebacks of failures.",
+        },
+        ("check", "run", "record"),
+        short="-v",
+        default=0,
+    ),
+    Option(
+        "quiet",
+        Flag(),
+        "Only failures and the verdict.",
+        ("check", "merge"),
+        short="-q",
+        default=False,
+    ),
+)
+
+
+def options_of(command: CommandName) -> tuple[Option, ...]:
+    """The options ``command`` takes, in the order ``--help`` lists them."""
+    return tuple(option for option in OPTIONS if command in option.commands)
+
+
+def check_option(name: str) -> Option:
+    """``check``'s option ``--name``."""
+    return next(option for option in options_of("check") if option.name == name)

@@ -29,6 +29,7 @@ from sandboxverify.pipeline._check import check as run_check
 
 def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, Any]) -> int:
     surfaces = ctx.find_object(Surfaces) or Surfaces()
+    surfaces.asked("check", targets, cli_values)
     reject_empty_targets(targets)
     target = classify(targets)
     pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
@@ -40,7 +41,7 @@ def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, An
     check_report_path("--junit-xml", surfaces.junit_out, targets)
     # everything that runs after the package's code is loaded now, while our files are ours
     preload(junit=bool(surfaces.junit_out), github=surfaces.annotate)
-    verbose, quiet = int(values.get("verbose", 0)), bool(values.get("quiet", False))
+    verbose, quiet = int(values.get("verbose") or 0), bool(values.get("quiet"))
     # every output goes through the redactor: the caller's secrets never leave in a report
     human = surfaces.stream
     colour = _terminal.colour(human)

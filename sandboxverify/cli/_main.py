@@ -8,6 +8,7 @@ import signal
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import replace
 from types import FrameType
 from typing import NoReturn
 
@@ -63,7 +64,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     """Run the CLI and return the exit code; every error ends here, and leaves the reports the
     command was asked for (``--json``, ``--junit-xml``, ``--github``) with the error in them."""
     args = list(argv) if argv is not None else sys.argv[1:]
-    surfaces = Surfaces.from_argv(args, cli)
+    surfaces = Surfaces()  # each command says which it was asked for, once click has its options
     previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         result = cli.main(args=args, prog_name="sandboxverify", standalone_mode=False, obj=surfaces)
@@ -71,7 +72,9 @@ def run(argv: Sequence[str] | None = None) -> int:
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.ClickException as exc:
-        return _stop(surfaces, "usage_error", exc.format_message(), _click_hint(exc), EXIT_USAGE)
+        return _stop(
+            surfaces, args, "usage_error", exc.format_message(), _click_hint(exc), EXIT_USAGE
+        )
     except SandboxVerifyError as exc:
         code: ErrorCode = (
             "interrupted"
@@ -80,17 +83,20 @@ def run(argv: Sequence[str] | None = None) -> int:
             if isinstance(exc, ConfigError)
             else "usage_error"
         )
-        return _stop(surfaces, code, exc.message, exc.hint, exc.exit_code)
+        return _stop(surfaces, args, code, exc.message, exc.hint, exc.exit_code)
     except (click.exceptions.Abort, KeyboardInterrupt) as exc:
         # click re-raises Ctrl-C as Abort; the cause says whether it was SIGTERM
         terminated = isinstance(exc, _Terminated) or isinstance(exc.__cause__, _Terminated)
         what: ErrorCode = "terminated" if terminated else "interrupted"
         message = f"{what}: stopped every process and removed the temporary files"
-        return _stop(surfaces, what, message, None, 128 + signal.SIGTERM if terminated else 130)
+        return _stop(
+            surfaces, args, what, message, None, 128 + signal.SIGTERM if terminated else 130
+        )
     except Exception as exc:  # a bug: the only place a traceback is shown
         sys.stderr.write(Redactor().text(traceback.format_exc()))
         return _stop(
             surfaces,
+            args,
             "internal_error",
             f"internal error in sandboxverify: {type(exc).__name__}: {exc}",
             "a bug in sandboxverify: please report it with the traceback printed above it",
@@ -100,9 +106,19 @@ def run(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _stop(surfaces: Surfaces, code: ErrorCode, message: str, hint: str | None, exit: int) -> int:
-    """``ERROR ...`` and its hint, then the error in every report the command was asked for."""
+def _stop(  # noqa: PLR0917 - the error boundary's one call shape
+    surfaces: Surfaces,
+    args: list[str],
+    code: ErrorCode,
+    message: str,
+    hint: str | None,
+    exit: int,
+) -> int:
+    """``ERROR ...`` and its hint, then the error in every report the command was asked for
+    (read from the command line again if the command stopped before it knew)."""
     _error(message, hint)
+    if not surfaces.known:
+        surfaces = replace(Surfaces.from_command_line(cli, args), started=surfaces.started)
     surfaces.stopped(code, message, hint)
     return exit
 

@@ -2,21 +2,21 @@
 ``--github`` or ``GITHUB_ACTIONS=true``), written on every exit: a usage error, a bug or a signal
 must not leave a CI job without its report, its test results and its annotation.
 
-What was asked is read from the command line before click parses it, leniently (an unknown
-option, a bad value or a broken ``[tool.sandboxverify]`` may be the very error to report), and,
-for ``check``, from ``[tool.sandboxverify]``. Once the command has its options it says which
-surfaces are the real ones, and once it has a report (``merge``: the merged reports) the error is
-added to that report instead of an empty one.
+A command says which surfaces it was asked for as soon as click has its options (``check`` adds
+what ``[tool.sandboxverify]`` says, read leniently: a broken file may be the very error to
+report). When it stops before that (an unknown option, a bad value), click reads the command line
+again, leniently: what it cannot take is set aside, and the rest still says where the reports go.
+Once the command has a report (``merge``: the merged reports) the error is added to that report
+instead of an empty one.
 """
 
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, TextIO
@@ -37,8 +37,6 @@ from sandboxverify.report._redact import Redactor
 if TYPE_CHECKING:
     from sandboxverify.cli._output import Result
 
-#: the options that say where results go, and their shapes on the command line
-_REPORT_OPTIONS = {"--json": "json", "--junit-xml": "junit-xml"}
 #: the commands that write these surfaces
 _COMMANDS = ("check", "merge")
 #: the commands whose one surface is their result as JSON
@@ -62,45 +60,52 @@ class Surfaces:
     #: every output goes through it: the caller's secrets never leave in a report
     secrets: Redactor = field(default_factory=Redactor)
     _written: set[str] = field(default_factory=set)
+    #: the command has said which surfaces it was asked for
+    known: bool = False
 
     @classmethod
-    def from_argv(cls, argv: Sequence[str], group: click.Group) -> Surfaces:
-        """What ``sandboxverify check ...`` (or ``merge ...``) asks for, as far as it can be
-        told without judging the rest of the command line; for ``run`` and ``record``, their
+    def from_command_line(cls, group: click.Group, argv: Sequence[str]) -> Surfaces:
+        """What ``sandboxverify check ...`` (or ``merge ...``) asks for, as far as click can tell
+        without judging the rest of the command line; for ``run`` and ``record``, their
         ``--json``; nothing for other commands."""
         args = list(argv)
         at = next((i for i, arg in enumerate(args) if not arg.startswith("-")), None)
         command = group.commands.get(args[at]) if at is not None else None
-        if at is None or command is None or command.name is None:
-            return cls()
-        asked, targets = _lenient(command, args[at + 1 :])
-        if command.name in _JSON_ONLY:
-            return cls(json_out=asked.get("json"), command=command.name)
-        if command.name not in _COMMANDS:
-            return cls()
-        pyproject: Path | None = None
-        configured: dict[str, Any] = {}
-        if command.name == "check":
-            first = Path(targets[0]) if targets else None
-            pyproject = _config.find_pyproject(first if first and first.is_dir() else None)
-            configured = _config.report_values(pyproject) if pyproject else {}
-        github = asked.get("github", configured.get("github"))
-        return cls(
-            json_out=asked.get("json", configured.get("json")),
-            junit_out=asked.get("junit-xml", configured.get("junit-xml")),
-            github=github if isinstance(github, bool) else None,
-            targets=tuple(targets),
-            pyproject=pyproject,
-            command=command.name,
-        )
+        surfaces = cls()
+        if at is not None and command is not None and command.name is not None:
+            values, positionals = _read_leniently(command, args[at + 1 :])
+            surfaces.asked(command.name, positionals, values)
+        return surfaces
 
-    def resolve(self, values: dict[str, Any], pyproject: Path | None) -> None:
-        """The surfaces as the command parsed them (``check``: merged with the configuration)."""
-        self.json_out = values.get("json")
-        self.junit_out = values.get("junit-xml")
-        self.github = values.get("github")
+    def asked(self, command: str, positionals: Sequence[str], values: Mapping[str, Any]) -> None:
+        """What ``command`` was asked for on the command line (its options by keyword), and,
+        for ``check``, in the project's ``[tool.sandboxverify]``."""
+        self.command = command
+        self.targets = tuple(positionals)
+        if command in _JSON_ONLY:
+            self.json_out = values.get("json_out")
+            return
+        if command not in _COMMANDS:
+            return
+        configured: dict[str, Any] = {}
+        if command == "check":
+            first = Path(self.targets[0]) if self.targets else None
+            self.pyproject = _config.find_pyproject(first if first and first.is_dir() else None)
+            configured = _config.report_values(self.pyproject) if self.pyproject else {}
+        given = {key: value for key, value in values.items() if value is not None}
+        merged = {**configured, **given}
+        self.resolve(merged, self.pyproject)
+
+    def resolve(self, values: Mapping[str, Any], pyproject: Path | None) -> None:
+        """The surfaces as the command parsed them (``check``: merged with the configuration),
+        by each option's keyword."""
+        self.json_out = values.get("json_out")
+        self.junit_out = values.get("junit_xml")
+        github = values.get("github")
+        self.github = github if isinstance(github, bool) else None
         self.pyproject = pyproject
         self.playbook = values.get("smoke")
+        self.known = True
 
     @property
     def annotate(self) -> bool:
@@ -190,51 +195,51 @@ class Surfaces:
             sys.stderr.write(f"  (not written: {self.secrets.text(exc.message)})\n")
 
 
-def _likely(name: str, takes: dict[str, str]) -> str:
-    """How an unknown option is taken: like the option it is a typo of (``--expect-tool x``
-    takes a value, so ``x`` is not a target), else as a flag."""
-    close = difflib.get_close_matches(name, list(takes), n=1) if name.startswith("--") else []
-    return takes[close[0]] if close else "flag"
-
-
-def _lenient(command: click.Command, args: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """The report options and the positional words of ``args``, parsed as click would parse
-    them where they are well-formed, and without a complaint where they are not."""
-    takes: dict[str, str] = {}
-    for param in command.params:
-        if isinstance(param, click.Option):
-            kind = "flag" if param.is_flag or param.count else "value"
-            takes.update(dict.fromkeys(param.opts, kind))
-            takes.update(dict.fromkeys(param.secondary_opts, "flag"))
-    takes["--json"] = "optional"  # --json [FILE]: bare, it means stdout
-    asked: dict[str, Any] = {}
-    positionals: list[str] = []
-    pending = list(args)
-    index = 0
-    while index < len(pending):
-        word = pending[index]
-        index += 1
-        if word == "--":
-            positionals.extend(pending[index:])
+def _read_leniently(
+    command: click.Command, args: list[str]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """``args`` as click reads them for ``command`` where they are well-formed: an option click
+    does not know is set aside (with the value the option it is a typo of would take, so that
+    value is not taken for a target), one missing its value is dropped, and a value click cannot
+    take is left out. The values by keyword, and the positional arguments."""
+    for _ in range(len(args) + 1):
+        try:
+            command.make_parser(click.Context(command, info_name=command.name)).parse_args(
+                list(args)
+            )
             break
-        if word == "-" or not word.startswith("-"):
-            positionals.append(word)
-            continue
-        name, equals, value = word.partition("=")
-        kind = takes.get(name) or _likely(name, takes)
-        if kind != "flag" and not equals:
-            following = pending[index] if index < len(pending) else None
-            if kind == "optional" and (
-                following is None or (following.startswith("-") and len(following) > 1)
-            ):
-                value = "-"
-            elif following is not None:
-                value = following
-                index += 1
-            else:
-                continue  # a value is missing: the error click reports
-        if name in _REPORT_OPTIONS and value:
-            asked[_REPORT_OPTIONS[name]] = value
-        elif name in ("--github", "--no-github"):
-            asked["github"] = name == "--github"
-    return asked, positionals
+        except click.NoSuchOption as exc:
+            args = _set_aside(command, args, exc.option_name, exc.possibilities)
+        except click.BadOptionUsage as exc:  # its value is missing: the error click reports
+            args = [arg for arg in args if arg != exc.option_name]
+        except click.ClickException:
+            break
+    context = command.make_context(command.name, list(args), resilient_parsing=True)
+    values = dict(context.params)
+    positionals: list[str] = []
+    for param in command.params:
+        if isinstance(param, click.Argument) and param.name is not None:
+            found = values.pop(param.name, None)
+            positionals.extend([found] if isinstance(found, str) else found or ())
+    return values, tuple(positionals)
+
+
+def _set_aside(
+    command: click.Command, args: list[str], name: str, possibilities: Sequence[str] | None
+) -> list[str]:
+    """``args`` without the unknown option ``name``, and without the word after it when the
+    option it is most likely a typo of (click's first suggestion) takes a value."""
+    at = next((i for i, arg in enumerate(args) if arg == name or arg.startswith(f"{name}=")), None)
+    if at is None:  # inside a cluster of short options: that word goes whole
+        at = next(i for i, arg in enumerate(args) if arg.startswith("-") and name[1:] in arg)
+    meant = next(
+        (
+            param
+            for param in command.params
+            if isinstance(param, click.Option) and possibilities and possibilities[0] in param.opts
+        ),
+        None,
+    )
+    takes_value = meant is not None and not (meant.is_flag or meant.count)
+    skip = 2 if takes_value and "=" not in args[at] and at + 1 < len(args) else 1
+    return args[:at] + args[at + skip :]

@@ -13,136 +13,195 @@ import re
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, _smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
 from sandboxverify.report._redact import SECRET_NAME, Redactor
-from sandboxverify.sandbox._isolation import IsolationChoice
-from sandboxverify.sandbox._toolchain import InstallerChoice
 from sandboxverify.stages.playbook import parse_playbook
 from sandboxverify.stages.playbook._replay import load_mocks
 from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
 
 
-def record_session(
-    *,
-    prompts: tuple[str, ...],
-    model: str,
-    output: str,
-    plugins: tuple[str, ...],
-    dist: str | None,
-    host: str,
-    group: str | None,
-    mocks: str | None,
-    system: str | None,
-    normalize: tuple[str, ...],
-    model_options: tuple[tuple[str, str], ...],
-    max_steps: int,
-    trace: str | None,
-    timeout: float | None,
-    json_out: str | None,
-    verbose: int,
-    sandbox: bool,
-    project: str | None,
-    with_requirements: tuple[str, ...],
-    pass_env: tuple[str, ...],
-    installer: InstallerChoice | None,
-    python: str | None,
-    isolation: IsolationChoice | None,
-) -> int:
-    """What ``record`` does (its options: ``_commands``)."""
-    path = _output_path(output)
-    trace_path = Path(trace) if trace else path.with_suffix(".jsonl")
-    if trace_path.absolute() == path.absolute():
-        raise UsageError("--trace must not be the playbook itself", hint="drop --trace")
-    check_json_path(json_out, (output,))
-    if any(not prompt.strip() for prompt in prompts):
-        raise UsageError("an empty PROMPT was given", hint="each PROMPT is what the user says")
-    for pattern in normalize:
-        _regex("--normalize", pattern)
-    sandboxed = SandboxChoice(
-        sandbox, project, with_requirements, pass_env, installer, python, isolation
-    )
-    sandboxed.check()
-    mocked = load_mocks(Path(mocks)) if mocks else {"mock_tools": {}, "mock_ui": {}}
-    options = dict(model_options)
-    request: dict[str, Any] = {
-        "prompts": list(prompts),
-        "model": model,
-        "system": system,
-        "options": options,
-        "max_steps": max_steps,
-        "plugins": list(plugins) or None,
-        "dist": dist,
-        "group": group,
-        "host": host,
-        "run_timeout": timeout,
-        "trace": str(trace_path),
-        **mocked,
-    }
+@dataclass(frozen=True)
+class Recording:
+    """What ``record`` is asked to do, from its options (``options/_table.py``), checked before
+    any work."""
+
+    prompts: tuple[str, ...]
+    model: str
+    playbook: Path
+    trace: Path
+    plugins: tuple[str, ...]
+    dist: str | None
+    host: str
+    group: str | None
+    system: str | None
+    normalize: tuple[str, ...]
+    model_options: dict[str, str]
+    max_steps: int
+    timeout: float | None
+    json_out: str | None
+    verbose: int
+    #: environmental tools and UI answers (``--mocks``), copied into the recording
+    mocked: dict[str, Any]
+    sandboxed: SandboxChoice
+
+    @classmethod
+    def from_values(cls, values: dict[str, Any]) -> Recording:
+        path = _output_path(values["output"])
+        trace = Path(values["trace"]) if values["trace"] else path.with_suffix(".jsonl")
+        if trace.absolute() == path.absolute():
+            raise UsageError("--trace must not be the playbook itself", hint="drop --trace")
+        check_json_path(values["json_out"], (values["output"],))
+        if any(not prompt.strip() for prompt in values["prompts"]):
+            raise UsageError("an empty PROMPT was given", hint="each PROMPT is what the user says")
+        for pattern in values["normalize"]:
+            _regex("--normalize", pattern)
+        sandboxed = SandboxChoice(
+            values["sandbox"],
+            values["project"],
+            values["with_requirements"],
+            values["pass_env"],
+            values["installer"],
+            values["python"],
+            values["isolation"],
+        )
+        sandboxed.check()
+        mocks = values["mocks"]
+        return cls(
+            prompts=values["prompts"],
+            model=values["model"],
+            playbook=path,
+            trace=trace,
+            plugins=values["plugins"],
+            dist=values["dist"],
+            host=values["host"],
+            group=values["group"],
+            system=values["system"],
+            normalize=values["normalize"],
+            model_options=dict(values["model_options"]),
+            max_steps=values["max_steps"],
+            timeout=values["timeout"],
+            json_out=values["json_out"],
+            verbose=values["verbose"],
+            mocked=load_mocks(Path(mocks)) if mocks else {"mock_tools": {}, "mock_ui": {}},
+            sandboxed=sandboxed,
+        )
+
+    def request(self) -> dict[str, Any]:
+        """What the runtime's ``record`` takes."""
+        return {
+            "prompts": list(self.prompts),
+            "model": self.model,
+            "system": self.system,
+            "options": self.model_options,
+            "max_steps": self.max_steps,
+            "plugins": list(self.plugins) or None,
+            "dist": self.dist,
+            "group": self.group,
+            "host": self.host,
+            "run_timeout": self.timeout,
+            "trace": str(self.trace),
+            **self.mocked,
+        }
+
+
+def record_session(**values: Any) -> int:
+    """What ``record`` does: the session, then the playbook written from it, then the report."""
+    recording = Recording.from_values(values)
     secrets = Redactor()
-    human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
+    human = secrets.stream(sys.stderr if recording.json_out == "-" else sys.stdout)
     style = Style(human.isatty())
     started = time.perf_counter()
-    if sandbox:
-        result = sandboxed.record(
-            request, timeout=timeout, trace=trace_path, human=human, verbose=verbose
-        )
-        result = usable(result, sandbox_hint)
-    else:
-        # the runtime drives llm in this process: only this command pays for importing it
-        from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
-
-        with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
-            result = usable(record_here(request))
+    result = _session(recording, human)
     result["seconds"] = round(time.perf_counter() - started, 3)
     lines = _smoke_call_lines(result, style)
-    kept = {name: value for name, value in options.items() if not SECRET_NAME.search(name)}
-    text: str | None = None
-    if result.get("ok"):
-        try:
-            text = render_playbook(
-                result["recorded"],
-                header=_header(path, result),
-                top={
-                    "host": host if host != "native" else None,
-                    "plugins": list(plugins) or None,
-                    "normalize": list(normalize) or None,
-                },
-                comments=_comments(normalize),
-                tables={
-                    "recording": {"model": result["model"], "system": system, "options": kept},
-                    "mock_tools": mocked["mock_tools"],
-                    "mock_ui": mocked["mock_ui"],
-                },
-                normalize=normalize,
-                source=str(path),
-            )
-        except Unwritable as exc:  # a model's argument TOML and JSON cannot hold
-            result.update(ok=False, error={"code": "unwritable", "message": str(exc)})
+    text = _playbook(recording, result) if result.get("ok") else None
     if text is not None:
-        _write(path, _redacted(secrets, text, path))
-        result["playbook"] = str(path)
-        lines += [f"{style.paint('RECORDED', 'passed')}: {path} and {trace_path}, {counts(result)}"]
-        lines += [f"  {line}" for line in _next_steps(path)]
-        lines += [
-            f"  note: option {name!r} looks like a secret: used, not written"
-            for name in sorted(set(options) - set(kept))
-        ]
+        _write(recording.playbook, _redacted(secrets, text, recording.playbook))
+        result["playbook"] = str(recording.playbook)
+        lines += _recorded_lines(recording, result, style)
     else:
-        lines += failure_lines(result, style, verbose)
+        lines += failure_lines(result, style, recording.verbose)
         kept_trace = f" (the session's trace: {result['trace']})" if result.get("trace") else ""
         lines.append(
             f"{style.paint('FAILED', 'failed')}: nothing recorded{kept_trace}, {counts(result)}"
         )
     human.write("\n".join(lines) + "\n")
     human.flush()
-    write_json(result, json_out, secrets)
+    write_json(result, recording.json_out, secrets)
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
+
+
+def _session(recording: Recording, human: TextIO) -> dict[str, Any]:
+    """The live session: in a fresh sandbox (``--sandbox``), or here."""
+    if recording.sandboxed.enabled:
+        result = recording.sandboxed.record(
+            recording.request(),
+            timeout=recording.timeout,
+            trace=recording.trace,
+            human=human,
+            verbose=recording.verbose,
+        )
+        return usable(result, sandbox_hint)
+    # the runtime drives llm in this process: only this command pays for importing it
+    from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
+
+    with stdout_to_stderr(recording.json_out == "-"):  # plugin code prints; the JSON owns stdout
+        return usable(record_here(recording.request()))
+
+
+def _kept_options(recording: Recording) -> dict[str, str]:
+    """The model's options that may be written: none named like a secret."""
+    return {
+        name: value
+        for name, value in recording.model_options.items()
+        if not SECRET_NAME.search(name)
+    }
+
+
+def _playbook(recording: Recording, result: dict[str, Any]) -> str | None:
+    """The recording as a playbook's text; ``None`` (and the result failed) when a model's
+    argument cannot be written as TOML."""
+    try:
+        return render_playbook(
+            result["recorded"],
+            header=_header(recording.playbook, result),
+            top={
+                "host": recording.host if recording.host != "native" else None,
+                "plugins": list(recording.plugins) or None,
+                "normalize": list(recording.normalize) or None,
+            },
+            comments=_comments(recording.normalize),
+            tables={
+                "recording": {
+                    "model": result["model"],
+                    "system": recording.system,
+                    "options": _kept_options(recording),
+                },
+                "mock_tools": recording.mocked["mock_tools"],
+                "mock_ui": recording.mocked["mock_ui"],
+            },
+            normalize=recording.normalize,
+            source=str(recording.playbook),
+        )
+    except Unwritable as exc:  # a model's argument TOML and JSON cannot hold
+        result.update(ok=False, error={"code": "unwritable", "message": str(exc)})
+        return None
+
+
+def _recorded_lines(recording: Recording, result: dict[str, Any], style: Style) -> list[str]:
+    path = recording.playbook
+    lines = [f"{style.paint('RECORDED', 'passed')}: {path} and {recording.trace}, {counts(result)}"]
+    lines += [f"  {line}" for line in _next_steps(path)]
+    secret = sorted(set(recording.model_options) - set(_kept_options(recording)))
+    lines += [f"  note: option {name!r} looks like a secret: used, not written" for name in secret]
+    return lines
 
 
 # -- helpers -----------------------------------------------------------------------------------

@@ -9,15 +9,10 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sandboxverify.pipeline._events import EventSink
-from sandboxverify.pipeline._options import CheckOptions
-from sandboxverify.pipeline._stages import command_observer
 from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._isolation import Isolation
-from sandboxverify.sandbox._subprocess import Observer
-from sandboxverify.sandbox._toolchain import Toolchain
-from sandboxverify.sandbox._venv import Sandbox, StepSettings, acquaint, create
+from sandboxverify.sandbox._venv import Sandbox, create, learn_interpreter
 from sandboxverify.sandbox._workspace import Workspace
 
 #: what the stages after the build import (the artifacts' metadata, the probe...): ~30 ms
@@ -53,22 +48,16 @@ def make_sandbox(
     label: str,
     *,
     workspace: Workspace,
-    toolchain: Toolchain,
-    options: CheckOptions,
-    on_event: EventSink,
-    isolation: Isolation,
+    ctx: RunContext,
     built: threading.Event,
 ) -> Premade:
     """Stage ``venv``'s work, done ahead: a fresh sandbox of ``interpreter``; while the build
-    is still running (not ``built``), the installer meets it too (it would at the install)."""
+    is still running (not ``built``), the installer learns its interpreter too (it would at
+    the install)."""
     started = time.perf_counter()
-    steps = step_settings(options, command_observer(on_event, interpreter.version), isolation)
-    sandbox, failure = create(interpreter, workspace.sandbox(label), toolchain.sandbox, steps)
+    ctx = ctx.for_python(interpreter.version)
+    sandbox, failure = create(interpreter, workspace.sandbox(label), ctx)
     seconds = time.perf_counter() - started
     if failure is None and not built.is_set():
-        acquaint(sandbox, toolchain.installer, steps)
+        learn_interpreter(sandbox, ctx)
     return Premade(sandbox, failure, seconds)
-
-
-def step_settings(options: CheckOptions, observer: Observer, isolation: Isolation) -> StepSettings:
-    return StepSettings(options.pass_env, options.install_timeout, observer, isolation)

@@ -14,7 +14,6 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ProjectTarget, Target, classify
-from sandboxverify.artifacts._backend import BuildSettings
 from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.pipeline._ahead import Premade, import_ahead, make_sandbox
@@ -26,13 +25,14 @@ from sandboxverify.pipeline._events import (
     ignore,
 )
 from sandboxverify.pipeline._options import CheckOptions, validate
-from sandboxverify.pipeline._stages import command_observer
+from sandboxverify.pipeline._stages import AnnouncingRunner
 from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
     Report,
 )
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
+from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
 from sandboxverify.sandbox._integrity import PACKAGE, Fingerprint, changes, fingerprint
 from sandboxverify.sandbox._interpreters import (
     SELECTORS,
@@ -44,7 +44,7 @@ from sandboxverify.sandbox._interpreters import (
 from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation
 from sandboxverify.sandbox._isolation import choose as choose_isolation
 from sandboxverify.sandbox._subprocess import parallel_map, supervised
-from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain, choose
+from sandboxverify.sandbox._toolchain import IndexOptions, choose
 from sandboxverify.sandbox._workspace import Workspace
 from sandboxverify.stages._smoke import load as load_playbook
 
@@ -84,7 +84,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         isolation, fallback = deciding.result()
         interpreters = resolving.result() if resolving is not None else []
         installation = digests.result()
-    toolchain = choose(options.installer, writable_installs=isolation.name == "process")
+    context = run_context(options, isolation, on_event)
     # started only now: importing holds the interpreter, and the steps above want it briefly
     importing = import_ahead()
     if isolation.name == "process":  # the build's code could reach our files from here on
@@ -95,10 +95,9 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         build, runtime, premade = _build_meanwhile(
             target,
             workspace,
-            toolchain,
+            context,
             options,
             on_event,
-            isolation=isolation,
             sandboxes=list(zip(interpreters, _labels(interpreters))) if ahead else [],
         )
         if selectors:
@@ -109,14 +108,13 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         verify = Verifier(
             options=options,
             groups=groups,
-            toolchain=toolchain,
+            context=context,
             workspace=workspace,
             build=build,
             runtime=runtime,
             on_event=on_event,
             playbook=playbook,
             server=server,
-            isolation=isolation,
             premade=premade,
         )
         results = parallel_map(
@@ -145,7 +143,7 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
         failures=tuple(failures),
         host=options.host,
         groups=groups,
-        installer=toolchain.name,
+        installer=context.toolchain.name,
         seconds=time.perf_counter() - started,
         workdir=str(workspace.root) if options.keep else None,
         expect_tools=options.expect_tools,
@@ -159,11 +157,10 @@ def check(options: CheckOptions, on_event: EventSink = ignore) -> Report:
 def _build_meanwhile(
     target: Target,
     workspace: Workspace,
-    toolchain: Toolchain,
+    context: RunContext,
     options: CheckOptions,
     on_event: EventSink,
     *,
-    isolation: Isolation,
     sandboxes: Sequence[tuple[Interpreter, str]],
 ) -> tuple[BuildResult, Path, dict[str, Premade]]:
     """The build; meanwhile the runtime is copied (needed from the first probe on) and
@@ -179,18 +176,13 @@ def _build_meanwhile(
                 interpreter,
                 label,
                 workspace=workspace,
-                toolchain=toolchain,
-                options=options,
-                on_event=on_event,
-                isolation=isolation,
+                ctx=context,
                 built=built,
             )
             for interpreter, label in sandboxes
         }
         try:
-            build = build_target(
-                target, workspace, toolchain, options, on_event, isolation=isolation
-            )
+            build = build_target(target, workspace, context, options, on_event)
         finally:
             built.set()
         return build, copying.result(), {label: done.result() for label, done in making.items()}
@@ -267,32 +259,46 @@ def _selected(
     return list({i.path: i for i in [*explicit, *chosen]}.values())
 
 
+def run_context(
+    options: CheckOptions,
+    isolation: Isolation,
+    on_event: EventSink,
+    runner: Runner = SUBPROCESSES,
+) -> RunContext:
+    """What every step of a check with ``options`` runs with: its commands go through
+    ``runner``, and ``on_event`` hears how each one ended."""
+    return RunContext(
+        # with no OS sandbox to keep the environments read-only, untrusted code could write to
+        # what gets installed: nothing installed may be shared with the installer's cache
+        toolchain=choose(options.installer, writable_installs=isolation.name == "process"),
+        plugin_timeout=options.timeout,
+        install_timeout=options.install_timeout,
+        isolation=isolation,
+        pass_env=options.pass_env,
+        index=IndexOptions(options.index_url, options.find_links),
+        runner=AnnouncingRunner(runner, on_event),
+    )
+
+
 def build_target(
     target: Target,
     workspace: Workspace,
-    toolchain: Toolchain,
+    context: RunContext,
     options: CheckOptions,
     on_event: EventSink,
-    *,
-    isolation: Isolation,
 ) -> BuildResult:
     """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced
     to ``on_event``; reused from the artifact cache when the tree is unchanged."""
-    settings = BuildSettings(
-        builder=toolchain,
-        index=IndexOptions(options.index_url, options.find_links),
-        pass_env=options.pass_env,
-        timeout=options.install_timeout,
-        expect_files=options.expect_files,
-        isolation=isolation,
-        cache=ArtifactCache(default_root()) if options.cache else None,
-    )
+    cache = ArtifactCache(default_root()) if options.cache else None
     on_event(StageStarted("build", None))
-    observer = command_observer(on_event, None)
     if isinstance(target, ProjectTarget):
-        result = build_project(target, workspace, settings, observer)
+        result = build_project(
+            target, workspace, context, cache=cache, expect_files=options.expect_files
+        )
     else:
-        result = prepare_artifacts(target, workspace, settings, observer)
+        result = prepare_artifacts(
+            target, workspace, context, cache=cache, expect_files=options.expect_files
+        )
     names = ", ".join(a.path.name for a in result.artifacts)
     summary = names if result.ran else f"verifying as given: {names}"
     if result.reused:

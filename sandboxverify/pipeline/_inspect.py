@@ -19,6 +19,7 @@ from sandboxverify.report._model import (
     ToolRecord,
     registrations,
 )
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
@@ -30,7 +31,6 @@ from sandboxverify.stages._imports import (
     run_imports,
 )
 from sandboxverify.stages._probe import probe
-from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_scripts
 
 
@@ -69,7 +69,7 @@ class Inspector:
         wheel: Artifact,
         plan: PluginPlan,
         to_load: Sequence[PlannedPlugin],
-        settings: ProbeSettings,
+        ctx: RunContext,
         stages: list[Stage],
     ) -> Inspection:
         """The import run cannot wait to learn which plugins failed; their modules are judged
@@ -90,7 +90,7 @@ class Inspector:
                     wheel,
                     plan=plan,
                     to_load=to_load,
-                    settings=settings,
+                    ctx=ctx,
                     stages=probe_stages,
                 )
             )
@@ -105,7 +105,7 @@ class Inspector:
                     wheel=wheel,
                     skip=_import_skip(self.options.import_skip, wheel),
                     exclude={},
-                    settings=settings,
+                    ctx=ctx,
                 )
             )
 
@@ -117,7 +117,7 @@ class Inspector:
                     skip_help=self.options.skip_script_help,
                     # an MCP server's start-up is checked by the host; --help would start it
                     servers=[plugin.ref.name for plugin in to_load if plugin.host == "mcp"],
-                    settings=settings,
+                    ctx=ctx,
                 )
                 stage.fail_with(*ran.failures)
                 stage.summary = ran.summary
@@ -130,7 +130,7 @@ class Inspector:
         failures = [*found.failures]
         imports: dict[str, Any] | None = None
         if import_runs:
-            run = self._complete_imports(sandbox, wheel, import_runs[0], plugins, settings)
+            run = self._complete_imports(sandbox, wheel, import_runs[0], plugins, ctx)
             imported = judge_imports(
                 run,
                 sandbox=sandbox,
@@ -164,7 +164,7 @@ class Inspector:
         *,
         plan: PluginPlan,
         to_load: Sequence[PlannedPlugin],
-        settings: ProbeSettings,
+        ctx: RunContext,
         stages: list[Stage],
     ) -> _Probed:
         """Stage ``probe``: discovery, every plugin load, the expectations."""
@@ -177,7 +177,7 @@ class Inspector:
                 groups=plan.groups,
                 planned=[plugin.ref for plugin in plan.plugins],
                 to_load=to_load,
-                settings=settings,
+                ctx=ctx,
             )
             plugins = tuple(load.record for load in outcome.loads)
             tools = tuple(tool for load in outcome.loads for tool in load.tools)
@@ -211,7 +211,7 @@ class Inspector:
         wheel: Artifact,
         run: ImportRun,
         plugins: tuple[PluginRecord, ...],
-        settings: ProbeSettings,
+        ctx: RunContext,
     ) -> ImportRun:
         """The import run, repeated without the failed plugins' modules if one of them
         stopped it. The runtime imports a package before its submodules, so a failed plugin
@@ -224,7 +224,7 @@ class Inspector:
             wheel=wheel,
             skip=_import_skip(self.options.import_skip, wheel),
             exclude=excluded,
-            settings=settings,
+            ctx=ctx,
         )
         return ImportRun(again.result, again.failures, run.seconds + again.seconds)
 

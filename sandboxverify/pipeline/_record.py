@@ -14,21 +14,23 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.artifacts._artifacts import classify
-from sandboxverify.pipeline._check import build_target, check_requirements, decide_isolation
+from sandboxverify.pipeline._check import (
+    build_target,
+    check_requirements,
+    decide_isolation,
+    run_context,
+)
 from sandboxverify.pipeline._events import EventSink, ignore
 from sandboxverify.pipeline._options import CheckOptions, validate
 from sandboxverify.pipeline._run import sandbox_with_wheel
-from sandboxverify.pipeline._stages import StageTimer, command_observer
+from sandboxverify.pipeline._stages import StageTimer
 from sandboxverify.report._model import Failure, Stage
 from sandboxverify.report._redact import Redactor
 from sandboxverify.sandbox._interpreters import resolve_all
 from sandboxverify.sandbox._subprocess import supervised
-from sandboxverify.sandbox._toolchain import choose
-from sandboxverify.sandbox._venv import StepSettings
 from sandboxverify.sandbox._workspace import Workspace
 from sandboxverify.stages._record import failure_error
 from sandboxverify.stages._record import record as record_there
-from sandboxverify.stages._runtime_call import ProbeSettings
 
 
 def record_in_sandbox(
@@ -48,37 +50,29 @@ def record_in_sandbox(
     target = classify(options.targets)
     [interpreter] = resolve_all(options.python[:1])
     isolation, _ = decide_isolation(options, on_event)
-    toolchain = choose(options.installer, writable_installs=isolation.name == "process")
+    context = run_context(options, isolation, on_event)
     python = interpreter.version
     with Workspace(keep=options.keep) as workspace, supervised():
-        build = build_target(target, workspace, toolchain, options, on_event, isolation=isolation)
+        build = build_target(target, workspace, context, options, on_event)
         if not build.installable:
             return _failed(build.failures)
-        observer = command_observer(on_event, python)
         stages: list[Stage] = []
         ready, failures = sandbox_with_wheel(
             interpreter,
             workspace.sandbox(interpreter.label),
             build=build,
-            toolchain=toolchain,
             options=options,
-            steps=StepSettings(options.pass_env, options.install_timeout, observer, isolation),
+            ctx=context.for_python(python),
             stage=lambda name: StageTimer(stages, name, python, on_event),
         )
         if ready is None:
             return _failed(failures)
         sandbox, wheel = ready
-        settings = ProbeSettings(
-            runtime=workspace.install_runtime(),
-            pass_env=options.pass_env,
-            timeout=options.timeout,
-            observer=observer,
-            isolation=isolation,
-        )
+        ctx = context.with_runtime(workspace.install_runtime()).for_python(python)
         result = record_there(
             sandbox,
             {**request, "dist": request.get("dist") or str(wheel.name)},
-            settings=settings,
+            ctx=ctx,
             trace=trace,
             redact=Redactor().text,
         )

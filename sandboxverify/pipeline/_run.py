@@ -12,20 +12,18 @@ from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
-from sandboxverify.pipeline._ahead import Premade, step_settings
+from sandboxverify.pipeline._ahead import Premade
 from sandboxverify.pipeline._events import EventSink
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._options import CheckOptions
-from sandboxverify.pipeline._stages import StageTimer, command_observer
+from sandboxverify.pipeline._stages import StageTimer
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._isolation import PROCESS, Isolation
-from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
-from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
+from sandboxverify.sandbox._venv import Sandbox, create, install
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
 from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
-from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._smoke import Playbook
 from sandboxverify.stages._smoke import run as run_smoke
 
@@ -55,23 +53,22 @@ class Verifier:
         *,
         options: CheckOptions,
         groups: tuple[str, ...],
-        toolchain: Toolchain,
+        context: RunContext,
         workspace: Workspace,
         build: BuildResult,
         runtime: Path,
         on_event: EventSink,
         playbook: Playbook | None,
         server: EntryPointRef | None = None,
-        isolation: Isolation = PROCESS,
         premade: Mapping[str, Premade] | None = None,
     ) -> None:
         self.options = options
         #: sandboxes made while the build ran, by label
         self.premade = dict(premade or {})
-        self.isolation = isolation
         self.server = server
         self.groups = groups
-        self.toolchain = toolchain
+        #: what every step runs with
+        self.context = context
         self.workspace = workspace
         self.build = build
         self.runtime = runtime
@@ -98,8 +95,7 @@ class Verifier:
         scripts: tuple[dict[str, Any], ...] | None = None
         installed: tuple[dict[str, str], ...] = ()
         paths = self.workspace.sandbox(label)
-        observer = command_observer(self.on_event, python)
-        steps = step_settings(self.options, observer, self.isolation)
+        ctx = self.context.with_runtime(self.runtime).for_python(python)
 
         def finish() -> RunResult:
             done = {stage.name for stage in stages}
@@ -129,9 +125,8 @@ class Verifier:
             interpreter,
             paths,
             build=self.build,
-            toolchain=self.toolchain,
             options=self.options,
-            steps=steps,
+            ctx=ctx,
             stage=lambda name: self._stage(stages, name, python),
             premade=self.premade.get(label),
         )
@@ -140,13 +135,6 @@ class Verifier:
             return finish()
         sandbox, wheel = ready
 
-        settings = ProbeSettings(
-            runtime=self.runtime,
-            pass_env=self.options.pass_env,
-            timeout=self.options.timeout,
-            observer=observer,
-            isolation=self.isolation,
-        )
         plan = plan_plugins(
             wheel.entry_points,
             wheel.dependencies,
@@ -163,7 +151,7 @@ class Verifier:
         # What the wheel ships beyond the plugins is checked even when a plugin failed, so one
         # run shows every problem; the smoke run needs plugins that loaded.
         found = Inspector(self.options, self.on_event).inspect(
-            sandbox, wheel=wheel, plan=plan, to_load=to_load, settings=settings, stages=stages
+            sandbox, wheel=wheel, plan=plan, to_load=to_load, ctx=ctx, stages=stages
         )
         plugins, tools, imports, scripts = found.plugins, found.tools, found.imports, found.scripts
         installed = found.installed
@@ -184,7 +172,7 @@ class Verifier:
                     host=driver.host,
                     server=self.server,
                     group=driver.ref.group,
-                    settings=settings,
+                    ctx=ctx,
                     keep_trace=self.options.keep,
                 )
                 stage.fail_with(failure)
@@ -202,9 +190,8 @@ def sandbox_with_wheel(
     paths: SandboxPaths,
     *,
     build: BuildResult,
-    toolchain: Toolchain,
     options: CheckOptions,
-    steps: StepSettings,
+    ctx: RunContext,
     stage: Callable[[StageName], StageTimer],
     premade: Premade | None = None,
 ) -> tuple[tuple[Sandbox, Artifact] | None, list[Failure]]:
@@ -225,7 +212,7 @@ def sandbox_with_wheel(
         ]
     with stage("venv") as timer:
         if premade is None:
-            sandbox, failure = create(interpreter, paths, toolchain.sandbox, steps)
+            sandbox, failure = create(interpreter, paths, ctx)
         else:
             sandbox, failure = premade.sandbox, premade.failure
             timer.own_seconds = premade.seconds
@@ -238,9 +225,7 @@ def sandbox_with_wheel(
             *install(
                 sandbox,
                 wheel.path,
-                toolchain.installer,
-                IndexOptions(options.index_url, options.find_links),
-                steps,
+                ctx,
                 extra=options.with_requirements,
                 requires_python=wheel.requires_python,
                 requirements=bool(wheel.dependencies),

@@ -70,7 +70,7 @@ def test_while_the_build_runs_uv_meets_the_sandboxs_interpreter(
 ) -> None:
     # so the install, when the wheel is there, does not stop to ask it what it is
     seen = sandboxes_made_during_the_build(
-        monkeypatch, "strict", wait=60, made="py*/logs/installer-acquaint.log"
+        monkeypatch, "strict", wait=60, made="py*/logs/installer-learns-interpreter.log"
     )
     assert seen == [True]
 

@@ -256,17 +256,21 @@ def load(sandbox: Sandbox, planned: PlannedPlugin, ctx: RunContext, index: int =
         seconds=float(result.get("seconds", 0.0)),
         handlers=dict(result.get("handlers") or {}),
     )
-    tools = tuple(
+    return PluginLoad(record, _tools(result, name), None, tuple(result.get("hooks") or ()))
+
+
+def _tools(result: dict[str, Any], plugin: str) -> tuple[ToolRecord, ...]:
+    """What a plugin registered, as the runtime said."""
+    return tuple(
         ToolRecord(
             name=str(tool["name"]),
-            plugin=name,
+            plugin=plugin,
             description=tool.get("description"),
             parameters=tool.get("parameters"),
             kind=str(tool.get("kind") or "tool"),
         )
         for tool in result.get("tools") or []
     )
-    return PluginLoad(record, tools, None, tuple(result.get("hooks") or ()))
 
 
 def _record(

@@ -102,17 +102,24 @@ def run(
     error = result.get("error")
     if result.get("ok") and not error:
         return record, None
+    replay = _run_command(playbook, dist, host, server)
+    return record, _smoke_failure(playbook, error, sandbox.interpreter.version, replay)
+
+
+def _smoke_failure(
+    playbook: Playbook, error: dict[str, Any] | None, python: str, replay: str
+) -> Failure:
+    """The harness's diagnostic of a failed run, and the command that replays it."""
     error = error or {
         "code": "crashed",
         "message": "the smoke run reported failure without a reason",
     }
-    return record, Failure(
+    return Failure(
         "smoke_failed",
         f"smoke playbook {playbook.name}: [{error.get('code')}] {error.get('message')}",
-        python=sandbox.interpreter.version,
+        python=python,
         hint="the harness says which turn and action diverged; iterate quickly with "
-        f"'{_run_command(playbook, dist, host, server)}' in an environment where the package "
-        "is installed",
+        f"'{replay}' in an environment where the package is installed",
         details=error.get("details"),
     )
 

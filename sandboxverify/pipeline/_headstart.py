@@ -73,7 +73,7 @@ def import_later_stages(isolation: Isolation) -> None:
     finding it wants the interpreter briefly). In process isolation the import is waited for:
     the build's code could rewrite a module of ours not yet imported, and every module must be
     what it was when the check began."""
-    thread = threading.Thread(target=_import_later, name="import-ahead", daemon=True)
+    thread = threading.Thread(target=_import_later, name="import-later-stages", daemon=True)
     thread.start()
     if isolation.name == "process":
         thread.join()

@@ -204,7 +204,7 @@ def _read_wheel(
     filename: str, archive: zipfile.ZipFile, name: NormalizedName, version: Version
 ) -> tuple[list[Problem], _WheelFacts]:
     # packaging.metadata and the email package it parses with (~20 ms) are imported when an
-    # artifact is inspected, not while a check starts (pipeline/_ahead imports them meanwhile)
+    # artifact is inspected, not while a check starts (pipeline/_headstart imports them meanwhile)
     from sandboxverify.artifacts._metadata import check_metadata, dependency_names  # noqa: PLC0415
 
     names = archive.namelist()

@@ -33,17 +33,11 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._cache import ArtifactCache
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._conversation import Conversation
 from sandboxverify.sandbox._environment import backend_env, installer_env
-from sandboxverify.sandbox._isolation import (
-    PROCESS,
-    Confined,
-    Confinement,
-    Isolation,
-    interpreter_roots,
-)
-from sandboxverify.sandbox._subprocess import Command, Launcher, Observer, Outcome, run
-from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
+from sandboxverify.sandbox._isolation import Confined, Confinement, interpreter_roots
+from sandboxverify.sandbox._subprocess import Command, Launcher, Outcome
 from sandboxverify.sandbox._workspace import Workspace
 
 #: PEP 517: a project without ``build-backend`` is built by setuptools' legacy backend.
@@ -51,20 +45,6 @@ _DEFAULT_REQUIRES = ("setuptools>=40.8.0",)
 _DEFAULT_BACKEND = "setuptools.build_meta:__legacy__"
 #: Runner invocations for one step: a backend may ask for more requirements, then more again.
 _MAX_INVOCATIONS = 4
-
-
-@dataclass(frozen=True)
-class BuildSettings:
-    builder: Toolchain
-    index: IndexOptions
-    pass_env: tuple[str, ...]
-    timeout: float
-    #: ``--expect-files``: path globs every wheel must match
-    expect_files: tuple[str, ...] = ()
-    #: where an unchanged project's artifacts are reused from (``None``: ``--no-cache``)
-    cache: ArtifactCache | None = None
-    #: how the backend's hooks are confined
-    isolation: Isolation = PROCESS
 
 
 @dataclass(frozen=True)
@@ -126,14 +106,15 @@ class HookRun:
 
 class BuildFrontend:
     """The build environments and hook runs of one build (the sdist, then its wheel); ``close``
-    it when the build is over."""
+    it when the build is over. ``cache``: where the modules a backend imported are remembered
+    (``None``: ``--no-cache``)."""
 
     def __init__(
-        self, workspace: Workspace, settings: BuildSettings, observer: Observer | None
+        self, workspace: Workspace, ctx: RunContext, cache: ArtifactCache | None = None
     ) -> None:
         self.workspace = workspace
-        self.settings = settings
-        self.observer = observer
+        self.ctx = ctx
+        self.cache = cache
         self.runner = workspace.install_hook_runner()
         self.home = workspace.root / "build-home"
         self.tmp = workspace.root / "build-tmp"
@@ -164,18 +145,10 @@ class BuildFrontend:
         if python is None:
             return state
         ready = False
-        cache = self.settings.cache
+        cache = self.cache
         preload = cache.preload(system.to_json()) if cache is not None else []
         for _ in range(_MAX_INVOCATIONS):
-            request = {
-                "backend": system.backend,
-                "backend_path": list(system.backend_path),
-                "step": step,
-                "source": str(tree),
-                "out": str(self.workspace.dist),
-                "ready": ready,
-                "preload": preload,
-            }
+            request = self._request(system, step, tree, ready=ready, preload=preload)
             result = self._runner(python, system, tree).ask(request)
             if result is None or "error" in result:
                 state.failed = self.close()
@@ -204,6 +177,20 @@ class BuildFrontend:
         state.problem = f"the backend asked for requirements {_MAX_INVOCATIONS} times"
         return state
 
+    def _request(
+        self, system: BuildSystem, step: str, tree: Path, *, ready: bool, preload: list[str]
+    ) -> dict[str, Any]:
+        """What the hook runner is asked for one step (``ready``: its requirements are in)."""
+        return {
+            "backend": system.backend,
+            "backend_path": list(system.backend_path),
+            "step": step,
+            "source": str(tree),
+            "out": str(self.workspace.dist),
+            "ready": ready,
+            "preload": preload,
+        }
+
     def close(self) -> Outcome | None:
         """End the hook runner, if one runs: how it went."""
         hooks, self.hooks = self.hooks, None
@@ -212,7 +199,7 @@ class BuildFrontend:
     def _environment(self, system: BuildSystem, state: HookRun) -> Path | None:
         """A new build environment with ``system.requires`` installed, or None (``state``
         says why)."""
-        builder = self.settings.builder
+        builder = self.ctx.toolchain
         number = len(list(self.workspace.root.glob("build-env*")))
         dest = self.workspace.root / ("build-env" + (f"-{number + 1}" if number else ""))
         created = self._run(builder.sandbox.create(builder.interpreter, dest), "build-env")
@@ -229,8 +216,8 @@ class BuildFrontend:
         return python
 
     def _install(self, python: Path, requirements: list[str]) -> Outcome:
-        argv = self.settings.builder.installer.install_requirements(
-            python, requirements, self.settings.index
+        argv = self.ctx.toolchain.installer.install_requirements(
+            python, requirements, self.ctx.index
         )
         return self._run(argv, "build-requires")
 
@@ -248,27 +235,25 @@ class BuildFrontend:
                 env_dir,
                 self.runner.parent,
                 *interpreter_roots(
-                    self.settings.builder.interpreter,
-                    python,
-                    prefixes=self.settings.builder.prefixes,
+                    self.ctx.toolchain.interpreter, python, prefixes=self.ctx.toolchain.prefixes
                 ),
             ),
             writable=(*trees, self.workspace.dist),
             private=(self.home, self.tmp),
         )
-        env = backend_env(python.parent, self.home, self.tmp, self.settings.pass_env)
-        launcher = Confined(self.settings.isolation, confinement)
+        env = backend_env(python.parent, self.home, self.tmp, self.ctx.pass_env)
+        launcher = Confined(self.ctx.isolation, confinement)
         self.commands += 1
         command = Command(
             argv=[str(python), str(self.runner)],
             env=env,
             cwd=self.workspace.root,
-            timeout=self.settings.timeout,
+            timeout=self.ctx.install_timeout,
             log_path=self.workspace.logs / f"{self.commands:02d}-build.log",
             label="build",
             launcher=launcher,
         )
-        self.hooks = Conversation(command, self.observer)
+        self.hooks = Conversation(command, self.ctx)
         return self.hooks
 
     def _run(
@@ -282,18 +267,18 @@ class BuildFrontend:
         ``launcher`` confines it."""
         self.commands += 1
         if env is None:
-            env = installer_env(self.workspace.root / "tmp", self.settings.pass_env)
-            env.update(self.settings.index.pip_env())
+            env = installer_env(self.workspace.root / "tmp", self.ctx.pass_env)
+            env.update(self.ctx.index.pip_env())
         command = Command(
             argv=argv,
             env=env,
             cwd=self.workspace.root,
-            timeout=self.settings.timeout,
+            timeout=self.ctx.install_timeout,
             log_path=self.workspace.logs / f"{self.commands:02d}-{label}.log",
             label=label,
             launcher=launcher,
         )
-        return run(command, self.observer)
+        return self.ctx.run(command)
 
 
 def _kept(system: BuildSystem) -> bool:

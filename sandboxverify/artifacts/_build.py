@@ -27,8 +27,8 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     same_release_named,
 )
-from sandboxverify.artifacts._backend import BuildFrontend, BuildSettings, HookRun
-from sandboxverify.artifacts._cache import cache_key, tree_digest
+from sandboxverify.artifacts._backend import BuildFrontend, HookRun
+from sandboxverify.artifacts._cache import ArtifactCache, cache_key, tree_digest
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -37,8 +37,8 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.report._diagnostics import reached_for_network, summarize
 from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import build_inputs
-from sandboxverify.sandbox._subprocess import Observer
 from sandboxverify.sandbox._workspace import Workspace
 
 #: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
@@ -89,8 +89,15 @@ class BuildResult:
 
 
 def build_project(
-    target: ProjectTarget, workspace: Workspace, settings: BuildSettings, observer: Observer | None
+    target: ProjectTarget,
+    workspace: Workspace,
+    ctx: RunContext,
+    *,
+    cache: ArtifactCache | None = None,
+    expect_files: Sequence[str] = (),
 ) -> BuildResult:
+    """The sdist of a copy of the project, then the wheel from it; reused from ``cache`` (when
+    given) for an unchanged tree. ``expect_files``: path globs every wheel must match."""
     started = time.perf_counter()
     try:
         copy_source(target.path, workspace.src)
@@ -103,14 +110,14 @@ def build_project(
             "holds it (or remove them)",
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
-    cache = settings.cache
-    key = _cache_key(workspace.src, settings) if cache is not None else None
+    key = _cache_key(workspace.src, ctx) if cache is not None else None
     if cache is not None and key is not None:
         reused = cache.get(key, workspace.dist)
         if reused is not None:  # sdists first, as built
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
-            return replace(_inspected(paths, settings, built=True, started=started), reused=True)
-    frontend = BuildFrontend(workspace, settings, observer)
+            inspected = _inspected(paths, expect_files, built=True, started=started)
+            return replace(inspected, reused=True)
+    frontend = BuildFrontend(workspace, ctx, cache)
     try:
         built = _sdist_then_wheel(frontend, workspace, started)
     finally:
@@ -120,7 +127,7 @@ def build_project(
     sdists, wheels = built
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
-    return _inspected(sdists + wheels, settings, built=True, started=started)
+    return _inspected(sdists + wheels, expect_files, built=True, started=started)
 
 
 def _sdist_then_wheel(
@@ -164,7 +171,7 @@ def _sdist_then_wheel(
     return sdists, wheels
 
 
-def _cache_key(tree: Path, settings: BuildSettings) -> str | None:
+def _cache_key(tree: Path, ctx: RunContext) -> str | None:
     """What the copy of the project builds to is cached under (``None``: not cacheable)."""
     try:
         digest = tree_digest(tree)
@@ -172,36 +179,36 @@ def _cache_key(tree: Path, settings: BuildSettings) -> str | None:
         return None
     if digest is None:
         return None
-    index = {"index_url": settings.index.index_url, "find_links": list(settings.index.find_links)}
+    index = {"index_url": ctx.index.index_url, "find_links": list(ctx.index.find_links)}
     return cache_key(
-        digest,
-        frontend=settings.builder.name,
-        index=index,
-        env=build_inputs(settings.pass_env),
+        digest, frontend=ctx.toolchain.name, index=index, env=build_inputs(ctx.pass_env)
     )
 
 
 def prepare_artifacts(
     target: ArtifactsTarget,
     workspace: Workspace,
-    settings: BuildSettings,
-    observer: Observer | None,
+    ctx: RunContext,
+    *,
+    cache: ArtifactCache | None = None,
+    expect_files: Sequence[str] = (),
 ) -> BuildResult:
-    """Verify given artifacts; only when no wheel is given is one built, from the sdist."""
+    """Verify given artifacts; only when no wheel is given is one built, from the sdist (with
+    the build hints of ``cache``, when given). ``expect_files``: path globs every wheel must
+    match."""
     started = time.perf_counter()
     same_release_named([*target.sdists, *target.wheels])
+    given = [*target.sdists, *target.wheels]
     if target.wheels:
-        return _inspected(
-            list(target.sdists) + list(target.wheels), settings, built=False, started=started
-        )
-    inspected = _inspected(list(target.sdists), settings, built=False, started=started)
+        return _inspected(given, expect_files, built=False, started=started)
+    inspected = _inspected(given, expect_files, built=False, started=started)
     if inspected.failures or inspected.sdist is None:
         return inspected
     sdist = inspected.sdist
     tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
-    hooks = BuildFrontend(workspace, settings, observer).build("wheel", tree)
+    hooks = BuildFrontend(workspace, ctx, cache).build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
     if not hooks.ok or len(wheels) != 1:
         failure = _build_failure(
@@ -210,7 +217,7 @@ def prepare_artifacts(
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
-    wheel_result = _inspected(wheels, settings, built=True, started=started)
+    wheel_result = _inspected(wheels, expect_files, built=True, started=started)
     mismatch = _release_mismatch([sdist, *wheel_result.wheels])
     return BuildResult(
         sdist,
@@ -348,7 +355,7 @@ def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
 
 
 def _inspected(
-    paths: Sequence[Path], settings: BuildSettings, *, built: bool, started: float
+    paths: Sequence[Path], expect_files: Sequence[str], *, built: bool, started: float
 ) -> BuildResult:
     """Static checks of every artifact; every problem of every artifact becomes a failure."""
     sdist: Artifact | None = None
@@ -364,7 +371,7 @@ def _inspected(
         else:
             problems, files = [], artifact.files
         if is_wheel and (artifact is not None or files):
-            problems.extend(missing_expected_files(path.name, files, settings.expect_files))
+            problems.extend(missing_expected_files(path.name, files, expect_files))
         failures.extend(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)
         if artifact is None or not all(problem.installable for problem in problems):
             continue

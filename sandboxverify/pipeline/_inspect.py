@@ -3,25 +3,23 @@ but the installed environment."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact
-from sandboxverify.options._check_options import CheckOptions
-from sandboxverify.pipeline._events import EventSink, PluginLoaded
+from sandboxverify.pipeline._events import PluginLoaded
 from sandboxverify.pipeline._stages import StageTimer
+from sandboxverify.pipeline._state import CheckState, Installed
 from sandboxverify.report._model import (
     Failure,
     PluginRecord,
     Stage,
-    StageName,
     ToolRecord,
     registrations,
 )
 from sandboxverify.runtime.hosts._registry import SCRIPT_GROUPS
 from sandboxverify.sandbox._subprocess import parallel_map
-from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import PlannedPlugin, PluginPlan
 from sandboxverify.stages._imports import (
@@ -30,8 +28,7 @@ from sandboxverify.stages._imports import (
     judge_imports,
     run_imports,
 )
-from sandboxverify.stages._probe import probe
-from sandboxverify.stages._runtime_call import ProbeSettings
+from sandboxverify.stages._probe import ProbeOutcome, probe
 from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 
 
@@ -59,99 +56,49 @@ class _Probed:
 class Inspector:
     """What one sandbox is checked for once the wheel is installed, except the smoke run."""
 
-    def __init__(self, options: CheckOptions, on_event: EventSink) -> None:
-        self.options = options
-        self.on_event = on_event
+    def __init__(self, state: CheckState) -> None:
+        self.state = state
+        self.options = state.options
 
     def inspect(
         self,
-        sandbox: Sandbox,
+        installed: Installed,
         *,
-        wheel: Artifact,
         plan: PluginPlan,
         to_load: Sequence[PlannedPlugin],
-        settings: ProbeSettings,
         stages: list[Stage],
     ) -> Inspection:
-        """The import run cannot wait to learn which plugins failed; their modules are judged
-        as skipped afterwards, and if one of them stopped the run (it hung or killed the
-        interpreter) the run is repeated without them."""
-        python = sandbox.interpreter.version
+        """Stages ``probe``, ``scripts`` and ``imports``, all at once. The import run cannot
+        wait to learn which plugins failed; their modules are judged as skipped afterwards,
+        and if one of them stopped the run (it hung or killed the interpreter) the run is
+        repeated without them."""
         probe_stages: list[Stage] = []
         imports_stages: list[Stage] = []
         scripts_stages: list[Stage] = []
-        probed: list[_Probed] = []
-        import_runs: list[ImportRun] = []
-        ran_scripts: list[ScriptsOutcome] = []
-
-        def probe_all() -> None:
-            probed.append(
-                self._probe(
-                    sandbox,
-                    wheel,
-                    plan=plan,
-                    to_load=to_load,
-                    settings=settings,
-                    stages=probe_stages,
-                )
-            )
-
-        imports_timer = self._stage(imports_stages, "imports", python)
-
-        def import_all() -> None:
-            imports_timer.start()
-            import_runs.append(
-                run_imports(
-                    sandbox,
-                    wheel=wheel,
-                    skip=_import_skip(self.options.import_skip, wheel),
-                    exclude={},
-                    settings=settings,
-                )
-            )
-
-        def run_scripts() -> None:
-            with self._stage(scripts_stages, "scripts", python) as stage:
-                ran = check_scripts(
-                    sandbox,
-                    [ref for ref in wheel.entry_points if ref.group in SCRIPT_GROUPS],
-                    skip_help=self.options.skip_script_help,
-                    # an MCP server's start-up is checked by the host; --help would start it
-                    servers=[plugin.ref.name for plugin in to_load if plugin.host == "mcp"],
-                    settings=settings,
-                )
-                stage.fail_with(*ran.failures)
-                stage.summary = ran.summary
-            ran_scripts.append(ran)
-
-        tasks = [probe_all, run_scripts] + ([import_all] if self.options.import_all else [])
-        parallel_map(lambda task: task(), tasks, len(tasks))
-        [found] = probed
-        plugins = found.plugins
-        failures = [*found.failures]
+        imports_timer = self.state.stage(imports_stages, "imports", installed.python)
+        tasks: list[Callable[[], object]] = [
+            lambda: self._probe(installed, plan, to_load, probe_stages),
+            lambda: self._scripts(installed, to_load, scripts_stages),
+        ]
+        if self.options.import_all:
+            tasks.append(lambda: self._start_imports(installed, imports_timer))
+        found, scripts, *import_runs = parallel_map(lambda task: task(), tasks, len(tasks))
+        assert isinstance(found, _Probed)
+        assert isinstance(scripts, ScriptsOutcome)
+        plugins, failures = found.plugins, [*found.failures]
         imports: dict[str, Any] | None = None
         if import_runs:
-            run = self._complete_imports(sandbox, wheel, import_runs[0], plugins, settings)
-            imported = judge_imports(
-                run,
-                sandbox=sandbox,
-                wheel=wheel,
-                plugins=plugins,
-                allow_fail=self.options.import_allow_fail,
-            )
-            imports = imported.record
-            imports_timer.fail_with(*imported.failures)
-            imports_timer.summary = imported.summary
-            imports_timer.finish(seconds=run.seconds)
-            failures.extend(imported.failures)
-            failures, plugins = one_failure_per_cause(failures, plugins)
-        failures.extend(ran_scripts[0].failures)
+            run = import_runs[0]
+            assert isinstance(run, ImportRun)
+            imports, imported = self._judge_imports(installed, run, plugins, imports_timer)
+            failures, plugins = one_failure_per_cause([*failures, *imported], plugins)
+        failures.extend(scripts.failures)
         stages.extend(probe_stages + imports_stages + scripts_stages)
         return Inspection(
             plugins,
             found.tools,
             imports,
-            ran_scripts[0].records,
+            scripts.records,
             failures,
             bool(found.failures),
             found.installed,
@@ -160,77 +107,116 @@ class Inspector:
 
     def _probe(
         self,
-        sandbox: Sandbox,
-        wheel: Artifact,
-        *,
+        installed: Installed,
         plan: PluginPlan,
         to_load: Sequence[PlannedPlugin],
-        settings: ProbeSettings,
         stages: list[Stage],
     ) -> _Probed:
         """Stage ``probe``: discovery, every plugin load, the expectations."""
-        python = sandbox.interpreter.version
+        python, wheel = installed.python, installed.wheel
         judgement = Judgement()
-        with self._stage(stages, "probe", python) as stage:
+        with self.state.stage(stages, "probe", python) as stage:
             outcome = probe(
-                sandbox,
+                installed.sandbox,
                 dist=str(wheel.name),
                 groups=plan.groups,
                 planned=[plugin.ref for plugin in plan.plugins],
                 to_load=to_load,
-                settings=settings,
+                ctx=installed.ctx,
             )
             plugins = tuple(load.record for load in outcome.loads)
             tools = tuple(tool for load in outcome.loads for tool in load.tools)
             for load in outcome.loads:
-                self.on_event(PluginLoaded(python, load.record, tuple(t.name for t in load.tools)))
+                tool_names = tuple(t.name for t in load.tools)
+                self.state.on_event(PluginLoaded(python, load.record, tool_names))
             stage.fail_with(*outcome.failures)
             if outcome.discovery is not None and not outcome.failures:
-                judgement = evaluate(
-                    python=python,
-                    plan=plan,
-                    discovery=outcome.discovery,
-                    loads=outcome.loads,
-                    expected=Expectations(
-                        self.options.expect_tools,
-                        self.options.exact,
-                        self.options.expect_plugins,
-                        plugins_asked_for=self.options.host != "auto" or bool(self.options.groups),
-                        allow_fail=self.options.plugin_allow_fail,
-                    ),
-                    own_modules=wheel.top_level,
-                    host=self.options.host,
-                )
+                judgement = self._judge_plugins(python, wheel, plan, outcome)
                 stage.fail_with(*judgement.failures)
             stage.summary = judgement.summary or _summary(plugins, tools)
-        installed = outcome.discovery.installed if outcome.discovery is not None else ()
-        return _Probed(plugins, tools, stage.failures, installed, judgement.notes)
+        installed_dists = outcome.discovery.installed if outcome.discovery is not None else ()
+        return _Probed(plugins, tools, stage.failures, installed_dists, judgement.notes)
 
-    def _complete_imports(
+    def _judge_plugins(
+        self, python: str, wheel: Artifact, plan: PluginPlan, outcome: ProbeOutcome
+    ) -> Judgement:
+        """What the probe saw, against what was expected."""
+        assert outcome.discovery is not None
+        options = self.options
+        return evaluate(
+            python=python,
+            plan=plan,
+            discovery=outcome.discovery,
+            loads=outcome.loads,
+            expected=Expectations(
+                options.expect_tools,
+                options.exact,
+                options.expect_plugins,
+                plugins_asked_for=options.host != "auto" or bool(options.groups),
+                allow_fail=options.plugin_allow_fail,
+            ),
+            own_modules=wheel.top_level,
+            host=options.host,
+        )
+
+    def _scripts(
+        self, installed: Installed, to_load: Sequence[PlannedPlugin], stages: list[Stage]
+    ) -> ScriptsOutcome:
+        """Stage ``scripts``: every console script is there, and its ``--help`` exits 0."""
+        with self.state.stage(stages, "scripts", installed.python) as stage:
+            ran = check_scripts(
+                installed.sandbox,
+                [ref for ref in installed.wheel.entry_points if ref.group in SCRIPT_GROUPS],
+                skip_help=self.options.skip_script_help,
+                # an MCP server's start-up is checked by the host; --help would start it
+                servers=[plugin.ref.name for plugin in to_load if plugin.host == "mcp"],
+                ctx=installed.ctx,
+            )
+            stage.fail_with(*ran.failures)
+            stage.summary = ran.summary
+        return ran
+
+    def _start_imports(self, installed: Installed, timer: StageTimer) -> ImportRun:
+        """Stage ``imports``' run, started; it is judged once the probe says which plugins
+        failed (:meth:`_judge_imports`)."""
+        timer.start()
+        return self._run_imports(installed, exclude={})
+
+    def _judge_imports(
         self,
-        sandbox: Sandbox,
-        wheel: Artifact,
+        installed: Installed,
         run: ImportRun,
         plugins: tuple[PluginRecord, ...],
-        settings: ProbeSettings,
-    ) -> ImportRun:
-        """The import run, repeated without the failed plugins' modules if one of them
-        stopped it. The runtime imports a package before its submodules, so a failed plugin
-        stopped the run only if the run stopped in that plugin's own module."""
+        timer: StageTimer,
+    ) -> tuple[dict[str, Any], tuple[Failure, ...]]:
+        """Stage ``imports``, judged: its record and failures; the stage ends here. If a failed
+        plugin's module stopped the run, it is repeated without the failed plugins' modules
+        (the runtime imports a package before its submodules, so a failed plugin stopped the
+        run only if the run stopped in that plugin's own module)."""
         excluded = failed_plugin_modules(plugins)
-        if run.result.get("stopped_at") not in excluded:
-            return run
-        again = run_imports(
-            sandbox,
-            wheel=wheel,
-            skip=_import_skip(self.options.import_skip, wheel),
-            exclude=excluded,
-            settings=settings,
+        if run.result.get("stopped_at") in excluded:
+            again = self._run_imports(installed, exclude=excluded)
+            run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
+        imported = judge_imports(
+            run,
+            sandbox=installed.sandbox,
+            wheel=installed.wheel,
+            plugins=plugins,
+            allow_fail=self.options.import_allow_fail,
         )
-        return ImportRun(again.result, again.failures, run.seconds + again.seconds)
+        timer.fail_with(*imported.failures)
+        timer.summary = imported.summary
+        timer.finish(seconds=run.seconds)
+        return imported.record, imported.failures
 
-    def _stage(self, stages: list[Stage], name: StageName, python: str) -> StageTimer:
-        return StageTimer(stages, name, python, self.on_event)
+    def _run_imports(self, installed: Installed, *, exclude: dict[str, str]) -> ImportRun:
+        return run_imports(
+            installed.sandbox,
+            wheel=installed.wheel,
+            skip=_import_skip(self.options.import_skip, installed.wheel),
+            exclude=exclude,
+            ctx=installed.ctx,
+        )
 
 
 def _summary(plugins: Sequence[PluginRecord], tools: Sequence[ToolRecord]) -> str:

@@ -13,22 +13,20 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.artifacts._artifacts import classify
+from sandboxverify.artifacts._artifacts import Artifact, classify
 from sandboxverify.options._check_options import CheckOptions, validate
-from sandboxverify.pipeline._check import build_target, check_requirements, decide_isolation
+from sandboxverify.pipeline._check import build_target
 from sandboxverify.pipeline._events import EventSink, ignore
+from sandboxverify.pipeline._request import CheckRequest, decide_isolation
 from sandboxverify.pipeline._run import sandbox_with_wheel
-from sandboxverify.pipeline._stages import StageTimer, command_observer
+from sandboxverify.pipeline._state import CheckState, run_context
 from sandboxverify.report._model import Failure, Stage
 from sandboxverify.report._redact import Redactor
-from sandboxverify.sandbox._interpreters import resolve_all
+from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
 from sandboxverify.sandbox._subprocess import supervised
-from sandboxverify.sandbox._toolchain import choose
-from sandboxverify.sandbox._venv import StepSettings
 from sandboxverify.sandbox._workspace import Workspace
 from sandboxverify.stages._record import failure_error
 from sandboxverify.stages._record import record as record_there
-from sandboxverify.stages._runtime_call import ProbeSettings
 
 
 def record_in_sandbox(
@@ -44,52 +42,48 @@ def record_in_sandbox(
     ``timeout`` for the whole session); raises :class:`UsageError` on bad input only, before
     any work."""
     validate(options)
-    check_requirements(options.with_requirements)
     target = classify(options.targets)
     [interpreter] = resolve_all(options.python[:1])
     isolation, _ = decide_isolation(options, on_event)
-    toolchain = choose(options.installer, writable_installs=isolation.name == "process")
-    python = interpreter.version
+    context = run_context(options, isolation, on_event)
     with Workspace(keep=options.keep) as workspace, supervised():
-        build = build_target(target, workspace, toolchain, options, on_event, isolation=isolation)
-        if not build.installable:
-            return _failed(build.failures)
-        observer = command_observer(on_event, python)
-        stages: list[Stage] = []
-        ready, failures = sandbox_with_wheel(
-            interpreter,
-            workspace.sandbox(interpreter.label),
-            build=build,
-            toolchain=toolchain,
-            options=options,
-            steps=StepSettings(options.pass_env, options.install_timeout, observer, isolation),
-            stage=lambda name: StageTimer(stages, name, python, on_event),
-        )
-        if ready is None:
-            return _failed(failures)
-        sandbox, wheel = ready
-        settings = ProbeSettings(
-            runtime=workspace.install_runtime(),
-            pass_env=options.pass_env,
-            timeout=options.timeout,
-            observer=observer,
-            isolation=isolation,
-        )
-        result = record_there(
-            sandbox,
-            {**request, "dist": request.get("dist") or str(wheel.name)},
-            settings=settings,
-            trace=trace,
-            redact=Redactor().text,
-        )
+        state = CheckState(CheckRequest(options, target), workspace, context, on_event)
+        result, wheel = _record_installed(state, interpreter, request, trace)
+    if wheel is None:
+        return result
     result["sandbox"] = {
-        "python": python,
+        "python": interpreter.version,
         "wheel": wheel.path.name,
         "with": list(options.with_requirements),
         "pass_env": list(options.pass_env),
         "isolation": isolation.name,
     }
     return result
+
+
+def _record_installed(
+    state: CheckState, interpreter: Interpreter, request: dict[str, Any], trace: Path | None
+) -> tuple[dict[str, Any], Artifact | None]:
+    """Build, sandbox and install as ``check`` does, then record there: the recording and the
+    wheel it ran against, or the failed build or install and no wheel."""
+    build = build_target(state)
+    if not build.installable:
+        return _failed(build.failures), None
+    stages: list[Stage] = []
+    paths = state.workspace.sandbox(interpreter.label)
+    ready, failures = sandbox_with_wheel(state, build, interpreter, paths, stages)
+    if ready is None:
+        return _failed(failures), None
+    sandbox, wheel = ready
+    ctx = state.context.with_runtime(state.workspace.install_runtime())
+    result = record_there(
+        sandbox,
+        {**request, "dist": request.get("dist") or str(wheel.name)},
+        ctx=ctx.for_python(interpreter.version),
+        trace=trace,
+        redact=Redactor().text,
+    )
+    return result, wheel
 
 
 def _failed(failures: Sequence[Failure]) -> dict[str, Any]:

@@ -5,27 +5,19 @@ from __future__ import annotations
 
 import platform
 import sysconfig
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
 from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
-from sandboxverify.options._check_options import CheckOptions
-from sandboxverify.pipeline._ahead import Premade, step_settings
-from sandboxverify.pipeline._events import EventSink
+from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
-from sandboxverify.pipeline._stages import StageTimer, command_observer
+from sandboxverify.pipeline._state import Built, CheckState, Installed
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
-from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._isolation import PROCESS, Isolation
-from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
-from sandboxverify.sandbox._venv import Sandbox, StepSettings, create, install
-from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
+from sandboxverify.sandbox._venv import Sandbox, create, install
+from sandboxverify.sandbox._workspace import SandboxPaths
 from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
-from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._smoke import Playbook
 from sandboxverify.stages._smoke import run as run_smoke
 
@@ -47,204 +39,191 @@ class RunResult:
     notes: tuple[str, ...] = ()
 
 
+@dataclass
+class _Findings:
+    """What one interpreter's run has found so far: each step adds to it."""
+
+    stages: list[Stage]
+    failures: list[Failure] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    plugins: tuple[PluginRecord, ...] = ()
+    tools: tuple[ToolRecord, ...] = ()
+    smoke: dict[str, Any] | None = None
+    imports: dict[str, Any] | None = None
+    scripts: tuple[dict[str, Any], ...] | None = None
+    installed: tuple[dict[str, str], ...] = ()
+
+
 class Verifier:
     """One interpreter's share of the check: sandbox, install, probe, expectations."""
 
-    def __init__(
-        self,
-        *,
-        options: CheckOptions,
-        groups: tuple[str, ...],
-        toolchain: Toolchain,
-        workspace: Workspace,
-        build: BuildResult,
-        runtime: Path,
-        on_event: EventSink,
-        playbook: Playbook | None,
-        server: EntryPointRef | None = None,
-        isolation: Isolation = PROCESS,
-        premade: Mapping[str, Premade] | None = None,
-    ) -> None:
-        self.options = options
-        #: sandboxes made while the build ran, by label
-        self.premade = dict(premade or {})
-        self.isolation = isolation
-        self.server = server
-        self.groups = groups
-        self.toolchain = toolchain
-        self.workspace = workspace
-        self.build = build
-        self.runtime = runtime
-        self.on_event = on_event
-        self.playbook = playbook
+    def __init__(self, state: CheckState, built: Built) -> None:
+        self.state = state
+        self.built = built
+        options = state.options
         self.stage_names: tuple[StageName, ...] = (
             ("venv", "install", "probe")
             + (("imports",) if options.import_all else ())
             + ("scripts",)
-            + (("smoke",) if playbook else ())
+            + (("smoke",) if state.request.playbook else ())
         )
 
     def run(self, interpreter: Interpreter, label: str) -> RunResult:
-        python = interpreter.version
-        stages: list[Stage] = [
-            Stage("build", "passed" if self.build.ok else "failed", self.build.seconds)
-        ]
-        failures: list[Failure] = []
-        notes: list[str] = []
-        plugins: tuple[PluginRecord, ...] = ()
-        tools: tuple[ToolRecord, ...] = ()
-        smoke: dict[str, Any] | None = None
-        imports: dict[str, Any] | None = None
-        scripts: tuple[dict[str, Any], ...] | None = None
-        installed: tuple[dict[str, str], ...] = ()
-        paths = self.workspace.sandbox(label)
-        observer = command_observer(self.on_event, python)
-        steps = step_settings(self.options, observer, self.isolation)
+        """Stages ``venv`` and ``install``, then ``probe``, ``imports`` and ``scripts`` at
+        once, then ``smoke``; each only if the one before left something to go on with."""
+        build = self.built.result
+        paths = self.state.workspace.sandbox(label)
+        found = _Findings([Stage("build", "passed" if build.ok else "failed", build.seconds)])
+        if build.installable:
+            self._verify(interpreter, paths, found, early=self.built.early.get(label))
+        return self._finish(interpreter, paths, found)
 
-        def finish() -> RunResult:
-            done = {stage.name for stage in stages}
-            stages.extend(
-                Stage(name, "skipped", 0.0) for name in self.stage_names if name not in done
-            )
-            run = Run(
-                python=python,
-                interpreter=str(interpreter.path),
-                ok=self.build.ok and not failures,
-                stages=tuple(stages),
-                plugins=plugins,
-                tools=tools,
-                smoke=smoke,
-                sandbox=str(paths.root) if self.options.keep else None,
-                imports=imports,
-                scripts=scripts,
-                installed=installed,
-                os=operating_system(),
-                platform=sysconfig.get_platform(),
-            )
-            return RunResult(run, tuple(failures), tuple(notes))
-
-        if not self.build.installable:
-            return finish()
-        ready, failed = sandbox_with_wheel(
-            interpreter,
-            paths,
-            build=self.build,
-            toolchain=self.toolchain,
-            options=self.options,
-            steps=steps,
-            stage=lambda name: self._stage(stages, name, python),
-            premade=self.premade.get(label),
+    def _verify(
+        self,
+        interpreter: Interpreter,
+        paths: SandboxPaths,
+        found: _Findings,
+        *,
+        early: EarlySandbox | None,
+    ) -> None:
+        ready, failures = sandbox_with_wheel(
+            self.state, self.built.result, interpreter, paths, found.stages, early=early
         )
-        failures.extend(failed)
+        found.failures.extend(failures)
         if ready is None:
-            return finish()
-        sandbox, wheel = ready
+            return
+        ctx = self.state.context.with_runtime(self.built.runtime).for_python(interpreter.version)
+        installed = Installed(*ready, ctx)
+        to_load = self._inspect(installed, found)
+        playbook = self.state.request.playbook
+        if to_load is not None and playbook is not None:
+            self._smoke(installed, playbook, to_load, found)
 
-        settings = ProbeSettings(
-            runtime=self.runtime,
-            pass_env=self.options.pass_env,
-            timeout=self.options.timeout,
-            observer=observer,
-            isolation=self.isolation,
-        )
+    def _inspect(self, installed: Installed, found: _Findings) -> list[PlannedPlugin] | None:
+        """Stages ``probe``, ``imports`` and ``scripts``: the plugins loaded, or ``None`` when
+        the probe failed. What the wheel ships beyond the plugins is checked even when a plugin
+        failed, so one run shows every problem; the smoke run needs plugins that loaded."""
+        request, options, wheel = self.state.request, self.state.options, installed.wheel
         plan = plan_plugins(
             wheel.entry_points,
             wheel.dependencies,
-            host=self.options.host,
-            groups=self.groups,
-            callable_groups=self.options.callable_groups,
-            hookspecs=self.options.hookspecs_by_group,
+            host=options.host,
+            groups=request.groups,
+            callable_groups=options.callable_groups,
+            hookspecs=options.hookspecs_by_group,
         )
         to_load = (
-            [PlannedPlugin(self.server, "mcp", "--server-command")]
-            if self.server is not None
+            [PlannedPlugin(request.server, "mcp", "--server-command")]
+            if request.server is not None
             else list(plan.plugins)
         )
-        # What the wheel ships beyond the plugins is checked even when a plugin failed, so one
-        # run shows every problem; the smoke run needs plugins that loaded.
-        found = Inspector(self.options, self.on_event).inspect(
-            sandbox, wheel=wheel, plan=plan, to_load=to_load, settings=settings, stages=stages
+        inspection = Inspector(self.state).inspect(
+            installed, plan=plan, to_load=to_load, stages=found.stages
         )
-        plugins, tools, imports, scripts = found.plugins, found.tools, found.imports, found.scripts
-        installed = found.installed
-        notes.extend(note for note in found.notes if note not in notes)
-        failures.extend(found.failures)
-        if found.probe_failed or self.playbook is None:
-            return finish()
+        found.plugins, found.tools = inspection.plugins, inspection.tools
+        found.imports, found.scripts = inspection.imports, inspection.scripts
+        found.installed = inspection.installed
+        found.notes.extend(note for note in inspection.notes if note not in found.notes)
+        found.failures.extend(inspection.failures)
+        return None if inspection.probe_failed else to_load
 
-        with self._stage(stages, "smoke", python) as stage:
-            driver = smoke_driver(to_load, self.options.host)
+    def _smoke(
+        self,
+        installed: Installed,
+        playbook: Playbook,
+        to_load: list[PlannedPlugin],
+        found: _Findings,
+    ) -> None:
+        """Stage ``smoke``: the playbook, driven through the plugins' host."""
+        options, python = self.state.options, installed.python
+        with self.state.stage(found.stages, "smoke", python) as stage:
+            driver = smoke_driver(to_load, options.host)
             if driver is None:
                 stage.fail_with(no_smoke_driver(python, to_load))
             else:
-                smoke, failure = run_smoke(
-                    sandbox,
-                    self.playbook,
-                    dist=str(wheel.name),
+                found.smoke, failure = run_smoke(
+                    installed.sandbox,
+                    playbook,
+                    dist=str(installed.wheel.name),
                     host=driver.host,
-                    server=self.server,
+                    server=self.state.request.server,
                     group=driver.ref.group,
-                    settings=settings,
-                    keep_trace=self.options.keep,
+                    ctx=installed.ctx,
+                    keep_trace=options.keep,
                 )
                 stage.fail_with(failure)
-                calls = smoke.get("tool_calls", 0)
-                stage.summary = f"{self.playbook.name}: {calls} tool call(s)"
-        failures.extend(stage.failures)
-        return finish()
+                calls = found.smoke.get("tool_calls", 0)
+                stage.summary = f"{playbook.name}: {calls} tool call(s)"
+        found.failures.extend(stage.failures)
 
-    def _stage(self, stages: list[Stage], name: StageName, python: str) -> StageTimer:
-        return StageTimer(stages, name, python, self.on_event)
+    def _finish(self, interpreter: Interpreter, paths: SandboxPaths, found: _Findings) -> RunResult:
+        """The run's record: a stage that never started is ``skipped``."""
+        done = {stage.name for stage in found.stages}
+        stages = [*found.stages]
+        stages.extend(Stage(name, "skipped", 0.0) for name in self.stage_names if name not in done)
+        run = Run(
+            python=interpreter.version,
+            interpreter=str(interpreter.path),
+            ok=self.built.result.ok and not found.failures,
+            stages=tuple(stages),
+            plugins=found.plugins,
+            tools=found.tools,
+            smoke=found.smoke,
+            sandbox=str(paths.root) if self.state.options.keep else None,
+            imports=found.imports,
+            scripts=found.scripts,
+            installed=found.installed,
+            os=operating_system(),
+            platform=sysconfig.get_platform(),
+        )
+        return RunResult(run, tuple(found.failures), tuple(found.notes))
 
 
 def sandbox_with_wheel(
+    state: CheckState,
+    build: BuildResult,
     interpreter: Interpreter,
     paths: SandboxPaths,
+    stages: list[Stage],
     *,
-    build: BuildResult,
-    toolchain: Toolchain,
-    options: CheckOptions,
-    steps: StepSettings,
-    stage: Callable[[StageName], StageTimer],
-    premade: Premade | None = None,
+    early: EarlySandbox | None = None,
 ) -> tuple[tuple[Sandbox, Artifact] | None, list[Failure]]:
     """Stages ``venv`` and ``install``: a fresh sandbox with the wheel that fits
-    ``interpreter`` (and ``--with``) installed, or the failures that stopped it. ``premade``:
+    ``interpreter`` (and ``--with``) installed, or the failures that stopped it. ``early``:
     the sandbox, made while the build ran."""
     python = interpreter.version
+    ctx = state.context.for_python(python)
     wheel = select_wheel(build.wheels, interpreter.version_info)
     if wheel is None:
-        return None, [
-            Failure(
-                "install_failed",
-                f"none of the wheels fits Python {python}: "
-                + ", ".join(w.path.name for w in build.wheels),
-                python=python,
-                hint="build a wheel for this interpreter, or drop it from --python",
-            )
-        ]
-    with stage("venv") as timer:
-        if premade is None:
-            sandbox, failure = create(interpreter, paths, toolchain.sandbox, steps)
+        return None, [_no_wheel_fits(python, build)]
+    with state.stage(stages, "venv", python) as timer:
+        if early is None:
+            sandbox, failure = create(interpreter, paths, ctx)
         else:
-            sandbox, failure = premade.sandbox, premade.failure
-            timer.own_seconds = premade.seconds
+            sandbox, failure = early.sandbox, early.failure
+            timer.own_seconds = early.seconds
         timer.fail_with(failure)
     if timer.failed:
         return None, timer.failures
-
-    with stage("install") as timer:
+    with state.stage(stages, "install", python) as timer:
         timer.fail_with(
             *install(
                 sandbox,
                 wheel.path,
-                toolchain.installer,
-                IndexOptions(options.index_url, options.find_links),
-                steps,
-                extra=options.with_requirements,
+                ctx,
+                extra=state.options.with_requirements,
                 requires_python=wheel.requires_python,
                 requirements=bool(wheel.dependencies),
             )
         )
         timer.summary = wheel.path.name
     return (None if timer.failed else (sandbox, wheel)), timer.failures
+
+
+def _no_wheel_fits(python: str, build: BuildResult) -> Failure:
+    return Failure(
+        "install_failed",
+        f"none of the wheels fits Python {python}: " + ", ".join(w.path.name for w in build.wheels),
+        python=python,
+        hint="build a wheel for this interpreter, or drop it from --python",
+    )

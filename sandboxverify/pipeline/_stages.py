@@ -1,12 +1,15 @@
-"""Stages as they happen: timed, recorded in the report, announced to the event sink."""
+"""Stages as they happen: timed, recorded in the report, announced to the event sink; and the
+commands they run, announced as each one ends."""
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 from sandboxverify.pipeline._events import CommandFinished, EventSink, StageFinished, StageStarted
 from sandboxverify.report._model import Failure, Stage, StageName, StageStatus
-from sandboxverify.sandbox._subprocess import Observer, Outcome
+from sandboxverify.sandbox._context import Runner
+from sandboxverify.sandbox._subprocess import Command, Outcome
 
 
 class StageTimer:
@@ -56,8 +59,18 @@ class StageTimer:
         self.finish(seconds=self.own_seconds, crashed=exc_info[0] is not None)
 
 
-def command_observer(on_event: EventSink, python: str | None) -> Observer:
-    def observe(outcome: Outcome) -> None:
-        on_event(CommandFinished(python, outcome))
+@dataclass(frozen=True)
+class AnnouncingRunner:
+    """A check's runner: ``runner`` runs each command, and the event sink hears how it ended."""
 
-    return observe
+    runner: Runner
+    on_event: EventSink
+
+    def run(self, command: Command, python: str | None) -> Outcome:
+        outcome = self.runner.run(command, python)
+        self.on_event(CommandFinished(python, outcome))
+        return outcome
+
+    def ended(self, outcome: Outcome, python: str | None) -> None:
+        self.runner.ended(outcome, python)
+        self.on_event(CommandFinished(python, outcome))

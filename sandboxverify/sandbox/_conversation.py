@@ -5,7 +5,8 @@ For a process worth keeping between requests (the PEP 517 hook runner, which has
 build backend once for both steps). It is run like every other command (``_subprocess``): its
 own process group, its output (stderr) in a log, each answer awaited for at most the command's
 timeout, everything it started stopped when it ends or an interrupt stops the check. The
-outcome, with the log's tail, comes when it is closed.
+outcome, with the log's tail, comes when it is closed, and the check's runner hears of it
+(``_context``).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from typing import IO, Any
 
 from sandboxverify._errors import Interrupted
 from sandboxverify.report._redact import redact
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import (
     GRACE_SECONDS,
     SLICE_SECONDS,
     Command,
-    Observer,
     Outcome,
     read_tail,
     release,
@@ -41,11 +42,11 @@ _MAX_UNREAD = 4
 class Conversation:
     """``ask`` as often as needed, then ``close``; a command that cannot answer (it ended,
     timed out or said something that is not JSON) is stopped, and every later ``ask`` is
-    ``None``."""
+    ``None``. ``ctx``: the context of the step it serves, whose runner hears how it ended."""
 
-    def __init__(self, command: Command, observer: Observer | None = None) -> None:
+    def __init__(self, command: Command, ctx: RunContext) -> None:
         self.command = command
-        self.observer = observer
+        self.ctx = ctx
         self.timed_out = False
         self._outcome: Outcome | None = None
         command.log_path.parent.mkdir(parents=True, exist_ok=True)
@@ -112,8 +113,7 @@ class Conversation:
             seconds=time.perf_counter() - self._started,
             tail=redact(read_tail(self.command.log_path)),
         )
-        if self.observer:
-            self.observer(self._outcome)
+        self.ctx.ended(self._outcome)
         return self._outcome
 
     def _answer(self, deadline: float) -> bytes | None:

@@ -102,9 +102,6 @@ class Outcome:
         return f"exited with code {code}"
 
 
-Observer = Callable[[Outcome], None]
-
-
 class Supervisor:
     """The commands one check is running, so an interrupt can stop them all at once."""
 
@@ -214,16 +211,16 @@ def _wait_in_slices(futures: Sequence[Future[R]]) -> Future[R] | None:
     return None
 
 
-def run(command: Command, observer: Observer | None = None) -> Outcome:
+def run(command: Command) -> Outcome:
     """Run ``command`` to completion or timeout; never raises for the command's own failure."""
     if threading.current_thread() is threading.main_thread():
         # started and waited for in a worker, so the main thread stays free for signals
-        [outcome] = parallel_map(lambda c: _run(c, observer), [command], 1)
+        [outcome] = parallel_map(_run, [command], 1)
         return outcome
-    return _run(command, observer)
+    return _run(command)
 
 
-def _run(command: Command, observer: Observer | None) -> Outcome:
+def _run(command: Command) -> Outcome:
     command.log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with command.log_path.open("wb") as log:
@@ -236,16 +233,13 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
                 stderr=subprocess.STDOUT,
             )
         except OSError as exc:
-            outcome = Outcome(
+            return Outcome(
                 command,
                 returncode=127,
                 timed_out=False,
                 seconds=time.perf_counter() - started,
                 tail=f"cannot start: {exc}",
             )
-            if observer:
-                observer(outcome)
-            return outcome
         # A blocking wait plus a watchdog: Popen.wait(timeout) polls and wakes up to 50 ms late.
         expired = threading.Event()
 
@@ -266,16 +260,13 @@ def _run(command: Command, observer: Observer | None) -> Outcome:
             watchdog.cancel()
             watchdog.join()  # a timeout's stop() has finished: nothing of the command runs
             release(proc)
-    outcome = Outcome(
+    return Outcome(
         command,
         returncode=proc.returncode,
         timed_out=expired.is_set(),
         seconds=time.perf_counter() - started,
         tail=redact(read_tail(command.log_path)),
     )
-    if observer:
-        observer(outcome)
-    return outcome
 
 
 def start(

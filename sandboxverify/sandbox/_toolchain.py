@@ -62,7 +62,7 @@ class Installer(Protocol):
 
     def check(self, python: Path) -> list[str]: ...
 
-    def acquaint(self, python: Path) -> list[str] | None:
+    def learn_interpreter(self, python: Path) -> list[str] | None:
         """A command that has the installer learn a fresh environment's interpreter before
         anything is installed in it (while the build runs), or ``None``: nothing to learn."""
 
@@ -130,7 +130,7 @@ class PipInstaller:
     def check(self, python: Path) -> list[str]:
         return [str(python), "-m", "pip", "check", "--disable-pip-version-check"]
 
-    def acquaint(self, python: Path) -> list[str] | None:
+    def learn_interpreter(self, python: Path) -> list[str] | None:
         return None  # pip runs in the environment's own interpreter
 
     def install_requirements(
@@ -177,7 +177,7 @@ class UvInstaller:
     def check(self, python: Path) -> list[str]:
         return [str(self.uv), "pip", "check", "--python", str(python)]
 
-    def acquaint(self, python: Path) -> list[str] | None:
+    def learn_interpreter(self, python: Path) -> list[str] | None:
         # uv asks an interpreter it has not met what it is (~40 ms of an install) and keeps
         # the answer; listing the empty environment is the cheapest way to make it ask
         return [str(self.uv), "pip", "list", "--python", str(python)]

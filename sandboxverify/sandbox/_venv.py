@@ -12,17 +12,11 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import installer_env, plugin_env
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._isolation import (
-    PROCESS,
-    Confined,
-    Confinement,
-    Isolation,
-    interpreter_roots,
-)
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
-from sandboxverify.sandbox._toolchain import IndexOptions, Installer, SandboxBackend
+from sandboxverify.sandbox._isolation import Confined, Confinement, Isolation, interpreter_roots
+from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._workspace import SandboxPaths
 
 
@@ -65,28 +59,20 @@ class Sandbox:
         )
 
 
-@dataclass(frozen=True)
-class StepSettings:
-    pass_env: tuple[str, ...]
-    timeout: float
-    observer: Observer | None
-    #: how a step that runs the sandbox's interpreter after the install is confined
-    isolation: Isolation = PROCESS
-
-
-def acquaint(sandbox: Sandbox, installer: Installer, settings: StepSettings) -> None:
-    """Have the installer learn the fresh sandbox's interpreter (see ``Installer.acquaint``);
-    only a head start: if it fails, the install learns it."""
-    argv = installer.acquaint(sandbox.python)
+def learn_interpreter(sandbox: Sandbox, ctx: RunContext) -> None:
+    """Have the installer learn the fresh sandbox's interpreter now rather than at the install
+    (see ``Installer.learn_interpreter``); if it fails, the install learns it."""
+    argv = ctx.toolchain.installer.learn_interpreter(sandbox.python)
     if argv is not None:
-        _run(argv, sandbox, "installer-acquaint", settings)
+        _run(argv, sandbox, "installer-learns-interpreter", ctx)
 
 
 def create(
-    interpreter: Interpreter, paths: SandboxPaths, backend: SandboxBackend, settings: StepSettings
+    interpreter: Interpreter, paths: SandboxPaths, ctx: RunContext
 ) -> tuple[Sandbox, Failure | None]:
     sandbox = Sandbox(interpreter, paths)
-    outcome = _run(backend.create(interpreter.path, paths.venv), sandbox, "venv", settings)
+    backend = ctx.toolchain.sandbox
+    outcome = _run(backend.create(interpreter.path, paths.venv), sandbox, "venv", ctx)
     if outcome.ok and sandbox.python.exists():
         return sandbox, None
     return sandbox, Failure(
@@ -101,9 +87,7 @@ def create(
 def install(
     sandbox: Sandbox,
     wheel: Path,
-    installer: Installer,
-    index: IndexOptions,
-    settings: StepSettings,
+    ctx: RunContext,
     *,
     extra: tuple[str, ...] = (),
     requires_python: str | None = None,
@@ -117,6 +101,7 @@ def install(
     wheel whose Requires-Python excludes the interpreter, but ``uv pip install <path>`` installs
     it anyway, and both installers must reach the same verdict."""
     version = sandbox.interpreter.version
+    installer = ctx.toolchain.installer
     refusal = _requires_python_refusal(wheel, requires_python, sandbox.interpreter)
     if refusal is not None:
         return [
@@ -127,9 +112,8 @@ def install(
                 hint=_install_hint(refusal, version),
             )
         ]
-    outcome = _run(
-        installer.install(sandbox.python, wheel, index, extra), sandbox, "install", settings
-    )
+    argv = installer.install(sandbox.python, wheel, ctx.index, extra)
+    outcome = _run(argv, sandbox, "install", ctx)
     if not outcome.ok:
         cause = summarize(outcome.tail)
         return [
@@ -141,9 +125,12 @@ def install(
                 details=outcome.tail,
             )
         ]
-    if not (requirements or extra):
-        return []
-    check = _check(installer, sandbox, settings)
+    return _broken_requirements(sandbox, ctx) if requirements or extra else []
+
+
+def _broken_requirements(sandbox: Sandbox, ctx: RunContext) -> list[Failure]:
+    """What the installer's check of the installed requirements found."""
+    check = _check(sandbox, ctx)
     if check.ok:
         return []
     conflicts = [
@@ -154,8 +141,9 @@ def install(
     return [
         Failure(
             "timeout" if check.timed_out else "dependency_conflict",
-            f"{installer.name} check found broken requirements: " + "; ".join(conflicts[:5]),
-            python=version,
+            f"{ctx.toolchain.installer.name} check found broken requirements: "
+            + "; ".join(conflicts[:5]),
+            python=sandbox.interpreter.version,
             hint="a declared dependency range is incompatible with what got installed; "
             "tighten or loosen the ranges in [project] dependencies",
             details=check.tail,
@@ -205,34 +193,36 @@ def _install_hint(cause: str, version: str) -> str:
     return "see the installer output below (-v shows it while running)"
 
 
-def _check(installer: Installer, sandbox: Sandbox, settings: StepSettings) -> Outcome:
+def _check(sandbox: Sandbox, ctx: RunContext) -> Outcome:
     """``pip check`` (or uv's). pip's runs the sandbox's interpreter, which runs the ``.pth``
     files of what was just installed: that is package code, so it runs confined, with nothing of
     the installer's environment (it needs no index). uv's reads metadata, never runs Python."""
-    argv = installer.check(sandbox.python)
+    argv = ctx.toolchain.installer.check(sandbox.python)
     if argv[0] != str(sandbox.python):
-        return _run(argv, sandbox, "pip-check", settings)
-    env = plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env)
-    launcher = sandbox.confined(settings.isolation)
-    return _run(argv, sandbox, "pip-check", settings, env=env, launcher=launcher)
+        return _run(argv, sandbox, "pip-check", ctx)
+    env = plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, ctx.pass_env)
+    launcher = sandbox.confined(ctx.isolation)
+    return _run(argv, sandbox, "pip-check", ctx, env=env, launcher=launcher)
 
 
 def _run(
     argv: list[str],
     sandbox: Sandbox,
     label: str,
-    settings: StepSettings,
+    ctx: RunContext,
     *,
     env: dict[str, str] | None = None,
     launcher: Confined | None = None,
 ) -> Outcome:
+    """A step of the sandbox: trusted (the installer, with its settings) unless a ``launcher``
+    confines it; bounded by ``--install-timeout``."""
     command = Command(
         argv=argv,
-        env=installer_env(sandbox.paths.tmp, settings.pass_env) if env is None else env,
+        env=installer_env(sandbox.paths.tmp, ctx.pass_env) if env is None else env,
         cwd=sandbox.paths.work,
-        timeout=settings.timeout,
+        timeout=ctx.install_timeout,
         log_path=sandbox.paths.logs / f"{label}.log",
         label=label,
         launcher=launcher,
     )
-    return run(command, settings.observer)
+    return ctx.run(command)

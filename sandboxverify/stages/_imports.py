@@ -19,9 +19,10 @@ from typing import Any
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginRecord
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages import _runtime_call as runtime
-from sandboxverify.stages._runtime_call import ProbeError, ProbeSettings, Subject, request_runtime
+from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
 _SHOWN = 5
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
@@ -55,7 +56,7 @@ def run_imports(
     wheel: Artifact,
     skip: Sequence[str],
     exclude: dict[str, str],
-    settings: ProbeSettings,
+    ctx: RunContext,
 ) -> ImportRun:
     """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why."""
     python = sandbox.interpreter.version
@@ -70,12 +71,10 @@ def run_imports(
     started = time.perf_counter()
     failures: list[Failure] = []
     try:
-        result = request_runtime(
-            sandbox, request, label="imports", settings=settings, subject=_SUBJECT
-        )
+        result = request_runtime(sandbox, request, label="imports", ctx=ctx, subject=_SUBJECT)
     except ProbeError as exc:
         result = _from_progress(progress)
-        failures.append(_stopped(exc.failure, result, settings.timeout))
+        failures.append(_stopped(exc.failure, result, ctx.plugin_timeout))
     else:
         if result.get("ok") is not True:
             error = result.get("error") or {}

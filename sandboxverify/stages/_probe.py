@@ -17,12 +17,12 @@ from typing import Any, Callable
 
 from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._runtime_call import (
     ProbeError,
-    ProbeSettings,
     Subject,
     request_runtime,
     runtime_timeout,
@@ -59,12 +59,10 @@ class PluginLoad:
     hooks: tuple[str, ...] = ()
 
 
-def discover(
-    sandbox: Sandbox, dist: str, groups: tuple[str, ...], settings: ProbeSettings
-) -> Discovery:
+def discover(sandbox: Sandbox, dist: str, groups: tuple[str, ...], ctx: RunContext) -> Discovery:
     request = {"action": "discover", "dist": dist, "groups": list(groups)}
     result = request_runtime(
-        sandbox, request, label="discover", settings=settings, subject=Subject("plugin discovery")
+        sandbox, request, label="discover", ctx=ctx, subject=Subject("plugin discovery")
     )
     if not result.get("ok"):
         error = result.get("error") or {}
@@ -109,7 +107,7 @@ def probe(
     groups: tuple[str, ...],
     planned: Sequence[EntryPointRef],
     to_load: Sequence[PlannedPlugin],
-    settings: ProbeSettings,
+    ctx: RunContext,
 ) -> ProbeOutcome:
     """Discovery and every plugin load, all at once, each plugin with its own host.
 
@@ -119,11 +117,10 @@ def probe(
     an MCP server command given on the command line replaces them.
     """
     tasks: list[Callable[[], Discovery | PluginLoad]] = [
-        lambda: discover(sandbox, dist, groups, settings)
+        lambda: discover(sandbox, dist, groups, ctx)
     ]
     tasks += [
-        functools.partial(load, sandbox, plugin, settings, index)
-        for index, plugin in enumerate(to_load)
+        functools.partial(load, sandbox, plugin, ctx, index) for index, plugin in enumerate(to_load)
     ]
 
     def attempt(task: Callable[[], Discovery | PluginLoad]) -> Discovery | PluginLoad | Failure:
@@ -137,7 +134,7 @@ def probe(
     if isinstance(found, Failure):
         return ProbeOutcome(None, loads, (found,))
     assert isinstance(found, Discovery)
-    leaks = isolation_leaks(found, settings.runtime)
+    leaks = isolation_leaks(found, ctx.runtime_copy)
     if leaks:
         return ProbeOutcome(found, loads, (_leak_failure(found, leaks, sandbox),))
     installed = [EntryPointRef.from_json(plugin) for plugin in found.plugins]
@@ -216,9 +213,7 @@ def _names(refs: Sequence[EntryPointRef]) -> str:
     return "[" + ", ".join(f"{ref.name} = {ref.value}" for ref in refs) + "]"
 
 
-def load(
-    sandbox: Sandbox, planned: PlannedPlugin, settings: ProbeSettings, index: int = 0
-) -> PluginLoad:
+def load(sandbox: Sandbox, planned: PlannedPlugin, ctx: RunContext, index: int = 0) -> PluginLoad:
     plugin = planned.ref.to_json()
     name = plugin["name"]
     # the runtime bounds its own waits (an MCP server that never answers) a little earlier, so
@@ -227,7 +222,7 @@ def load(
         "action": "load",
         "host": planned.host,
         "plugin": plugin,
-        "timeout": runtime_timeout(settings.timeout),
+        "timeout": runtime_timeout(ctx.plugin_timeout),
         "options": planned.load_options(),
     }
     try:
@@ -235,26 +230,17 @@ def load(
             sandbox,
             request,
             label=f"load-{index}-{safe_label(name)}",
-            settings=settings,
+            ctx=ctx,
             subject=Subject(f"plugin {name!r}", name),
         )
     except ProbeError as exc:
         crash = PluginError(
             type=exc.failure.code, message=exc.failure.message, traceback="", stage="probe"
         )
-        record = PluginRecord(
-            name=name,
-            group=plugin["group"],
-            value=plugin["value"],
-            ok=False,
-            error=crash,
-            host=planned.host,
-            host_reason=planned.reason,
-        )
-        return PluginLoad(record, (), exc.failure)
+        return PluginLoad(_record(planned, ok=False, error=crash), (), exc.failure)
     error_data = result.get("error")
     if error_data and error_data.get("code") in ("probe_crashed", "timeout"):
-        return _server_failure(sandbox, planned, error_data, settings.timeout)
+        return _server_failure(sandbox, planned, error_data, ctx.plugin_timeout)
     error: PluginError | None = None
     if error_data:
         error = PluginError(
@@ -263,29 +249,51 @@ def load(
             traceback=str(error_data.get("traceback", "")),
             stage=str(error_data.get("stage", "import")),
         )
-    ok = bool(result.get("ok")) and error is None
-    record = PluginRecord(
-        name=name,
-        group=plugin["group"],
-        value=plugin["value"],
-        ok=ok,
+    record = _record(
+        planned,
+        ok=bool(result.get("ok")) and error is None,
         error=error,
         seconds=float(result.get("seconds", 0.0)),
         handlers=dict(result.get("handlers") or {}),
-        host=planned.host,
-        host_reason=planned.reason,
     )
-    tools = tuple(
+    return PluginLoad(record, _tools(result, name), None, tuple(result.get("hooks") or ()))
+
+
+def _tools(result: dict[str, Any], plugin: str) -> tuple[ToolRecord, ...]:
+    """What a plugin registered, as the runtime said."""
+    return tuple(
         ToolRecord(
             name=str(tool["name"]),
-            plugin=name,
+            plugin=plugin,
             description=tool.get("description"),
             parameters=tool.get("parameters"),
             kind=str(tool.get("kind") or "tool"),
         )
         for tool in result.get("tools") or []
     )
-    return PluginLoad(record, tools, None, tuple(result.get("hooks") or ()))
+
+
+def _record(
+    planned: PlannedPlugin,
+    *,
+    ok: bool,
+    error: PluginError | None,
+    seconds: float = 0.0,
+    handlers: dict[str, int] | None = None,
+) -> PluginRecord:
+    """The report's record of one planned plugin's load."""
+    ref = planned.ref
+    return PluginRecord(
+        name=ref.name,
+        group=ref.group,
+        value=ref.value,
+        ok=ok,
+        error=error,
+        seconds=seconds,
+        handlers=handlers or {},
+        host=planned.host,
+        host_reason=planned.reason,
+    )
 
 
 def _server_failure(
@@ -297,15 +305,8 @@ def _server_failure(
     message = str(error.get("message", ""))
     if code == "timeout":  # the runtime stops a little early to collect the server's output
         message += f" (--timeout {timeout:g}s, less a margin to collect its output)"
-    record = PluginRecord(
-        name=name,
-        group=ref.group,
-        value=ref.value,
-        ok=False,
-        error=PluginError(type=code, message=message, traceback="", stage="server"),
-        host=planned.host,
-        host_reason=planned.reason,
-    )
+    crash = PluginError(type=code, message=message, traceback="", stage="server")
+    record = _record(planned, ok=False, error=crash)
     hint = (
         "the server must answer initialize and tools/list promptly; if it is only slow to "
         "start, raise --timeout"

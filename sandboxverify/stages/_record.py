@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._runtime_call import (
     ProbeError,
-    ProbeSettings,
     Subject,
     payload,
     request_runtime,
@@ -29,7 +29,7 @@ def record(
     sandbox: Sandbox,
     request: dict[str, Any],
     *,
-    settings: ProbeSettings,
+    ctx: RunContext,
     trace: Path | None,
     redact: Callable[[str], str],
 ) -> dict[str, Any]:
@@ -43,7 +43,7 @@ def record(
         **request,
         "action": "record",
         "trace": str(inside) if trace is not None else None,
-        "run_timeout": runtime_timeout(settings.timeout),
+        "run_timeout": runtime_timeout(ctx.plugin_timeout),
     }
     subject = Subject(
         f"the session with the model {request['model']!r}",
@@ -52,7 +52,7 @@ def record(
     )
     try:
         result = payload(
-            request_runtime(sandbox, request, label="record", settings=settings, subject=subject)
+            request_runtime(sandbox, request, label="record", ctx=ctx, subject=subject)
         )
     except ProbeError as exc:
         result = {"ok": False, "error": failure_error(exc.failure)}

@@ -17,9 +17,10 @@ from typing import Any
 
 from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import PROTOCOL
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import plugin_env
-from sandboxverify.sandbox._isolation import PROCESS, Confined, Isolation
-from sandboxverify.sandbox._subprocess import Command, Observer, Outcome, run
+from sandboxverify.sandbox._isolation import Confined
+from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._venv import Sandbox
 
 _BOOTSTRAP = (
@@ -43,19 +44,9 @@ class ProbeError(Exception):
         self.failure = failure
 
 
-@dataclass(frozen=True)
-class ProbeSettings:
-    runtime: Path
-    pass_env: tuple[str, ...]
-    timeout: float
-    observer: Observer | None
-    #: how plugin code is confined: the OS sandbox, or process isolation
-    isolation: Isolation = PROCESS
-
-
 def confined(
     sandbox: Sandbox,
-    settings: ProbeSettings,
+    ctx: RunContext,
     *,
     writable: Sequence[Path] = (),
     read_only: Sequence[Path] = (),
@@ -63,7 +54,7 @@ def confined(
     """How one process running plugin code starts: see :meth:`Sandbox.confined`; the runtime
     copy is read-only too."""
     return sandbox.confined(
-        settings.isolation, read_only=(settings.runtime, *read_only), writable=writable
+        ctx.isolation, read_only=(ctx.runtime_copy, *read_only), writable=writable
     )
 
 
@@ -95,7 +86,7 @@ def request_runtime(
     request: dict[str, Any],
     *,
     label: str,
-    settings: ProbeSettings,
+    ctx: RunContext,
     subject: Subject,
     read_only: Sequence[Path] = (),
 ) -> dict[str, Any]:
@@ -108,16 +99,16 @@ def request_runtime(
     result_path.unlink(missing_ok=True)
     payload = {**request, "protocol": PROTOCOL, "nonce": nonce, "result": str(result_path)}
     command = Command(
-        argv=[str(sandbox.python), "-I", "-c", _BOOTSTRAP, str(settings.runtime)],
-        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env),
+        argv=[str(sandbox.python), "-I", "-c", _BOOTSTRAP, str(ctx.runtime_copy)],
+        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, ctx.pass_env),
         cwd=sandbox.paths.work,
-        timeout=settings.timeout,
+        timeout=ctx.plugin_timeout,
         log_path=sandbox.paths.logs / f"{label}.log",
         label=label,
         stdin=json.dumps(payload).encode(),
-        launcher=confined(sandbox, settings, writable=[outputs], read_only=read_only),
+        launcher=confined(sandbox, ctx, writable=[outputs], read_only=read_only),
     )
-    outcome = run(command, settings.observer)
+    outcome = ctx.run(command)
     return _read_result(outcome, result_path, nonce, sandbox, subject)
 
 

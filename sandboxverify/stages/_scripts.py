@@ -18,10 +18,11 @@ from typing import Any
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import plugin_env
-from sandboxverify.sandbox._subprocess import Command, parallel_map, run
+from sandboxverify.sandbox._subprocess import Command, Outcome, parallel_map
 from sandboxverify.sandbox._venv import Sandbox
-from sandboxverify.stages._runtime_call import ProbeSettings, confined, safe_label
+from sandboxverify.stages._runtime_call import confined, safe_label
 
 _MAX_PARALLEL_SCRIPTS = 4
 #: what a console script wrapper raises when the function it imports does not exist
@@ -42,7 +43,7 @@ def check_scripts(
     *,
     skip_help: Sequence[str],
     servers: Sequence[str],
-    settings: ProbeSettings,
+    ctx: RunContext,
 ) -> ScriptsOutcome:
     """Each console script is installed in ``bin/`` and its ``--help`` exits 0."""
     python = sandbox.interpreter.version
@@ -75,7 +76,7 @@ def check_scripts(
             return record, None
         if any(fnmatch.fnmatchcase(ref.name, glob) for glob in skip_help):
             return record, None
-        return _run_help(sandbox, ref, executable, record, settings)
+        return _run_help(sandbox, ref, executable, record, ctx)
 
     checked = parallel_map(check_one, list(scripts), _MAX_PARALLEL_SCRIPTS)
     records = tuple(record for record, _ in checked)
@@ -88,19 +89,19 @@ def _run_help(
     ref: EntryPointRef,
     executable: Path,
     record: dict[str, Any],
-    settings: ProbeSettings,
+    ctx: RunContext,
 ) -> tuple[dict[str, Any], Failure | None]:
     command = Command(
         argv=[str(executable), "--help"],
-        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, settings.pass_env),
+        env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, ctx.pass_env),
         cwd=sandbox.paths.work,
-        timeout=settings.timeout,
+        timeout=ctx.plugin_timeout,
         log_path=sandbox.paths.logs / f"script-{safe_label(ref.name)}.log",
         label=f"script-{ref.name}",
         stdin=b"",
-        launcher=confined(sandbox, settings),
+        launcher=confined(sandbox, ctx),
     )
-    outcome = run(command, settings.observer)
+    outcome = ctx.run(command)
     record.update(
         help="passed" if outcome.ok else "failed",
         exit_code=outcome.exit_status,
@@ -113,13 +114,19 @@ def _run_help(
         return record, Failure(
             "timeout",
             f"console script {ref.name!r} ({ref.value}): '{ref.name} --help' did not finish "
-            f"within {settings.timeout:g}s and was killed",
+            f"within {ctx.plugin_timeout:g}s and was killed",
             python=python,
             plugin=ref.name,
             hint="--help must print and exit without reading input or starting a server; if "
             f"this script cannot, pass --skip-script-help {ref.name}",
             details=outcome.tail or None,
         )
+    return record, _help_failure(ref, outcome, python)
+
+
+def _help_failure(ref: EntryPointRef, outcome: Outcome, python: str) -> Failure:
+    """``--help`` exited non-zero: the cause, and where the script points when it names a
+    function its module lacks."""
     cause = summarize(outcome.tail)
     missing_name = _CANNOT_IMPORT.search(cause)
     if missing_name is not None:
@@ -143,7 +150,7 @@ def _run_help(
             f"'{ref.name} --help' must exit 0 (it runs {ref.value}): fix the script, or pass "
             f"--skip-script-help {ref.name} if it has no --help"
         )
-    return record, Failure(
+    return Failure(
         "script_failed",
         f"console script {ref.name!r} ({ref.value}): '{ref.name} --help' {outcome.describe()}: "
         f"{cause}",

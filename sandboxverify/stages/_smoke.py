@@ -17,10 +17,10 @@ from typing import Any
 from sandboxverify._errors import UsageError
 from sandboxverify.report._model import Failure
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._runtime_call import (
     ProbeError,
-    ProbeSettings,
     Subject,
     payload,
     request_runtime,
@@ -60,36 +60,23 @@ def run(
     *,
     dist: str,
     group: str,
-    settings: ProbeSettings,
+    ctx: RunContext,
     keep_trace: bool,
     host: str = "native",
     server: EntryPointRef | None = None,
 ) -> tuple[dict[str, Any], Failure | None]:
     """The ``runs[].smoke`` record and, if the run failed, its failure."""
     started = time.perf_counter()
-    readable: list[Path] = []
     request: dict[str, Any] = {
         "action": "smoke",
         "dist": dist,
         "group": group,
         "host": host,
-        "timeout": runtime_timeout(settings.timeout),
+        "timeout": runtime_timeout(ctx.plugin_timeout),
     }
     if server is not None:
         request["server"] = server.to_json()
-    if playbook.spec is not None:
-        request["spec"] = playbook.spec
-        request["run_timeout"] = runtime_timeout(settings.timeout)
-        if keep_trace:
-            request["trace"] = str(result_dir(sandbox, "smoke") / "trace.jsonl")
-    else:
-        # a copy inside the sandbox: the playbook must not run from (or import from) the tree
-        copy = sandbox.paths.root / "playbooks" / playbook.name
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(playbook.path, copy)
-        request["script"] = str(copy)
-        readable.append(copy.parent)
-    python = sandbox.interpreter.version
+    readable = _add_playbook(request, sandbox, playbook, ctx, keep_trace=keep_trace)
     subject = Subject(
         f"smoke playbook {playbook.name}",
         timeout_hint="a tool or plugin hangs during the playbook, or the run needs more time: "
@@ -98,12 +85,7 @@ def run(
     )
     try:
         result = request_runtime(
-            sandbox,
-            request,
-            label="smoke",
-            settings=settings,
-            subject=subject,
-            read_only=readable,
+            sandbox, request, label="smoke", ctx=ctx, subject=subject, read_only=readable
         )
     except ProbeError as exc:
         record = {
@@ -120,19 +102,50 @@ def run(
     error = result.get("error")
     if result.get("ok") and not error:
         return record, None
+    replay = _run_command(playbook, dist, host, server)
+    return record, _smoke_failure(playbook, error, sandbox.interpreter.version, replay)
+
+
+def _smoke_failure(
+    playbook: Playbook, error: dict[str, Any] | None, python: str, replay: str
+) -> Failure:
+    """The harness's diagnostic of a failed run, and the command that replays it."""
     error = error or {
         "code": "crashed",
         "message": "the smoke run reported failure without a reason",
     }
-    return record, Failure(
+    return Failure(
         "smoke_failed",
         f"smoke playbook {playbook.name}: [{error.get('code')}] {error.get('message')}",
         python=python,
         hint="the harness says which turn and action diverged; iterate quickly with "
-        f"'{_run_command(playbook, dist, host, server)}' in an environment where the package "
-        "is installed",
+        f"'{replay}' in an environment where the package is installed",
         details=error.get("details"),
     )
+
+
+def _add_playbook(
+    request: dict[str, Any],
+    sandbox: Sandbox,
+    playbook: Playbook,
+    ctx: RunContext,
+    *,
+    keep_trace: bool,
+) -> list[Path]:
+    """The playbook into the smoke request: a declarative one as its spec, a script as a copy
+    inside the sandbox; what the run must be able to read besides the sandbox."""
+    if playbook.spec is not None:
+        request["spec"] = playbook.spec
+        request["run_timeout"] = runtime_timeout(ctx.plugin_timeout)
+        if keep_trace:
+            request["trace"] = str(result_dir(sandbox, "smoke") / "trace.jsonl")
+        return []
+    # a copy inside the sandbox: the playbook must not run from (or import from) the tree
+    copy = sandbox.paths.root / "playbooks" / playbook.name
+    copy.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(playbook.path, copy)
+    request["script"] = str(copy)
+    return [copy.parent]
 
 
 def _run_command(playbook: Playbook, dist: str, host: str, server: EntryPointRef | None) -> str:

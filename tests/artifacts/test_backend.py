@@ -11,13 +11,13 @@ import pytest
 from sandboxverify.artifacts._artifacts import ProjectTarget
 from sandboxverify.artifacts._backend import (
     BuildFrontend,
-    BuildSettings,
     BuildSystem,
     _requirements,
     build_system,
 )
 from sandboxverify.artifacts._build import build_project
-from sandboxverify.sandbox._toolchain import IndexOptions, choose
+from sandboxverify.sandbox._context import RunContext
+from sandboxverify.sandbox._toolchain import choose
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import FIXTURES
 
@@ -62,8 +62,8 @@ def project(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
     return root
 
 
-def settings() -> BuildSettings:
-    return BuildSettings(choose("uv"), IndexOptions(), (), 300)
+def context() -> RunContext:
+    return RunContext(choose("uv"), plugin_timeout=60, install_timeout=300)
 
 
 def installed(env: Path) -> set[str]:
@@ -73,7 +73,7 @@ def installed(env: Path) -> set[str]:
 def test_requirements_the_backend_asks_for_are_installed_before_its_hook(tmp_path: Path) -> None:
     source = project(tmp_path, {"wheel-requires.txt": "pluggy"})
     with Workspace() as workspace:
-        frontend = BuildFrontend(workspace, settings(), None)
+        frontend = BuildFrontend(workspace, context())
         sdist = frontend.build("sdist", source)
         wheel = frontend.build("wheel", source)
         envs = sorted(workspace.root.glob("build-env*"))
@@ -94,7 +94,7 @@ def test_a_tree_with_another_build_system_gets_its_own_environment(tmp_path: Pat
         PYPROJECT.replace("requires = []", 'requires = ["pluggy"]')
     )
     with Workspace() as workspace:
-        frontend = BuildFrontend(workspace, settings(), None)
+        frontend = BuildFrontend(workspace, context())
         assert frontend.build("sdist", source).ok
         assert frontend.build("wheel", theirs).ok
         envs = sorted(workspace.root.glob("build-env*"))
@@ -108,7 +108,7 @@ def test_a_build_system_that_cannot_be_read_is_build_failed(tmp_path: Path) -> N
     source = project(tmp_path)
     (source / "pyproject.toml").write_text('[build-system]\nrequires = "hatchling"\n')
     with Workspace() as workspace:
-        result = build_project(ProjectTarget(source), workspace, settings(), None)
+        result = build_project(ProjectTarget(source), workspace, context())
 
     [failure] = result.failures
     assert failure.code == "build_failed"
@@ -123,7 +123,7 @@ def test_build_requirements_that_cannot_be_installed_are_build_failed(tmp_path: 
         PYPROJECT.replace("requires = []", 'requires = ["svfix-no-such-package-anywhere"]')
     )
     with Workspace() as workspace:
-        result = build_project(ProjectTarget(source), workspace, settings(), None)
+        result = build_project(ProjectTarget(source), workspace, context())
 
     [failure] = result.failures
     assert failure.code == "build_failed"
@@ -167,7 +167,7 @@ def test_requirements_a_backend_asks_for_reach_the_installer_only_when_safe(
 def test_one_hook_runner_builds_the_sdist_and_the_wheel_from_it(tmp_path: Path) -> None:
     """A backend from the build environment is imported once for both steps: one runner."""
     with Workspace() as workspace:
-        result = build_project(ProjectTarget(FIXTURES / "good-hatch"), workspace, settings(), None)
+        result = build_project(ProjectTarget(FIXTURES / "good-hatch"), workspace, context())
         runners = sorted(workspace.logs.glob("*-build.log"))
 
         assert result.ok, result.failures
@@ -189,7 +189,7 @@ def test_an_sdist_step_that_writes_where_its_sdist_is_unpacked_is_build_failed(
     )
     source = project(tmp_path, {"in_tree_backend.py": backend})
     with Workspace() as workspace:
-        result = build_project(ProjectTarget(source), workspace, settings(), None)
+        result = build_project(ProjectTarget(source), workspace, context())
 
     [failure] = result.failures
     assert failure.code == "build_failed"

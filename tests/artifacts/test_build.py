@@ -11,7 +11,7 @@ import pytest
 
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
-from sandboxverify.artifacts._backend import BuildSettings, HookRun
+from sandboxverify.artifacts._backend import HookRun
 from sandboxverify.artifacts._build import (
     BuildResult,
     _build_failure,
@@ -19,9 +19,9 @@ from sandboxverify.artifacts._build import (
     copy_source,
     prepare_artifacts,
 )
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._toolchain import (
-    IndexOptions,
     PipInstaller,
     Toolchain,
     VirtualenvBackend,
@@ -29,7 +29,7 @@ from sandboxverify.sandbox._toolchain import (
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import copy_fixture, make_wheel
 
-PIP_BUILD = Toolchain(VirtualenvBackend(), PipInstaller())
+PIP_BUILD = RunContext(Toolchain(VirtualenvBackend(), PipInstaller()), 60, 60)
 
 
 def test_the_copy_skips_environments_caches_and_special_files(tmp_path: Path) -> None:
@@ -101,9 +101,8 @@ def test_a_file_that_cannot_be_copied_is_build_failed_naming_it(
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(shutil, "copy2", copy2)
-    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace:
-        result = build_project(ProjectTarget(tmp_path), workspace, settings, None)
+        result = build_project(ProjectTarget(tmp_path), workspace, PIP_BUILD)
 
     [failure] = result.failures
     assert failure.code == "build_failed"
@@ -116,9 +115,9 @@ def test_a_file_that_cannot_be_copied_is_build_failed_naming_it(
 
 def _given(wheel: Path, *expect_files: str) -> BuildResult:
     """The build stage on a given wheel: static checks only, nothing is built."""
-    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60, expect_files=expect_files)
     with Workspace() as workspace:
-        return prepare_artifacts(ArtifactsTarget((wheel,), ()), workspace, settings, None)
+        target = ArtifactsTarget((wheel,), ())
+        return prepare_artifacts(target, workspace, PIP_BUILD, expect_files=expect_files)
 
 
 DATA_FILES = {
@@ -198,9 +197,8 @@ def test_given_artifacts_of_two_releases_are_a_usage_error_even_when_broken(
 ) -> None:
     first = make_wheel(tmp_path, files=())  # empty: artifact_invalid on its own
     second = make_wheel(tmp_path, "other-2.0-py3-none-any.whl", name="other", version="2.0")
-    settings = BuildSettings(PIP_BUILD, IndexOptions(), (), 60)
     with Workspace() as workspace, pytest.raises(UsageError, match="different releases"):
-        prepare_artifacts(ArtifactsTarget((first, second), ()), workspace, settings, None)
+        prepare_artifacts(ArtifactsTarget((first, second), ()), workspace, PIP_BUILD)
 
 
 @pytest.mark.parametrize(

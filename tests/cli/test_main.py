@@ -218,7 +218,10 @@ def test_run_hosts_an_mcp_server_given_as_the_plugin(tmp_path: Path) -> None:
     ("extra", "fragments"),
     [
         (["--server-command", "srv"], ("only applies to --host mcp", "add --host mcp")),
-        (["--host", "mcp", "--server-command", "  "], ("--server-command was given an empty value",)),
+        (
+            ["--host", "mcp", "--server-command", "  "],
+            ("--server-command was given an empty value",),
+        ),
         (["--host", "mcp", "--server-command", "srv 'open"], ("No closing quotation",)),
         (["--host", "llm", "--server-command", "srv"], ("(the host is llm)",)),
         (

@@ -8,16 +8,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from sandboxverify.artifacts._build import BuildResult
 from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline import _check
 from sandboxverify.pipeline._check import check
+from sandboxverify.pipeline._state import CheckState
 from sandboxverify.sandbox._bwrap import available
 from sandboxverify.sandbox._isolation import IsolationChoice
-from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import FIXTURES
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
@@ -34,12 +34,13 @@ def sandboxes_made_during_the_build(
     seen: list[bool] = []
     build = _check.build_target
 
-    def build_watching(target: Any, workspace: Workspace, *args: Any, **kwargs: Any) -> Any:
+    def build_watching(state: CheckState) -> BuildResult:
+        root = state.workspace.root
         deadline = time.monotonic() + wait
-        while not list(workspace.root.glob(made)) and time.monotonic() < deadline:
+        while not list(root.glob(made)) and time.monotonic() < deadline:
             time.sleep(0.01)
-        seen.append(bool(list(workspace.root.glob(made))))
-        return build(target, workspace, *args, **kwargs)
+        seen.append(bool(list(root.glob(made))))
+        return build(state)
 
     monkeypatch.setattr(_check, "build_target", build_watching)
     report = check(
@@ -70,7 +71,7 @@ def test_while_the_build_runs_uv_meets_the_sandboxs_interpreter(
 ) -> None:
     # so the install, when the wheel is there, does not stop to ask it what it is
     seen = sandboxes_made_during_the_build(
-        monkeypatch, "strict", wait=60, made="py*/logs/installer-acquaint.log"
+        monkeypatch, "strict", wait=60, made="py*/logs/installer-learns-interpreter.log"
     )
     assert seen == [True]
 
@@ -84,11 +85,11 @@ def test_in_process_isolation_the_sandbox_is_made_after_the_build(
 
 _IMPORTS_BEFORE_THE_BUILD = """
 import json, sys, time
-from sandboxverify.pipeline import _ahead, _check
+from sandboxverify.pipeline import _check, _headstart
 from sandboxverify.options._check_options import CheckOptions
 
 # a module that takes seconds to import stands for what is imported ahead
-_ahead._IMPORTED_LATER = ("slow_to_import",) + _ahead._IMPORTED_LATER
+_headstart._IMPORTED_LATER = ("slow_to_import",) + _headstart._IMPORTED_LATER
 seen = []
 build = _check.build_target
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._conversation import Conversation
 from sandboxverify.sandbox._subprocess import Command, Outcome
+from sandboxverify.sandbox._toolchain import choose
 
 #: answers each request with what it was asked, doubled; other behaviour by the request
 SERVER = r"""
@@ -25,8 +27,27 @@ for line in sys.stdin:
 """
 
 
-def conversation(tmp_path: Path, timeout: float = 30) -> tuple[Conversation, list[Outcome]]:
-    seen: list[Outcome] = []
+class _Told:
+    """Keeps how each conversation ended, and for which interpreter."""
+
+    def __init__(self) -> None:
+        self.ended_for: list[tuple[Outcome, str | None]] = []
+
+    def run(self, command: Command, python: str | None) -> Outcome:
+        raise AssertionError("a conversation starts its command itself")
+
+    def ended(self, outcome: Outcome, python: str | None) -> None:
+        self.ended_for.append((outcome, python))
+
+
+def context(runner: _Told | None = None) -> RunContext:
+    return RunContext(choose("pip"), 30, 30, runner=runner or _Told(), python="3.99.0")
+
+
+def conversation(
+    tmp_path: Path, timeout: float = 30
+) -> tuple[Conversation, list[tuple[Outcome, str | None]]]:
+    runner = _Told()
     command = Command(
         argv=[sys.executable, "-c", SERVER],
         env={"PATH": "/usr/bin:/bin"},
@@ -35,7 +56,7 @@ def conversation(tmp_path: Path, timeout: float = 30) -> tuple[Conversation, lis
         log_path=tmp_path / "logs" / "server.log",
         label="server",
     )
-    return Conversation(command, seen.append), seen
+    return Conversation(command, context(runner)), runner.ended_for
 
 
 def test_each_request_gets_its_answer_then_the_command_ends(tmp_path: Path) -> None:
@@ -46,7 +67,7 @@ def test_each_request_gets_its_answer_then_the_command_ends(tmp_path: Path) -> N
     outcome = talk.close()
 
     assert outcome.ok and outcome.returncode == 0
-    assert seen == [outcome]
+    assert seen == [(outcome, "3.99.0")]  # the runner heard of it, as the context's Python's
     assert "starting" in outcome.tail  # its stderr is the log
     assert talk.close() is outcome
 
@@ -83,7 +104,7 @@ def test_a_command_that_cannot_start_is_no_answer(tmp_path: Path) -> None:
         log_path=tmp_path / "missing.log",
         label="missing",
     )
-    talk = Conversation(command)
+    talk = Conversation(command, context())
     assert talk.ask({"n": 1}) is None
     outcome = talk.close()
     assert outcome.returncode == 127

@@ -214,12 +214,18 @@ def test_a_signal_while_the_main_thread_waits_on_a_command_stops_it_at_once(
     assert not alive(int(pid_file.read_text()))
 
 
-def test_commands_started_on_the_main_thread_run_in_a_worker(tmp_path: Path) -> None:
+def test_commands_started_on_the_main_thread_run_in_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seen: list[bool] = []
-    outcome = run(
-        command(tmp_path, "print('ok')"),
-        observer=lambda _: seen.append(threading.current_thread() is threading.main_thread()),
-    )
+    run_here = _subprocess._run
+
+    def run_watched(command: Command) -> Outcome:
+        seen.append(threading.current_thread() is threading.main_thread())
+        return run_here(command)
+
+    monkeypatch.setattr(_subprocess, "_run", run_watched)
+    outcome = run(command(tmp_path, "print('ok')"))
     assert outcome.ok
     assert seen == [False]
 

@@ -10,11 +10,25 @@ from typing import Any
 import pytest
 
 from sandboxverify.sandbox import _venv
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._isolation import PROCESS
 from sandboxverify.sandbox._subprocess import Command, Outcome
-from sandboxverify.sandbox._toolchain import IndexOptions, PipInstaller, UvInstaller
+from sandboxverify.sandbox._toolchain import PipInstaller, Toolchain, UvInstaller, VirtualenvBackend
 from sandboxverify.sandbox._workspace import SandboxPaths
+
+
+class _Succeeding:
+    """Runs nothing: every command succeeds, and is kept by its label."""
+
+    def __init__(self) -> None:
+        self.ran: dict[str, Command] = {}
+
+    def run(self, command: Command, python: str | None) -> Outcome:
+        self.ran[command.label] = command
+        return Outcome(command, returncode=0, timed_out=False, seconds=0.0, tail="")
+
+    def ended(self, outcome: Outcome, python: str | None) -> None:
+        raise AssertionError("an install holds no conversation")
 
 
 def _installed(
@@ -24,22 +38,16 @@ def _installed(
     **install: Any,
 ) -> dict[str, Command]:
     """Every command an install ran, by label; each one succeeds."""
-    ran: dict[str, Command] = {}
-
-    def fake_run(command: Command, observer: object = None) -> Outcome:
-        ran[command.label] = command
-        return Outcome(command, returncode=0, timed_out=False, seconds=0.0, tail="")
-
-    monkeypatch.setattr(_venv, "run", fake_run)
+    runner = _Succeeding()
     monkeypatch.setenv("PIP_INDEX_URL", "https://user:secret@index.example/simple")
     paths = SandboxPaths(tmp_path / "py")
     paths.make()
     interpreter = Interpreter("3", Path(sys.executable), "3.11.7", (3, 11, 7), "cpython")
     sandbox = _venv.Sandbox(interpreter, paths)
     wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
-    settings = _venv.StepSettings((), 60.0, None, PROCESS)
-    assert _venv.install(sandbox, wheel, installer, IndexOptions(), settings, **install) == []
-    return ran
+    ctx = RunContext(Toolchain(VirtualenvBackend(), installer), 60.0, 60.0, runner=runner)
+    assert _venv.install(sandbox, wheel, ctx, **install) == []
+    return runner.ran
 
 
 def test_pip_check_runs_the_sandboxes_python_confined_without_the_installers_settings(
@@ -82,8 +90,8 @@ def test_the_installed_requirements_are_checked_when_there_are_any(
     assert ("pip-check" in ran) is checked
 
 
-def test_uv_is_acquainted_with_a_fresh_sandbox_and_pip_needs_not_be() -> None:
+def test_uv_learns_a_fresh_sandboxs_interpreter_and_pip_needs_not() -> None:
     uv = UvInstaller(Path("/usr/bin/uv"))
     python = Path("/tmp/sandbox/venv/bin/python")
-    assert uv.acquaint(python) == ["/usr/bin/uv", "pip", "list", "--python", str(python)]
-    assert PipInstaller().acquaint(python) is None
+    assert uv.learn_interpreter(python) == ["/usr/bin/uv", "pip", "list", "--python", str(python)]
+    assert PipInstaller().learn_interpreter(python) is None

@@ -17,7 +17,9 @@ from packaging.version import Version
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginError, PluginRecord
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._toolchain import choose
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.sandbox._workspace import SandboxPaths
 from sandboxverify.stages._imports import (
@@ -29,7 +31,6 @@ from sandboxverify.stages._imports import (
     failed_plugin_modules,
     judge_imports,
 )
-from sandboxverify.stages._runtime_call import ProbeSettings
 from sandboxverify.stages._scripts import check_scripts
 
 WHEEL = Artifact(
@@ -332,11 +333,9 @@ def test_console_scripts_run_help_in_the_sandbox_and_fail_with_their_output(
         EntryPointRef("window", "gui_scripts", "m:window"),
         EntryPointRef("absent", "console_scripts", "m:absent"),
     ]
-    settings = ProbeSettings(runtime=Path("unused"), pass_env=(), timeout=1.0, observer=None)
+    ctx = RunContext(choose("pip"), 1.0, 60.0, runtime=Path("unused"))
 
-    outcome = check_scripts(
-        sandbox, refs, skip_help=["nohelp-*"], servers=["server"], settings=settings
-    )
+    outcome = check_scripts(sandbox, refs, skip_help=["nohelp-*"], servers=["server"], ctx=ctx)
 
     helps = {r["name"]: (r["exists"], r["help"], r["exit_code"]) for r in outcome.records}
     assert helps == {
@@ -365,8 +364,8 @@ def test_console_scripts_run_help_in_the_sandbox_and_fail_with_their_output(
 
 
 def test_no_scripts_is_said_plainly(sandbox: Sandbox) -> None:
-    settings = ProbeSettings(runtime=Path("unused"), pass_env=(), timeout=1.0, observer=None)
+    ctx = RunContext(choose("pip"), 1.0, 60.0, runtime=Path("unused"))
 
-    outcome = check_scripts(sandbox, [], skip_help=[], servers=[], settings=settings)
+    outcome = check_scripts(sandbox, [], skip_help=[], servers=[], ctx=ctx)
 
     assert (outcome.failures, outcome.records, outcome.summary) == ((), (), "no console scripts")

@@ -1,0 +1,146 @@
+"""A check's head start: what it does early, or side by side, so that it ends sooner.
+
+The steps of a check (``_check``) read as if each ran in turn; what overlaps is here:
+
+- what the check starts from is found side by side, each part mostly waiting on a process or the
+  disk (:func:`find_footing`);
+- what the stages after the build import is imported in the background while the build runs,
+  waited for first where unconfined build code could rewrite a module of ours
+  (:func:`import_later_stages`);
+- while the build runs, the runtime is copied, and in the OS sandbox, which hides them from the
+  build, the sandboxes are made and the installer learns their interpreters
+  (:func:`build_meanwhile`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import importlib
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.pipeline._events import EventSink
+from sandboxverify.pipeline._request import CheckRequest, decide_isolation
+from sandboxverify.report._model import Failure
+from sandboxverify.sandbox._context import RunContext
+from sandboxverify.sandbox._integrity import Fingerprint, fingerprint
+from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
+from sandboxverify.sandbox._isolation import Isolation
+from sandboxverify.sandbox._venv import Sandbox, create, learn_interpreter
+from sandboxverify.sandbox._workspace import Workspace
+
+#: what the stages after the build import (the artifacts' metadata, the probe...): ~30 ms
+_IMPORTED_LATER = ("sandboxverify.artifacts._metadata", "sandboxverify.pipeline._run")
+
+
+@dataclass(frozen=True)
+class Footing:
+    """What a check starts from."""
+
+    isolation: Isolation
+    #: why package code runs without the OS sandbox where it could have had it
+    fallback: str | None
+    #: the interpreters ``--python`` names, resolved (``min`` and ``all`` choose after the build)
+    interpreters: tuple[Interpreter, ...]
+    #: our own files' digests, taken before any code from the package runs
+    installation: Fingerprint
+
+
+def find_footing(request: CheckRequest, on_event: EventSink) -> Footing:
+    """Our own files' digests, whether the OS sandbox is there, and the interpreters named,
+    found side by side; the interpreters are resolved before the build, so a typo costs no
+    build time."""
+    explicit, selectors = request.explicit_pythons, request.python_selectors
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        digests = pool.submit(fingerprint)
+        deciding = pool.submit(decide_isolation, request.options, on_event)
+        resolving = pool.submit(resolve_all, list(explicit)) if explicit or not selectors else None
+        isolation, fallback = deciding.result()
+        interpreters = resolving.result() if resolving is not None else []
+        installation = digests.result()
+    return Footing(isolation, fallback, tuple(interpreters), installation)
+
+
+def import_later_stages(isolation: Isolation) -> None:
+    """Import in the background what the stages after the build need, while the check goes on
+    to its build; started only once the footing is found (importing holds the interpreter, and
+    finding it wants the interpreter briefly). In process isolation the import is waited for:
+    the build's code could rewrite a module of ours not yet imported, and every module must be
+    what it was when the check began."""
+    thread = threading.Thread(target=_import_later, name="import-later-stages", daemon=True)
+    thread.start()
+    if isolation.name == "process":
+        thread.join()
+
+
+def _import_later() -> None:
+    for name in _IMPORTED_LATER:
+        with contextlib.suppress(Exception):  # only a head start: the stage imports it itself
+            importlib.import_module(name)
+
+
+@dataclass(frozen=True)
+class EarlySandbox:
+    """A sandbox made while the build ran, and how long making it took."""
+
+    sandbox: Sandbox
+    failure: Failure | None
+    seconds: float
+
+
+def build_meanwhile(
+    build: Callable[[], BuildResult],
+    workspace: Workspace,
+    ctx: RunContext,
+    pythons: Sequence[tuple[Interpreter, str]] | None,
+) -> tuple[BuildResult, Path, dict[str, EarlySandbox]]:
+    """``build``; meanwhile the runtime is copied (needed from the first probe on) and, in the
+    OS sandbox, the sandboxes of ``pythons`` (interpreters with their labels; ``None``: not
+    known before the build) are made: the build, the runtime's copy, the sandboxes made early
+    by label."""
+    # in process isolation the build's code could reach a sandbox made now
+    early = pythons if pythons is not None and ctx.isolation.name != "process" else ()
+    built = threading.Event()
+    with ThreadPoolExecutor(max_workers=1 + len(early)) as pool:
+        copying = pool.submit(workspace.install_runtime)
+        making = {
+            label: pool.submit(
+                contextvars.copy_context().run,
+                _make_early,
+                interpreter,
+                label,
+                workspace,
+                ctx.for_python(interpreter.version),
+                built,
+            )
+            for interpreter, label in early
+        }
+        try:
+            result = build()
+        finally:
+            built.set()
+        return result, copying.result(), {label: done.result() for label, done in making.items()}
+
+
+def _make_early(
+    interpreter: Interpreter,
+    label: str,
+    workspace: Workspace,
+    ctx: RunContext,
+    built: threading.Event,
+) -> EarlySandbox:
+    """Stage ``venv``'s work, done early: a fresh sandbox of ``interpreter``; while the build
+    is still running (not ``built``), the installer learns its interpreter too (it would at
+    the install)."""
+    started = time.perf_counter()
+    sandbox, failure = create(interpreter, workspace.sandbox(label), ctx)
+    seconds = time.perf_counter() - started
+    if failure is None and not built.is_set():
+        learn_interpreter(sandbox, ctx)
+    return EarlySandbox(sandbox, failure, seconds)

@@ -1,0 +1,111 @@
+"""What a check was asked, checked before any work: bad input is a usage error here, and so is
+``--isolation strict`` where the OS sandbox is unavailable."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from sandboxverify._errors import UsageError
+from sandboxverify.artifacts._artifacts import Target, classify
+from sandboxverify.options._check_options import CheckOptions, validate
+from sandboxverify.pipeline._events import EventSink, IsolationChosen
+from sandboxverify.runtime._protocol import EntryPointRef, server_ref
+from sandboxverify.sandbox._interpreters import SELECTORS
+from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation
+from sandboxverify.sandbox._isolation import choose as choose_isolation
+from sandboxverify.stages._smoke import Playbook
+from sandboxverify.stages._smoke import load as load_playbook
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """A check's options, checked, with what they name read: the target, the playbook, the
+    server command. ``options.groups`` has lost its ``:callable`` suffixes."""
+
+    options: CheckOptions
+    target: Target
+    #: the groups looked in (see ``CheckOptions.effective_groups``)
+    groups: tuple[str, ...] = ()
+    playbook: Playbook | None = None
+    #: ``--server-command``: the one plugin an mcp check loads
+    server: EntryPointRef | None = None
+
+    @property
+    def explicit_pythons(self) -> tuple[str, ...]:
+        """``--python`` versions and paths, resolved before the build."""
+        return tuple(spec for spec in self.options.python if spec.lower() not in SELECTORS)
+
+    @property
+    def python_selectors(self) -> tuple[str, ...]:
+        """``--python min|all``: chosen by the built release's Requires-Python."""
+        return tuple(spec.lower() for spec in self.options.python if spec.lower() in SELECTORS)
+
+
+def validated(options: CheckOptions) -> CheckRequest:
+    """``options`` checked, in the order a user meets the problems; raises
+    :class:`UsageError`."""
+    validate(options)
+    target = classify(options.targets)
+    options = _with_group_suffixes(options)
+    groups = options.effective_groups
+    if not groups and options.host != "auto":
+        raise UsageError(
+            f"--host {options.host} needs --group NAME: it has no default group",
+            hint="e.g. --host entrypoints --group myapp.plugins",
+        )
+    server = _server_ref(options)
+    if options.smoke and options.host == "entrypoints":
+        raise UsageError(
+            "--smoke does not apply to --host entrypoints: its entry points are not tools a "
+            "model calls",
+            hint="drop --smoke, or use --host native, llm or mcp",
+        )
+    playbook = load_playbook(options.smoke) if options.smoke else None
+    return CheckRequest(options, target, groups, playbook, server)
+
+
+def decide_isolation(options: CheckOptions, on_event: EventSink) -> tuple[Isolation, str | None]:
+    """The isolation package code runs in, and why it is not the OS sandbox when it could have
+    been, announced to ``on_event``. Decided before any work: ``--isolation strict`` without
+    the OS sandbox is a usage error."""
+    isolation, fallback = choose_isolation(
+        options.isolation, hide=(*(Path(t) for t in options.targets), Path.cwd())
+    )
+    on_event(
+        IsolationChosen(
+            isolation.name,
+            f"running without the OS sandbox ({fallback}); {PROCESS_RISKS}. To sandbox: {HINT}"
+            if fallback
+            else None,
+        )
+    )
+    return isolation, fallback
+
+
+def _with_group_suffixes(options: CheckOptions) -> CheckOptions:
+    """``--group NAME:callable``: the group's entry points must name callables (``validate``
+    has refused any other suffix)."""
+    groups: list[str] = []
+    callables = list(options.callable_groups)
+    for group in options.groups:
+        name, _, suffix = group.partition(":")
+        groups.append(name.strip())
+        if suffix:
+            callables.append(name.strip())
+    return replace(options, groups=tuple(groups), callable_groups=tuple(dict.fromkeys(callables)))
+
+
+def _server_ref(options: CheckOptions) -> EntryPointRef | None:
+    """``--server-command`` as the one plugin an mcp check loads, named after its program."""
+    if options.server_command is None:
+        return None
+    if options.host != "mcp":
+        raise UsageError(
+            f"--server-command only applies to --host mcp (the host is {options.host})",
+            hint="add --host mcp, or drop --server-command",
+        )
+    try:
+        return server_ref(options.server_command)
+    except ValueError as exc:
+        raise UsageError(f"--server-command {options.server_command!r}: {exc}") from None

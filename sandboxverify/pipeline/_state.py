@@ -1,0 +1,90 @@
+"""What a check's steps hand on to each other (see ``_check``): what was asked, where the check
+works, what every command runs with and who hears of it; then what the build produced."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.options._check_options import CheckOptions
+from sandboxverify.pipeline._events import EventSink
+from sandboxverify.pipeline._headstart import EarlySandbox
+from sandboxverify.pipeline._request import CheckRequest
+from sandboxverify.pipeline._stages import AnnouncingRunner, StageTimer
+from sandboxverify.report._model import Stage, StageName
+from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
+from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._isolation import Isolation
+from sandboxverify.sandbox._toolchain import IndexOptions, choose
+from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.sandbox._workspace import Workspace
+
+
+@dataclass(frozen=True)
+class CheckState:
+    """One check as its steps hand it on."""
+
+    request: CheckRequest
+    workspace: Workspace
+    #: what every step runs with (see ``sandbox/_context``); its commands are announced
+    context: RunContext
+    on_event: EventSink
+
+    @property
+    def options(self) -> CheckOptions:
+        return self.request.options
+
+    def stage(self, stages: list[Stage], name: StageName, python: str | None) -> StageTimer:
+        """A stage of ``python`` (``None``: the build), recorded in ``stages`` and announced."""
+        return StageTimer(stages, name, python, self.on_event)
+
+
+def run_context(
+    options: CheckOptions,
+    isolation: Isolation,
+    on_event: EventSink,
+    runner: Runner = SUBPROCESSES,
+) -> RunContext:
+    """What every step of a check with ``options`` runs with: its commands go through
+    ``runner``, and ``on_event`` hears how each one ended."""
+    return RunContext(
+        # with no OS sandbox to keep the environments read-only, untrusted code could write to
+        # what gets installed: nothing installed may be shared with the installer's cache
+        toolchain=choose(options.installer, writable_installs=isolation.name == "process"),
+        plugin_timeout=options.timeout,
+        install_timeout=options.install_timeout,
+        isolation=isolation,
+        pass_env=options.pass_env,
+        index=IndexOptions(options.index_url, options.find_links),
+        runner=AnnouncingRunner(runner, on_event),
+    )
+
+
+@dataclass(frozen=True)
+class Built:
+    """What the build step leaves for the sandboxes and their stages."""
+
+    result: BuildResult
+    #: the runtime's private copy, which every sandbox reads
+    runtime: Path
+    #: the interpreters to verify on, with their labels (unique: ``3.12``, ``3.12-2``)
+    pythons: tuple[tuple[Interpreter, str], ...]
+    #: sandboxes made while the build ran, by label
+    early: Mapping[str, EarlySandbox]
+
+
+@dataclass(frozen=True)
+class Installed:
+    """A sandbox with the wheel installed, and what its interpreter's stages run with."""
+
+    sandbox: Sandbox
+    wheel: Artifact
+    #: the check's context for this interpreter, with the runtime's copy
+    ctx: RunContext
+
+    @property
+    def python(self) -> str:
+        return self.sandbox.interpreter.version

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.pipeline._events import EventSink, PluginLoaded
@@ -19,6 +18,7 @@ from sandboxverify.report._model import (
     ToolRecord,
     registrations,
 )
+from sandboxverify.report._records import ImportsRecord, ScriptRecord
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
@@ -38,8 +38,8 @@ from sandboxverify.stages._scripts import SCRIPT_GROUPS, ScriptsOutcome, check_s
 class Inspection:
     plugins: tuple[PluginRecord, ...]
     tools: tuple[ToolRecord, ...]
-    imports: dict[str, Any] | None
-    scripts: tuple[dict[str, Any], ...]
+    imports: ImportsRecord | None
+    scripts: tuple[ScriptRecord, ...]
     failures: list[Failure]
     probe_failed: bool
     installed: tuple[dict[str, str], ...]
@@ -128,7 +128,7 @@ class Inspector:
         [found] = probed
         plugins = found.plugins
         failures = [*found.failures]
-        imports: dict[str, Any] | None = None
+        imports: ImportsRecord | None = None
         if import_runs:
             run = self._complete_imports(sandbox, wheel, import_runs[0], plugins, settings)
             imported = judge_imports(

@@ -8,7 +8,6 @@ import sysconfig
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
@@ -18,6 +17,7 @@ from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._options import CheckOptions
 from sandboxverify.pipeline._stages import StageTimer, command_observer
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
+from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import PROCESS, Isolation
@@ -93,9 +93,9 @@ class Verifier:
         notes: list[str] = []
         plugins: tuple[PluginRecord, ...] = ()
         tools: tuple[ToolRecord, ...] = ()
-        smoke: dict[str, Any] | None = None
-        imports: dict[str, Any] | None = None
-        scripts: tuple[dict[str, Any], ...] | None = None
+        smoke: SmokeRecord | None = None
+        imports: ImportsRecord | None = None
+        scripts: tuple[ScriptRecord, ...] | None = None
         installed: tuple[dict[str, str], ...] = ()
         paths = self.workspace.sandbox(label)
         observer = command_observer(self.on_event, python)
@@ -188,8 +188,7 @@ class Verifier:
                     keep_trace=self.options.keep,
                 )
                 stage.fail_with(failure)
-                calls = smoke.get("tool_calls", 0)
-                stage.summary = f"{self.playbook.name}: {calls} tool call(s)"
+                stage.summary = f"{self.playbook.name}: {smoke.tool_calls} tool call(s)"
         failures.extend(stage.failures)
         return finish()
 

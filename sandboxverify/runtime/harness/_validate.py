@@ -22,7 +22,11 @@ expressions are cached). The supported keywords are:
 
 Annotations (``title``, ``description``, ``default``, ``format``...) and unknown keywords are
 ignored; the dynamic references (``$dynamicRef``, ``$recursiveRef``) are not supported and say
-so as a violation: a schema using them fails loudly instead of passing unchecked. Following
+so as a violation: a schema using them fails loudly instead of passing unchecked. ``$id``,
+``$anchor``, ``$schema`` and ``$vocabulary`` are not read: a ``$ref`` by URL, URN, relative path
+or anchor cannot be resolved (a violation too), and every keyword above applies whatever
+metaschema ``$schema`` names. The official JSON Schema Test Suite checks all of this
+(``tests/runtime/harness/test_validate_suite.py``). Following
 draft 2020-12, a float with an integral value (``1.0``) is an ``integer``; Python's ``bool`` is
 a ``boolean`` only, never an ``integer`` or a ``number``. Lists and tuples are arrays, mappings
 are objects; anything else is not a JSON value and matches no ``type``.

@@ -119,19 +119,28 @@ class _Walk(UnevaluatedChecks):
     :class:`KeywordChecks`.
     """
 
-    __slots__ = ("out", "root")
+    __slots__ = ("out", "refused", "root")
 
     def __init__(self, root: object) -> None:
         self.root = root
         self.out: list[Found] = []
+        self.refused: list[Found] = []
 
     def run(self, instance: object, schema: object, here: Here) -> list[Found]:
         self.check(instance, schema, here)
         return self.out
 
     def violations(self, instance: object, schema: object, here: Here) -> list[Found]:
-        """What ``schema`` alone says about ``instance``, without reporting it (for anyOf...)."""
-        return _Walk(self.root).run(instance, schema, here)
+        """What ``schema`` alone says about ``instance``, without reporting it (for anyOf...).
+
+        Except a part of it that cannot be used: that is reported wherever it is met, or an
+        unresolvable ``$ref`` in an ``anyOf`` alternative, a ``not`` or an ``if`` would only
+        make it fail to match, and the instance could pass unchecked."""
+        walk = _Walk(self.root)
+        found = walk.run(instance, schema, here)
+        self.out.extend(walk.refused)
+        self.refused.extend(walk.refused)
+        return found
 
     def check(self, instance: object, schema: object, here: Here) -> None:
         if schema is True:
@@ -140,7 +149,7 @@ class _Walk(UnevaluatedChecks):
             self.report(here, "no value is allowed here")
             return
         if not isinstance(schema, dict):
-            self.report(
+            self.refuse(
                 here, f"invalid schema: expected an object or a boolean, got {show(schema)}"
             )
             return
@@ -148,7 +157,7 @@ class _Walk(UnevaluatedChecks):
             return
         for keyword in UNSUPPORTED:
             if keyword in schema:
-                self.report(
+                self.refuse(
                     here,
                     f"invalid schema: {keyword!r} is not supported by the harness's validator; "
                     "call with validate=False to send the arguments unchecked",
@@ -177,21 +186,21 @@ class _Walk(UnevaluatedChecks):
 
     def check_ref(self, instance: object, ref: object, here: Here) -> None:
         if not isinstance(ref, str):
-            self.report(here, f"cannot resolve $ref {show_plain(ref)}")
+            self.refuse(here, f"cannot resolve $ref {show_plain(ref)}")
             return
         if ref in here.refs:
             # A -> B -> A without descending into the instance would recurse forever
-            self.report(here, f"circular $ref {ref!r}")
+            self.refuse(here, f"circular $ref {ref!r}")
             return
         target = resolve(self.root, ref)
         if target is MISSING:
-            self.report(here, f"cannot resolve $ref {ref!r}")
+            self.refuse(here, f"cannot resolve $ref {ref!r}")
             return
         self.check(instance, target, here._replace(refs=(*here.refs, ref)))
 
     def check_enum(self, instance: object, allowed: object, here: Here) -> None:
         if not isinstance(allowed, list):
-            self.report(here, f"invalid schema: 'enum' must be an array, got {show(allowed)}")
+            self.refuse(here, f"invalid schema: 'enum' must be an array, got {show(allowed)}")
             return
         wanted = json_key(instance)
         if any(json_key(option) == wanted for option in allowed):
@@ -251,7 +260,7 @@ class _Walk(UnevaluatedChecks):
         Else say how many shapes there were.
         """
         if not alternatives:
-            self.report(here, "invalid schema: no alternatives to match")
+            self.refuse(here, "invalid schema: no alternatives to match")
             return
         fitting: list[int] = []
         wanted: list[str] = []

@@ -29,14 +29,17 @@ FILES = sorted(
 ) + [
     f"draft2020-12/optional/{name}.json"
     for name in (
+        "anchor",
         "bignum",
         "cross-draft",
         "dependencies-compatibility",
         "dynamicRef",
         "float-overflow",
+        "id",
         "no-schema",
         "non-bmp-regex",
         "refOfUnknownKeyword",
+        "unknownKeyword",
     )
 ]
 
@@ -77,6 +80,14 @@ REFUSED = {
             "ref with absolute-path-reference",
         )
     },
+    # identifiers in places that are not schemas must not be taken for identifiers: ours takes
+    # none for one, and must say so inside anyOf too
+    "draft2020-12/optional/anchor.json#$anchor inside an enum is not a real identifier": (
+        "$anchor: a $ref names a JSON pointer (#/$defs/Name)"
+    ),
+    "draft2020-12/optional/id.json#$id inside an enum is not a real identifier": _BASE_URIS,
+    "draft2020-12/optional/unknownKeyword.json#"
+    "$id inside an unknown keyword is not a real identifier": _BASE_URIS,
     "draft2020-12/unevaluatedItems.json#unevaluatedItems with $dynamicRef": "$dynamicRef",
     "draft2020-12/unevaluatedProperties.json#unevaluatedProperties with $dynamicRef": (
         "$dynamicRef"

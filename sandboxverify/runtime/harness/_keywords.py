@@ -37,10 +37,12 @@ class Here(NamedTuple):
     order: tuple[int, ...]
     #: the $refs followed at this position without descending into the instance (cycle guard)
     refs: tuple[str, ...]
+    #: within a subschema with an ``$id`` of its own, where ``#/...`` means that subschema
+    embedded: bool = False
 
     def child(self, key: str, index: int) -> Here:
         escaped = key.replace("~", "~0").replace("/", "~1")
-        return Here(f"{self.path}/{escaped}", (*self.order, index), ())
+        return Here(f"{self.path}/{escaped}", (*self.order, index), (), self.embedded)
 
 
 ROOT = Here("", (), ())

@@ -24,8 +24,9 @@ Annotations (``title``, ``description``, ``default``, ``format``...) and unknown
 ignored; the dynamic references (``$dynamicRef``, ``$recursiveRef``) are not supported and say
 so as a violation: a schema using them fails loudly instead of passing unchecked. ``$id``,
 ``$anchor``, ``$schema`` and ``$vocabulary`` are not read: a ``$ref`` by URL, URN, relative path
-or anchor cannot be resolved (a violation too), and every keyword above applies whatever
-metaschema ``$schema`` names. The official JSON Schema Test Suite checks all of this
+or anchor cannot be resolved (a violation too), nor can a ``#/...`` one inside a subschema with
+an ``$id`` of its own (where it would mean that subschema), and every keyword above applies
+whatever metaschema ``$schema`` names. The official JSON Schema Test Suite checks all of this
 (``tests/runtime/harness/test_validate_suite.py``). Following
 draft 2020-12, a float with an integral value (``1.0``) is an ``integer``; Python's ``bool`` is
 a ``boolean`` only, never an ``integer`` or a ``number``. Lists and tuples are arrays, mappings
@@ -108,6 +109,13 @@ def describe(violations: list[SchemaViolation]) -> str:
     return f"{shown} (and {rest} more)" if rest > 0 else shown
 
 
+def _new_base(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` has an ``$id`` that sets a base URI (draft 7's ``"$id": "#name"`` only
+    names the subschema)."""
+    identifier = schema.get("$id")
+    return isinstance(identifier, str) and not identifier.startswith("#")
+
+
 # -- the walk --------------------------------------------------------------------------------------
 
 
@@ -162,6 +170,8 @@ class _Walk(UnevaluatedChecks):
                     f"invalid schema: {keyword!r} is not supported by the harness's validator; "
                     "call with validate=False to send the arguments unchecked",
                 )
+        if _new_base(schema) and schema is not self.root:
+            here = here._replace(embedded=True)
         if "$ref" in schema:
             self.check_ref(instance, schema["$ref"], here)
         declared = schema.get("type")
@@ -187,6 +197,11 @@ class _Walk(UnevaluatedChecks):
     def check_ref(self, instance: object, ref: object, here: Here) -> None:
         if not isinstance(ref, str):
             self.refuse(here, f"cannot resolve $ref {show_plain(ref)}")
+            return
+        if here.embedded:
+            # its base URI is the subschema's $id, which the validator does not read: resolving
+            # against the root could check the value against another schema of the same name
+            self.refuse(here, f"cannot resolve $ref {ref!r} inside a subschema with its own $id")
             return
         if ref in here.refs:
             # A -> B -> A without descending into the instance would recurse forever

@@ -346,6 +346,25 @@ def test_a_broken_subschema_is_reported_once_and_only_where_it_applies() -> None
     assert messages(1, {"anyOf": [{"pattern": "("}, {"type": "string"}]}) == []
 
 
+def test_a_local_ref_inside_a_subschema_with_its_own_id_is_refused() -> None:
+    """There ``#/$defs/Name`` means that subschema's $defs: resolved against the root, the
+    value was checked against another schema of the same name."""
+    inner = {
+        "$id": "https://example.com/inner.json",
+        "$defs": {"Name": {"type": "integer"}},
+        "$ref": "#/$defs/Name",
+    }
+    schema = {"$defs": {"Name": {"type": "string"}}, "properties": {"a": inner}}
+    refused = ("/a", "cannot resolve $ref '#/$defs/Name' inside a subschema with its own $id")
+    assert messages({"a": "text"}, schema) == [refused]
+    assert messages({"a": 1}, schema) == [refused]
+    # the root's own $id, and draft 7's "$id": "#name" naming a subschema, change no base
+    assert validate(1, {**inner, "$defs": {"Name": {"type": "integer"}}}) == []
+    named = {"definitions": {"N": {"type": "integer"}}, "properties": {"a": {"$id": "#a"}}}
+    named["properties"]["a"]["$ref"] = "#/definitions/N"
+    assert validate({"a": 1}, named) == []
+
+
 def test_any_of_with_refs_names_the_referenced_types() -> None:
     schema = {
         "$defs": {"Step": {"type": "object", "required": ["tool"]}},

@@ -13,18 +13,38 @@ from sandboxverify._version import __version__
 
 if TYPE_CHECKING:
     from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
-    from sandboxverify.options._check_options import CheckOptions
+    from sandboxverify.options import CheckOptions
     from sandboxverify.pipeline._check import check
+    from sandboxverify.pipeline._events import (
+        CommandFinished,
+        Event,
+        EventSink,
+        IsolationChosen,
+        PluginLoaded,
+        StageFinished,
+        StageStarted,
+    )
     from sandboxverify.report._model import Failure, PluginRecord, Report, Run, ToolRecord
+    from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 
 __all__ = [
     "CheckOptions",
+    "CommandFinished",
     "ConfigError",
+    "Event",
+    "EventSink",
     "Failure",
+    "ImportsRecord",
+    "IsolationChosen",
+    "PluginLoaded",
     "PluginRecord",
     "Report",
     "Run",
     "SandboxVerifyError",
+    "ScriptRecord",
+    "SmokeRecord",
+    "StageFinished",
+    "StageStarted",
     "ToolRecord",
     "UsageError",
     "__version__",
@@ -33,7 +53,7 @@ __all__ = [
 
 _LAZY = {
     "check": "sandboxverify.pipeline._check",
-    "CheckOptions": "sandboxverify.options._check_options",
+    "CheckOptions": "sandboxverify.options",
     "ConfigError": "sandboxverify._errors",
     "SandboxVerifyError": "sandboxverify._errors",
     "UsageError": "sandboxverify._errors",
@@ -42,6 +62,16 @@ _LAZY = {
     "Report": "sandboxverify.report._model",
     "Run": "sandboxverify.report._model",
     "ToolRecord": "sandboxverify.report._model",
+    "ImportsRecord": "sandboxverify.report._records",
+    "ScriptRecord": "sandboxverify.report._records",
+    "SmokeRecord": "sandboxverify.report._records",
+    "CommandFinished": "sandboxverify.pipeline._events",
+    "Event": "sandboxverify.pipeline._events",
+    "EventSink": "sandboxverify.pipeline._events",
+    "IsolationChosen": "sandboxverify.pipeline._events",
+    "PluginLoaded": "sandboxverify.pipeline._events",
+    "StageFinished": "sandboxverify.pipeline._events",
+    "StageStarted": "sandboxverify.pipeline._events",
 }
 
 

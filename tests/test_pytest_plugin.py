@@ -127,7 +127,7 @@ def test_installs_and_loads(sandbox_check):
     report = sandbox_check({str(target)!r}, installer="uv",
                            expect_tools=["plan_propose", "plan_approve"], smoke={str(smoke)!r})
     assert report.ok, [f.message for f in report.failures]
-    assert report.runs[0].smoke["tool_calls"] == 2
+    assert report.runs[0].smoke.tool_calls == 2
 
 def test_same_check_is_shared(sandbox_check):
     first = sandbox_check({str(target)!r}, installer="uv",

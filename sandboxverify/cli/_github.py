@@ -140,11 +140,9 @@ class _Locator:
         if doc is None:
             return None
         records = [p for p in (run.plugins if run else ()) if p.name == name]
-        scripts = [s for s in (run.scripts or ()) if isinstance(s, dict)] if run else []
+        scripts = (run.scripts or ()) if run else ()
         records_by_group = {p.group: p.value for p in records}
-        records_by_group.update(
-            {s["group"]: s.get("value") for s in scripts if s.get("name") == name and "group" in s}
-        )
+        records_by_group.update({s.group: s.value for s in scripts if s.name == name})
         keys = [
             (group, key)
             for group, key in _entry_point_keys(doc, name)
@@ -177,21 +175,19 @@ class _Locator:
         playbook = self.sources.playbook
         if playbook is None or not playbook.is_file():
             return None
-        smoke = run.smoke if run else None
-        error = smoke.get("error") if isinstance(smoke, dict) else None
-        error = error if isinstance(error, dict) else {}
+        error = run.smoke.error if run and run.smoke else None
         if playbook.suffix == ".py":
-            details = error.get("details") or failure.details
+            details = (error.details if error else None) or failure.details
             return _Place(playbook, _frame_line(details, playbook, "/" + playbook.name) or 1)
         doc = self._toml(playbook)
-        turn, action = error.get("turn"), error.get("action")
+        turn, action = (error.turn, error.action) if error else (None, None)
         if doc is None or not isinstance(turn, int) or turn < 1:
             return _Place(playbook, 1)
         line = None
         if isinstance(action, int) and action >= 1:
             key: Key = ("turns", turn - 1, "actions", action - 1)
             # an inner call of a parallel action: the message's place says which one
-            inner = _WHERE.search(str(error.get("message") or failure.message))
+            inner = _WHERE.search((error.message if error else "") or failure.message)
             if inner and (int(inner[1]), int(inner[2])) == (turn - 1, action - 1):
                 line = doc.line((*key, "parallel", int(inner[3])))
             line = line or doc.line(key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any, Callable, TextIO
 
 from sandboxverify.pipeline._events import (
@@ -22,6 +23,7 @@ from sandboxverify.pipeline._events import (
     StageStarted,
 )
 from sandboxverify.report._model import Failure, Report, Run, plugins_registering
+from sandboxverify.report._records import SmokeCall, SmokeRecord
 from sandboxverify.sandbox._subprocess import format_argv
 
 _DETAIL_LINES = 20
@@ -237,16 +239,23 @@ def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> s
 
 
 def _smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:
+    """The calls of a playbook run's result (``run``, ``record``), one line each."""
+    return _call_lines(SmokeRecord.from_json(result).calls, style, indent)
+
+
+def _call_lines(calls: Sequence[SmokeCall], style: Style, indent: str = "") -> list[str]:
     lines = []
-    for call in result.get("calls") or []:
+    for call in calls:
         # the call the run diverged at is the failure, whatever its result looked like
-        status = "failed" if call.get("diverged") else "error" if call.get("is_error") else "passed"
-        flags = "".join(f" ({flag})" for flag in ("mocked", "blocked") if call.get(flag))
-        text = str(call.get("text", "")).replace("\n", " ")
+        status = "failed" if call.diverged else "error" if call.is_error else "passed"
+        flags = "".join(
+            f" ({flag})" for flag, on in (("mocked", call.mocked), ("blocked", call.blocked)) if on
+        )
+        text = call.text.replace("\n", " ")
         text = text if len(text) <= 60 else text[:57] + "..."
         lines.append(
-            f"{indent}{style.mark(status)} turn {call.get('turn')} "
-            f"{call.get('tool_call_id')} {call.get('tool')}{flags}: {text}"
+            f"{indent}{style.mark(status)} turn {call.turn} "
+            f"{call.tool_call_id} {call.tool}{flags}: {text}"
         )
     return lines
 
@@ -276,12 +285,12 @@ def _run_lines(run: Run, style: Style) -> list[str]:
             lines.append(style.paint(f"    {'':<{width}}judged by host {plugin.host}{why}", "dim"))
     if run.smoke is not None:
         smoke = run.smoke
-        status = "passed" if smoke.get("ok") else "failed"
+        status = "passed" if smoke.ok else "failed"
         lines.append(
-            f"  {style.mark(status)} smoke {smoke.get('playbook')}: "
-            f"{smoke.get('turns', 0)} turn(s), {smoke.get('tool_calls', 0)} tool call(s)"
+            f"  {style.mark(status)} smoke {smoke.playbook}: "
+            f"{smoke.turns} turn(s), {smoke.tool_calls} tool call(s)"
         )
-        lines.extend(_smoke_call_lines(smoke, style, indent="      "))
+        lines.extend(_call_lines(smoke.calls, style, indent="      "))
     if run.sandbox:
         lines.append(style.paint(f"  sandbox: {run.sandbox}", "dim"))
     return lines

@@ -1,4 +1,10 @@
-"""What a check reports while it runs. The library emits these; only the CLI renders them."""
+"""What a check reports while it runs. The library emits these; only the CLI renders them.
+
+Public: ``sandboxverify`` (and ``sandboxverify.pipeline``) export every event, ``Event`` and
+``EventSink``; the README's "As a library" documents them. Fields may be added, never renamed.
+Events come from the threads a check runs its interpreters on: a sink may be called from several
+at once.
+"""
 
 from __future__ import annotations
 
@@ -11,12 +17,16 @@ from sandboxverify.sandbox._subprocess import Outcome
 
 @dataclass(frozen=True)
 class StageStarted:
+    """A stage began; ``python`` is the run's interpreter version, ``None`` for the build."""
+
     stage: StageName
     python: str | None
 
 
 @dataclass(frozen=True)
 class StageFinished:
+    """A stage ended: its status, its time and a one-line summary (``3 module(s) imported``)."""
+
     stage: StageName
     python: str | None
     status: StageStatus
@@ -26,12 +36,16 @@ class StageFinished:
 
 @dataclass(frozen=True)
 class CommandFinished:
+    """A subprocess ended (an installer, the build backend, a runtime action)."""
+
     python: str | None
     outcome: Outcome
 
 
 @dataclass(frozen=True)
 class PluginLoaded:
+    """The probe judged a plugin: its record (``ok``, ``error``) and the names it registered."""
+
     python: str
     plugin: PluginRecord
     tools: tuple[str, ...]
@@ -46,6 +60,7 @@ class IsolationChosen:
     warning: str | None = None
 
 
+#: what an ``on_event`` callable receives
 Event = Union[StageStarted, StageFinished, CommandFinished, PluginLoaded, IsolationChosen]
 EventSink = Callable[[Event], None]
 

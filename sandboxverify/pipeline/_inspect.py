@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.pipeline._events import PluginLoaded
@@ -18,6 +17,7 @@ from sandboxverify.report._model import (
     ToolRecord,
     registrations,
 )
+from sandboxverify.report._records import ImportsRecord, ScriptRecord
 from sandboxverify.runtime.hosts._registry import SCRIPT_GROUPS
 from sandboxverify.sandbox._subprocess import parallel_map
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
@@ -36,8 +36,8 @@ from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 class Inspection:
     plugins: tuple[PluginRecord, ...]
     tools: tuple[ToolRecord, ...]
-    imports: dict[str, Any] | None
-    scripts: tuple[dict[str, Any], ...]
+    imports: ImportsRecord | None
+    scripts: tuple[ScriptRecord, ...]
     failures: list[Failure]
     probe_failed: bool
     installed: tuple[dict[str, str], ...]
@@ -86,7 +86,7 @@ class Inspector:
         assert isinstance(found, _Probed)
         assert isinstance(scripts, ScriptsOutcome)
         plugins, failures = found.plugins, [*found.failures]
-        imports: dict[str, Any] | None = None
+        imports: ImportsRecord | None = None
         if import_runs:
             run = import_runs[0]
             assert isinstance(run, ImportRun)
@@ -188,7 +188,7 @@ class Inspector:
         run: ImportRun,
         plugins: tuple[PluginRecord, ...],
         timer: StageTimer,
-    ) -> tuple[dict[str, Any], tuple[Failure, ...]]:
+    ) -> tuple[ImportsRecord, tuple[Failure, ...]]:
         """Stage ``imports``, judged: its record and failures; the stage ends here. If a failed
         plugin's module stopped the run, it is repeated without the failed plugins' modules
         (the runtime imports a package before its submodules, so a failed plugin stopped the

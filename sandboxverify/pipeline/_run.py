@@ -6,7 +6,6 @@ from __future__ import annotations
 import platform
 import sysconfig
 from dataclasses import dataclass, field
-from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact, select_wheel
 from sandboxverify.artifacts._build import BuildResult
@@ -14,6 +13,7 @@ from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._state import Built, CheckState, Installed
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
+from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._venv import Sandbox, create, install
 from sandboxverify.sandbox._workspace import SandboxPaths
@@ -48,9 +48,9 @@ class _Findings:
     notes: list[str] = field(default_factory=list)
     plugins: tuple[PluginRecord, ...] = ()
     tools: tuple[ToolRecord, ...] = ()
-    smoke: dict[str, Any] | None = None
-    imports: dict[str, Any] | None = None
-    scripts: tuple[dict[str, Any], ...] | None = None
+    smoke: SmokeRecord | None = None
+    imports: ImportsRecord | None = None
+    scripts: tuple[ScriptRecord, ...] | None = None
     installed: tuple[dict[str, str], ...] = ()
 
 
@@ -152,8 +152,7 @@ class Verifier:
                     keep_trace=options.keep,
                 )
                 stage.fail_with(failure)
-                calls = found.smoke.get("tool_calls", 0)
-                stage.summary = f"{playbook.name}: {calls} tool call(s)"
+                stage.summary = f"{playbook.name}: {found.smoke.tool_calls} tool call(s)"
         found.failures.extend(stage.failures)
 
     def _finish(self, interpreter: Interpreter, paths: SandboxPaths, found: _Findings) -> RunResult:

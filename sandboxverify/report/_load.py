@@ -27,6 +27,13 @@ from sandboxverify.report._model import (
     StageStatus,
     ToolRecord,
 )
+from sandboxverify.report._records import (
+    ImportsRecord,
+    ScriptRecord,
+    SmokeRecord,
+    number,
+    optional_str,
+)
 
 
 class ReportFormatError(ValueError):
@@ -52,13 +59,13 @@ def report_from_json(document: object) -> Report:
         host=str(top.get("host") or ""),
         groups=tuple(str(group) for group in _list(top, "groups", required=False)),
         installer=str(top.get("installer") or ""),
-        seconds=_number(top.get("seconds")),
-        workdir=_optional_str(top.get("workdir")),
+        seconds=number(top.get("seconds")),
+        workdir=optional_str(top.get("workdir")),
         expect_tools=tuple(str(t) for t in _list(top, "expect_tools", required=False)),
         with_requirements=tuple(str(r) for r in _list(top, "with", required=False)),
         notes=tuple(str(note) for note in _list(top, "notes", required=False)),
         isolation="namespaces" if top.get("isolation") == "namespaces" else "process",
-        isolation_fallback=_optional_str(top.get("isolation_fallback")),
+        isolation_fallback=optional_str(top.get("isolation_fallback")),
         error=_error(top.get("error")),
     )
 
@@ -70,14 +77,14 @@ def _error(item: object) -> ReportError | None:
     return ReportError(
         cast(ErrorCode, str(item.get("code") or "usage_error")),
         str(item.get("message") or "the check stopped before its verdict"),
-        _optional_str(item.get("hint")),
+        optional_str(item.get("hint")),
     )
 
 
 def _run(item: object, where: str) -> Run:
     run = _mapping(item, where)
     stages = [_mapping(stage, f"{where}.stages[]") for stage in _list(run, "stages", where)]
-    scripts = run.get("scripts")
+    smoke, imports, scripts = run.get("smoke"), run.get("imports"), run.get("scripts")
     return Run(
         python=_str(run, "python", where),
         interpreter=str(run.get("interpreter") or ""),
@@ -86,7 +93,7 @@ def _run(item: object, where: str) -> Run:
             Stage(
                 cast(StageName, _str(stage, "name", f"{where}.stages[]")),
                 cast(StageStatus, _str(stage, "status", f"{where}.stages[]")),
-                _number(stage.get("seconds")),
+                number(stage.get("seconds")),
             )
             for stage in stages
         ),
@@ -98,10 +105,10 @@ def _run(item: object, where: str) -> Run:
             _tool(tool, f"{where}.tools[{i}]")
             for i, tool in enumerate(_list(run, "tools", where, required=False))
         ),
-        smoke=dict(run["smoke"]) if isinstance(run.get("smoke"), Mapping) else None,
-        sandbox=_optional_str(run.get("sandbox")),
-        imports=dict(run["imports"]) if isinstance(run.get("imports"), Mapping) else None,
-        scripts=tuple(dict(s) for s in scripts if isinstance(s, Mapping))
+        smoke=SmokeRecord.from_json(smoke) if isinstance(smoke, Mapping) else None,
+        sandbox=optional_str(run.get("sandbox")),
+        imports=ImportsRecord.from_json(imports) if isinstance(imports, Mapping) else None,
+        scripts=tuple(ScriptRecord.from_json(s) for s in scripts if isinstance(s, Mapping))
         if isinstance(scripts, list)
         else None,
         installed=tuple(
@@ -109,8 +116,8 @@ def _run(item: object, where: str) -> Run:
             for dist in _list(run, "installed", where, required=False)
             if isinstance(dist, Mapping)
         ),
-        os=_optional_str(run.get("os")),
-        platform=_optional_str(run.get("platform")),
+        os=optional_str(run.get("os")),
+        platform=optional_str(run.get("platform")),
     )
 
 
@@ -131,12 +138,12 @@ def _plugin(item: object, where: str) -> PluginRecord:
         )
         if isinstance(error, Mapping)
         else None,
-        seconds=_number(plugin.get("seconds")),
+        seconds=number(plugin.get("seconds")),
         handlers={str(k): int(v) for k, v in handlers.items() if isinstance(v, int)}
         if isinstance(handlers, Mapping)
         else {},
-        host=_optional_str(plugin.get("host")),
-        host_reason=_optional_str(plugin.get("host_reason")),
+        host=optional_str(plugin.get("host")),
+        host_reason=optional_str(plugin.get("host_reason")),
     )
 
 
@@ -146,7 +153,7 @@ def _tool(item: object, where: str) -> ToolRecord:
     return ToolRecord(
         name=_str(tool, "name", where),
         plugin=str(tool.get("plugin") or ""),
-        description=_optional_str(tool.get("description")),
+        description=optional_str(tool.get("description")),
         parameters=dict(parameters) if isinstance(parameters, Mapping) else None,
         kind=str(tool.get("kind") or "tool"),
     )
@@ -157,12 +164,12 @@ def _failure(item: object, where: str) -> Failure:
     return Failure(
         cast(FailureCode, _str(failure, "code", where)),
         _str(failure, "message", where),
-        python=_optional_str(failure.get("python")),
-        plugin=_optional_str(failure.get("plugin")),
-        tool=_optional_str(failure.get("tool")),
-        hint=_optional_str(failure.get("hint")),
-        details=_optional_str(failure.get("details")),
-        module=_optional_str(failure.get("module")),
+        python=optional_str(failure.get("python")),
+        plugin=optional_str(failure.get("plugin")),
+        tool=optional_str(failure.get("tool")),
+        hint=optional_str(failure.get("hint")),
+        details=optional_str(failure.get("details")),
+        module=optional_str(failure.get("module")),
     )
 
 
@@ -205,11 +212,3 @@ def _str(parent: Mapping[str, Any], key: str, where: str) -> str:
     if not isinstance(value, str):
         raise ReportFormatError(f"{where}.{key}: expected a string, found {value!r}")
     return value
-
-
-def _optional_str(value: object) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _number(value: object) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

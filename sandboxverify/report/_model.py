@@ -6,6 +6,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
+
 REPORT_VERSION = 1
 #: the JSON Schema of report v1, named by every report's ``$schema``; the same file ships in the
 #: package as ``sandboxverify/schemas/report-v1.schema.json``
@@ -198,12 +200,12 @@ class Run:
     stages: tuple[Stage, ...]
     plugins: tuple[PluginRecord, ...] = ()
     tools: tuple[ToolRecord, ...] = ()
-    smoke: dict[str, Any] | None = None
+    smoke: SmokeRecord | None = None
     sandbox: str | None = None
     #: stage ``imports``: every module of the wheel imported in the sandbox
-    imports: dict[str, Any] | None = None
+    imports: ImportsRecord | None = None
     #: stage ``scripts``: the distribution's console scripts, each with its ``--help`` outcome
-    scripts: tuple[dict[str, Any], ...] | None = None
+    scripts: tuple[ScriptRecord, ...] | None = None
     #: every distribution installed in the sandbox, ``{"name", "version"}``, sorted by name
     installed: tuple[dict[str, str], ...] = ()
     #: the machine the run was on: its operating system (``Linux``, ``macOS``, ``Windows``) and
@@ -222,28 +224,14 @@ class Run:
             "stages": [stage.to_json() for stage in self.stages],
             "plugins": [plugin.to_json() for plugin in self.plugins],
             "tools": [tool.to_json() for tool in self.tools],
-            "smoke": self.smoke,
+            "smoke": self.smoke.to_json() if self.smoke is not None else None,
             "sandbox": self.sandbox,
-            "imports": self.imports if self.imports is not None else empty_imports(),
-            "scripts": list(self.scripts or ()),
+            "imports": (self.imports if self.imports is not None else ImportsRecord()).to_json(),
+            "scripts": [script.to_json() for script in self.scripts or ()],
             "installed": [dict(dist) for dist in self.installed],
             "os": self.os,
             "platform": self.platform,
         }
-
-
-def empty_imports() -> dict[str, Any]:
-    """``runs[].imports`` of a run whose stage ``imports`` did not run."""
-    return {
-        "modules": 0,
-        "imported": [],
-        "failed": [],
-        "allowed_failures": [],
-        "skipped": [],
-        "outside": [],
-        "missing_files": [],
-        "seconds": 0.0,
-    }
 
 
 @dataclass(frozen=True)

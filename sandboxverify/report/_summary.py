@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from sandboxverify.report._model import Failure, Report, ReportError, Run, plugins_registering
+from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 
 #: GitHub rejects a step summary over 1 MiB; leave room for what else the job appends
 SUMMARY_BUDGET = 900 * 1024
@@ -94,52 +94,45 @@ def _run_section(run: Run) -> list[str]:
     return lines + bullets + ([""] if bullets else [])
 
 
-def _imports_line(record: Any) -> str | None:
-    if not isinstance(record, dict) or not record:
+def _imports_line(record: ImportsRecord | None) -> str | None:
+    if record is None:
         return None
-    imported, failed = _items(record.get("imported")), _items(record.get("failed"))
-    total = record.get("modules")
-    count = total if isinstance(total, int) else len(imported) + len(failed)
-    parts = [f"{len(imported)} of {count} module(s) imported"]
-    if failed:
-        names = [str(f.get("module") if isinstance(f, dict) else f) for f in failed]
+    parts = [f"{len(record.imported)} of {record.modules} module(s) imported"]
+    if record.failed:
+        names = [failure.module for failure in record.failed]
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
         parts.append(f"failed: {_text(', '.join(names[:10]))}{more}")
-    for key, label in (
-        ("allowed_failures", "allowed to fail"),
-        ("skipped", "skipped"),
-        ("outside", "imported from outside the sandbox"),
+    for items, label in (
+        (record.allowed_failures, "allowed to fail"),
+        (record.skipped, "skipped"),
+        (record.outside, "imported from outside the sandbox"),
     ):
-        if _items(record.get(key)):
-            parts.append(f"{len(_items(record.get(key)))} {label}")
+        if items:
+            parts.append(f"{len(items)} {label}")
     return "; ".join(parts)
 
 
-def _scripts_line(records: Any) -> str | None:
-    if not isinstance(records, (list, tuple)):
+def _scripts_line(records: Sequence[ScriptRecord] | None) -> str | None:
+    if records is None:
         return None
     if not records:
         return "no console scripts"
-    shown = []
-    for record in records:
-        if isinstance(record, dict):
-            missing = record.get("exists") is False
-            state = "not installed" if missing else f"--help {record.get('help')}"
-            shown.append(f"{record.get('name')} ({state})")
+    shown = [
+        f"{r.name} ({'not installed' if not r.exists else f'--help {r.help}'})" for r in records
+    ]
     return f"{len(records)} script(s): " + _text(", ".join(shown))
 
 
-def _smoke_line(smoke: Any) -> str | None:
-    if not isinstance(smoke, dict):
+def _smoke_line(smoke: SmokeRecord | None) -> str | None:
+    if smoke is None:
         return None
-    name = smoke.get("playbook") or smoke.get("script") or "playbook"
+    name = smoke.playbook or smoke.script or "playbook"
     line = (
-        f"{_text(str(name))} {'passed' if smoke.get('ok') else 'failed'}: "
-        f"{smoke.get('turns', 0)} turn(s), {smoke.get('tool_calls', 0)} tool call(s)"
+        f"{_text(name)} {'passed' if smoke.ok else 'failed'}: "
+        f"{smoke.turns} turn(s), {smoke.tool_calls} tool call(s)"
     )
-    error = smoke.get("error")
-    if isinstance(error, dict):
-        line += "; " + _text(f"[{error.get('code')}] {_first_line(error.get('message'))}")
+    if smoke.error is not None:
+        line += "; " + _text(f"[{smoke.error.code}] {_first_line(smoke.error.message)}")
     return line
 
 
@@ -231,7 +224,3 @@ def _first_line(text: object) -> str:
 
 def _cut(line: str) -> str:
     return line if len(line) <= _DETAIL_WIDTH else line[: _DETAIL_WIDTH - 1] + "…"
-
-
-def _items(value: object) -> list[Any]:
-    return value if isinstance(value, list) else []

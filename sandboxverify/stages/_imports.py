@@ -12,12 +12,19 @@ import json
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginRecord
+from sandboxverify.report._records import (
+    AllowedFailure,
+    ImportFailure,
+    ImportsRecord,
+    OutsideModule,
+    SkippedModule,
+)
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._venv import Sandbox
@@ -37,7 +44,7 @@ _SUBJECT = Subject(
 class ImportsOutcome:
     failures: tuple[Failure, ...]
     #: the ``runs[].imports`` record
-    record: dict[str, Any]
+    record: ImportsRecord
     summary: str
 
 
@@ -102,10 +109,10 @@ def judge_imports(
     python = sandbox.interpreter.version
     result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
     judged = _Judge(python, wheel, plugins, allow_fail).judge(result)
-    record = {**judged.record, "seconds": round(run.seconds, 3)}
+    record = replace(judged.record, seconds=round(run.seconds, 3))
     failures = [*run.failures, *judged.failures]
     shipped = sorted(name for name in wheel.top_level if name.isidentifier())
-    if shipped and not failures and not record["modules"] and not record["skipped"]:
+    if shipped and not failures and not record.modules and not record.skipped:
         # the wheel has modules, yet the run found none installed: nothing was checked
         failures.append(
             Failure(
@@ -229,8 +236,8 @@ class _Judge:
 
     def judge(self, result: dict[str, Any]) -> ImportsOutcome:
         failures: list[Failure] = []
-        failed: list[dict[str, Any]] = []
-        allowed: list[dict[str, Any]] = []
+        failed: list[ImportFailure] = []
+        allowed: list[AllowedFailure] = []
         imported: list[str] = []
         for item in result.get("results") or ():
             name, error = str(item["module"]), item.get("error")
@@ -238,35 +245,39 @@ class _Judge:
                 imported.append(name)
                 continue
             error = error or {"type": "Error", "message": "failed without saying why"}
-            brief = {"module": name, "type": error["type"], "message": error["message"]}
+            kind, message = str(error["type"]), str(error["message"])
             glob = next((g for g in self.allow_fail if _matches(name, g)), None)
             duplicate = self.plugin_errors.get((error["type"], error["message"]))
             if glob is not None:
-                allowed.append({**brief, "allowed_by": glob})
+                allowed.append(AllowedFailure(name, kind, message, allowed_by=glob))
             elif duplicate is not None:
-                failed.append({**brief, "reported_by": f"plugin {duplicate!r}"})
+                failed.append(ImportFailure(name, kind, message, f"plugin {duplicate!r}"))
             else:
-                failed.append(brief)
+                failed.append(ImportFailure(name, kind, message))
                 failures.append(self._module_failure(name, error))
-        outside = list(result.get("outside") or ())
+        outside = [
+            OutsideModule(str(e["module"]), str(e["file"]), e.get("pth"), e.get("shipped") is True)
+            for e in result.get("outside") or ()
+        ]
         failures += self._outside_failures(outside)
         missing = [str(path) for path in result.get("missing_files") or ()]
         if missing:
             failures.append(self._missing_failure(missing))
-        modules = list(result.get("modules") or ())
-        skipped = list(result.get("skipped") or ())
-        record: dict[str, Any] = {
-            "modules": len(modules),
-            "imported": imported,
-            "failed": failed,
-            "allowed_failures": allowed,
-            "skipped": skipped,
-            "outside": outside,
-            "missing_files": missing,
-        }
-        if "stopped_at" in result:
-            record["stopped_at"] = result["stopped_at"]
-            record["not_checked"] = result["not_checked"]
+        record = ImportsRecord(
+            modules=len(result.get("modules") or ()),
+            imported=tuple(imported),
+            failed=tuple(failed),
+            allowed_failures=tuple(allowed),
+            skipped=tuple(
+                SkippedModule(str(s["module"]), str(s["reason"]))
+                for s in result.get("skipped") or ()
+            ),
+            outside=tuple(outside),
+            missing_files=tuple(missing),
+            finished="stopped_at" not in result,
+            stopped_at=result.get("stopped_at"),
+            not_checked=tuple(result.get("not_checked") or ()),
+        )
         return ImportsOutcome(tuple(failures), record, _imports_summary(record))
 
     def _module_failure(self, name: str, error: dict[str, Any]) -> Failure:
@@ -313,18 +324,18 @@ class _Judge:
             f"--import-allow-fail {name} if failing here is expected)"
         )
 
-    def _outside_failures(self, outside: list[dict[str, Any]]) -> list[Failure]:
+    def _outside_failures(self, outside: list[OutsideModule]) -> list[Failure]:
         """One failure per top-level name loaded from outside the sandbox."""
-        by_top: dict[str, list[dict[str, Any]]] = {}
+        by_top: dict[str, list[OutsideModule]] = {}
         for entry in outside:
-            by_top.setdefault(str(entry["module"]).split(".", 1)[0], []).append(entry)
+            by_top.setdefault(entry.module.split(".", 1)[0], []).append(entry)
         failures = []
         for entries in by_top.values():
             first = entries[0]
             more = f" (and {len(entries) - 1} more of its modules)" if len(entries) > 1 else ""
-            pth = first.get("pth")
+            pth = first.pth
             via = f"; {pth} puts that directory on sys.path" if pth else ""
-            if pth and first.get("shipped"):
+            if pth and first.shipped:
                 via = f"; the wheel's own {pth} puts that directory on sys.path"
                 hint = (
                     f"remove {pth} from the wheel: a wheel must not point outside its install "
@@ -340,12 +351,12 @@ class _Judge:
             failures.append(
                 Failure(
                     "import_failed",
-                    f"module {first['module']!r} was imported from {first['file']}, outside "
+                    f"module {first.module!r} was imported from {first.file}, outside "
                     f"the sandbox's site-packages{more}{via}",
                     python=self.python,
                     hint=hint,
-                    details="\n".join(f"{e['module']}: {e['file']}" for e in entries),
-                    module=str(first["module"]),
+                    details="\n".join(f"{e.module}: {e.file}" for e in entries),
+                    module=first.module,
                 )
             )
         return failures
@@ -365,24 +376,23 @@ class _Judge:
         )
 
 
-def _imports_summary(record: dict[str, Any]) -> str:
-    total, skipped = record["modules"], record["skipped"]
-    died = "stopped_at" in record
-    if died and not total:
+def _imports_summary(record: ImportsRecord) -> str:
+    total, skipped = record.modules, record.skipped
+    if not record.finished and not total:
         return "the import run did not finish"
     if not total and not skipped:
         return "the wheel ships no importable modules"
-    repeated = [f for f in record["failed"] if "reported_by" in f]
-    bad = len(record["failed"]) - len(repeated) + (1 if record.get("stopped_at") else 0)
+    repeated = [f for f in record.failed if f.reported_by is not None]
+    bad = len(record.failed) - len(repeated) + (1 if record.stopped_at else 0)
     text = (
         f"{bad} of {total} module(s) failed"
         if bad
-        else f"{len(record['imported'])} module(s) imported"
+        else f"{len(record.imported)} module(s) imported"
     )
     counts = [
         (len(repeated), "failed as a plugin did"),
-        (len(record.get("not_checked") or ()), "not checked"),
-        (len(record["allowed_failures"]), "allowed to fail"),
+        (len(record.not_checked), "not checked"),
+        (len(record.allowed_failures), "allowed to fail"),
         (len(skipped), "skipped"),
     ]
     return ", ".join([text] + [f"{count} {what}" for count, what in counts if count])

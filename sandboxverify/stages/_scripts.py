@@ -11,12 +11,12 @@ import fnmatch
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from sandboxverify.report._diagnostics import summarize
 from sandboxverify.report._model import Failure
+from sandboxverify.report._records import ScriptRecord
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import plugin_env
@@ -33,7 +33,7 @@ _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'(?: \((.
 class ScriptsOutcome:
     failures: tuple[Failure, ...]
     #: the ``runs[].scripts`` records, one per console script
-    records: tuple[dict[str, Any], ...]
+    records: tuple[ScriptRecord, ...]
     summary: str
 
 
@@ -48,16 +48,8 @@ def check_scripts(
     """Each console script is installed in ``bin/`` and its ``--help`` exits 0."""
     python = sandbox.interpreter.version
 
-    def check_one(ref: EntryPointRef) -> tuple[dict[str, Any], Failure | None]:
-        record: dict[str, Any] = {
-            "name": ref.name,
-            "value": ref.value,
-            "group": ref.group,
-            "exists": False,
-            "help": "skipped",
-            "exit_code": None,
-            "seconds": 0.0,
-        }
+    def check_one(ref: EntryPointRef) -> tuple[ScriptRecord, Failure | None]:
+        record = ScriptRecord(ref.name, ref.value, ref.group)
         executable = _executable(sandbox.bin, ref.name)
         if executable is None:
             return record, Failure(
@@ -68,12 +60,11 @@ def check_scripts(
                 hint="the installer creates it from the wheel's entry_points.txt; check the "
                 "script's name in [project.scripts] (or [project.gui-scripts])",
             )
-        record["exists"] = True
+        record = replace(record, exists=True)
         if ref.group != "console_scripts":
             return record, None  # a GUI program would open a window
         if ref.name in servers:
-            record["help"] = "server"
-            return record, None
+            return replace(record, help="server"), None
         if any(fnmatch.fnmatchcase(ref.name, glob) for glob in skip_help):
             return record, None
         return _run_help(sandbox, ref, executable, record, ctx)
@@ -88,9 +79,9 @@ def _run_help(
     sandbox: Sandbox,
     ref: EntryPointRef,
     executable: Path,
-    record: dict[str, Any],
+    record: ScriptRecord,
     ctx: RunContext,
-) -> tuple[dict[str, Any], Failure | None]:
+) -> tuple[ScriptRecord, Failure | None]:
     command = Command(
         argv=[str(executable), "--help"],
         env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, ctx.pass_env),
@@ -102,7 +93,8 @@ def _run_help(
         launcher=confined(sandbox, ctx),
     )
     outcome = ctx.run(command)
-    record.update(
+    record = replace(
+        record,
         help="passed" if outcome.ok else "failed",
         exit_code=outcome.exit_status,
         seconds=round(outcome.seconds, 3),
@@ -185,14 +177,14 @@ def _kind(ref: EntryPointRef) -> str:
     return "GUI script" if ref.group == "gui_scripts" else "console script"
 
 
-def _scripts_summary(records: Sequence[dict[str, Any]]) -> str:
-    console = [r for r in records if r["group"] == "console_scripts"]
+def _scripts_summary(records: Sequence[ScriptRecord]) -> str:
+    console = [r for r in records if r.group == "console_scripts"]
     gui = len(records) - len(console)
     if not records:
         return "no console scripts"
     parts = [f"{len(console)} console script(s)"] if console else []
     parts += [f"{gui} GUI script(s)"] if gui else []
-    not_run = sum(1 for r in console if r["help"] in ("skipped", "server") and r["exists"])
+    not_run = sum(1 for r in console if r.help in ("skipped", "server") and r.exists)
     if not_run:
         parts.append(f"--help not run for {not_run}")
     return ", ".join(parts)

@@ -16,6 +16,7 @@ from typing import Any
 
 from sandboxverify._errors import UsageError
 from sandboxverify.report._model import Failure
+from sandboxverify.report._records import SmokeError, SmokeRecord
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._venv import Sandbox
@@ -64,7 +65,7 @@ def run(
     keep_trace: bool,
     host: str = "native",
     server: EntryPointRef | None = None,
-) -> tuple[dict[str, Any], Failure | None]:
+) -> tuple[SmokeRecord, Failure | None]:
     """The ``runs[].smoke`` record and, if the run failed, its failure."""
     started = time.perf_counter()
     request: dict[str, Any] = {
@@ -88,39 +89,33 @@ def run(
             sandbox, request, label="smoke", ctx=ctx, subject=subject, read_only=readable
         )
     except ProbeError as exc:
-        record = {
+        stopped = SmokeError(exc.failure.code, exc.failure.message)
+        return SmokeRecord(playbook.name, ok=False, error=stopped, reported=False), exc.failure
+    record = SmokeRecord.from_json(
+        {
             "playbook": playbook.name,
-            "ok": False,
-            "error": {"code": exc.failure.code, "message": exc.failure.message},
+            **payload(result),
+            "seconds": round(time.perf_counter() - started, 3),
         }
-        return record, exc.failure
-    record = {
-        "playbook": playbook.name,
-        **payload(result),
-        "seconds": round(time.perf_counter() - started, 3),
-    }
-    error = result.get("error")
-    if result.get("ok") and not error:
+    )
+    if record.ok and record.error is None:
         return record, None
     replay = _run_command(playbook, dist, host, server)
-    return record, _smoke_failure(playbook, error, sandbox.interpreter.version, replay)
+    return record, _smoke_failure(playbook, record.error, sandbox.interpreter.version, replay)
 
 
 def _smoke_failure(
-    playbook: Playbook, error: dict[str, Any] | None, python: str, replay: str
+    playbook: Playbook, error: SmokeError | None, python: str, replay: str
 ) -> Failure:
     """The harness's diagnostic of a failed run, and the command that replays it."""
-    error = error or {
-        "code": "crashed",
-        "message": "the smoke run reported failure without a reason",
-    }
+    error = error or SmokeError("crashed", "the smoke run reported failure without a reason")
     return Failure(
         "smoke_failed",
-        f"smoke playbook {playbook.name}: [{error.get('code')}] {error.get('message')}",
+        f"smoke playbook {playbook.name}: [{error.code}] {error.message}",
         python=python,
         hint="the harness says which turn and action diverged; iterate quickly with "
         f"'{replay}' in an environment where the package is installed",
-        details=error.get("details"),
+        details=error.details,
     )
 
 

@@ -22,6 +22,15 @@ from sandboxverify.report._model import (
     Stage,
     ToolRecord,
 )
+from sandboxverify.report._records import (
+    AllowedFailure,
+    ImportFailure,
+    ImportsRecord,
+    ScriptRecord,
+    SkippedModule,
+    SmokeError,
+    SmokeRecord,
+)
 from sandboxverify.report._summary import DETAIL_LINES, SUMMARY_BUDGET, step_summary
 from tests.helpers import ROOT
 
@@ -38,9 +47,9 @@ ANNOTATION = re.compile(r"^::error (?P<props>[^:]*)::(?P<message>.*)$")
 def make_run(
     plugins: tuple[PluginRecord, ...] = (),
     *,
-    smoke: dict[str, Any] | None = None,
-    scripts: tuple[dict[str, Any], ...] | None = None,
-    imports: dict[str, Any] | None = None,
+    smoke: SmokeRecord | None = None,
+    scripts: tuple[ScriptRecord, ...] | None = None,
+    imports: ImportsRecord | None = None,
     tools: tuple[ToolRecord, ...] = (),
     stages: tuple[Stage, ...] = (Stage("build", "passed", 1.25), Stage("probe", "failed", 0.5)),
 ) -> Run:
@@ -282,14 +291,7 @@ def test_console_scripts_and_mcp_servers_point_at_project_scripts(tmp_path: Path
     expected = str(line_of(pyproject, "demo-cli ="))
     server = make_run((plugin("demo-cli", "demo.cli:main", group="console_scripts"),))
     script = make_run(
-        scripts=(
-            {
-                "name": "demo-cli",
-                "value": "demo.cli:main",
-                "group": "console_scripts",
-                "help": "failed",
-            },
-        )
+        scripts=(ScriptRecord("demo-cli", "demo.cli:main", "console_scripts", help="failed"),)
     )
     crashed = Failure("probe_crashed", "server demo-cli crashed", PY, plugin="demo-cli")
     help_failed = Failure("script_failed", "demo-cli --help exited 2", PY, plugin="demo-cli")
@@ -453,14 +455,8 @@ say = "Listed."
 def smoke_failure(
     turn: int | None, action: int | None, message: str = "diverged"
 ) -> tuple[Failure, Run]:
-    error = {
-        "code": "expect_mismatch",
-        "message": message,
-        "turn": turn,
-        "action": action,
-        "details": None,
-    }
-    run = make_run(smoke={"playbook": "smoke.toml", "ok": False, "error": error})
+    error = SmokeError("expect_mismatch", message, turn, action)
+    run = make_run(smoke=SmokeRecord("smoke.toml", ok=False, error=error))
     return Failure("smoke_failed", f"smoke playbook smoke.toml: {message}", PY), run
 
 
@@ -526,14 +522,8 @@ def test_a_python_playbook_failure_points_at_the_traceback_line(tmp_path: Path) 
         '  File "/tmp/sb/playbooks/smoke.py", line 5, in main\n'
         "RuntimeError: boom\n"
     )
-    error = {
-        "code": "script_failed",
-        "message": "RuntimeError: boom",
-        "turn": None,
-        "action": None,
-        "details": details,
-    }
-    run = make_run(smoke={"script": "smoke.py", "ok": False, "error": error})
+    error = SmokeError("script_failed", "RuntimeError: boom", details=details)
+    run = make_run(smoke=SmokeRecord("smoke.py", ok=False, error=error, script="smoke.py"))
     failure = Failure(
         "smoke_failed",
         "smoke playbook smoke.py: [script_failed] RuntimeError: boom",
@@ -600,36 +590,24 @@ def full_run() -> Run:
             Stage("probe", "failed", 0.125),
             Stage("smoke", "skipped", 0.0),
         ),
-        imports={
-            "modules": 12,
-            "imported": [f"demo.m{i}" for i in range(10)],
-            "failed": [{"module": "demo.extra", "type": "ImportError", "message": "x"}],
-            "allowed_failures": [{"module": "demo.win"}],
-            "skipped": ["demo.__main__"],
-        },
-        scripts=(
-            {
-                "name": "demo-cli",
-                "value": "demo.cli:main",
-                "group": "console_scripts",
-                "exists": True,
-                "help": "passed",
-            },
-            {
-                "name": "demo-gui",
-                "value": "demo.gui:main",
-                "group": "gui_scripts",
-                "exists": False,
-                "help": "skipped",
-            },
+        imports=ImportsRecord(
+            modules=12,
+            imported=tuple(f"demo.m{i}" for i in range(10)),
+            failed=(ImportFailure("demo.extra", "ImportError", "x"),),
+            allowed_failures=(AllowedFailure("demo.win", "ImportError", "x", "demo.w*"),),
+            skipped=(SkippedModule("demo.__main__", "--import-skip *.__main__"),),
         ),
-        smoke={
-            "playbook": "smoke.toml",
-            "ok": False,
-            "turns": 2,
-            "tool_calls": 3,
-            "error": {"code": "expect_mismatch", "message": "turn 2 <b>bad</b>\nmore"},
-        },
+        scripts=(
+            ScriptRecord("demo-cli", "demo.cli:main", "console_scripts", True, "passed"),
+            ScriptRecord("demo-gui", "demo.gui:main", "gui_scripts", False, "skipped"),
+        ),
+        smoke=SmokeRecord(
+            "smoke.toml",
+            ok=False,
+            error=SmokeError("expect_mismatch", "turn 2 <b>bad</b>\nmore"),
+            turns=2,
+            tool_calls=3,
+        ),
     )
 
 

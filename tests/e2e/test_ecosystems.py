@@ -100,7 +100,7 @@ def test_a_library_without_plugins_passes_on_its_build_install_imports_and_scrip
     assert report.ok, report.failures
     [run] = report.runs
     assert run.plugins == () and run.tools == ()
-    assert run.imports is not None and run.imports["failed"] == []
+    assert run.imports is not None and run.imports.failed == ()
     assert any("verified as a library" in note for note in report.notes)
     expecting = verify("good-library", expect_plugins=1)
     assert [f.code for f in expecting.failures] == ["no_plugins"]

@@ -55,7 +55,7 @@ def test_good_packages_pass_with_exactly_their_tools(name: str, tools: list[str]
         ("imports", "passed"),
         ("scripts", "passed"),
     ]
-    assert run.imports is not None and run.imports["failed"] == []
+    assert run.imports is not None and run.imports.failed == ()
     assert all(plugin.ok for plugin in run.plugins)
     assert {artifact.kind for artifact in report.artifacts} == {"sdist", "wheel"}
     assert all(len(artifact.sha256) == 64 for artifact in report.artifacts)

@@ -48,7 +48,7 @@ def test_an_mcp_server_on_the_official_sdk_is_listed_and_smoked() -> None:
     assert add.description == "Add two integers."
     assert add.parameters is not None and set(add.parameters["properties"]) == {"a", "b"}
     assert run.smoke is not None
-    assert [(c["tool"], c["is_error"], c["text"]) for c in run.smoke["calls"]] == [
+    assert [(c.tool, c.is_error, c.text) for c in run.smoke.calls] == [
         ("add", False, "5"),
         ("echo", False, "hello"),
         ("explode", True, "Error executing tool explode"),
@@ -158,7 +158,7 @@ def test_llm_tools_functions_and_a_toolbox_are_found_and_smoked() -> None:
     increment = next(tool for tool in run.tools if tool.name == "Counter_increment")
     assert increment.description == "Add to the counter and return the new total."
     assert run.smoke is not None
-    assert [(c["tool"], c["is_error"], c["text"]) for c in run.smoke["calls"]] == [
+    assert [(c.tool, c.is_error, c.text) for c in run.smoke.calls] == [
         ("reverse_text", False, "desserts"),
         ("divide", True, "Error: cannot divide by zero"),
         ("divide", False, "0.25"),

@@ -10,6 +10,7 @@ import pytest
 
 from sandboxverify import Report
 from sandboxverify.report._model import Failure, Run
+from sandboxverify.report._records import ImportFailure, ScriptRecord, SkippedModule
 from tests.e2e.test_fixtures import codes, verify
 from tests.helpers import fixture, make_wheel, run_cli
 
@@ -65,19 +66,19 @@ def test_a_module_no_plugin_imports_fails_the_import_of_every_module() -> None:
         "scripts": "passed",
     }
     assert run.imports is not None
-    assert run.imports["modules"] == 4
-    assert run.imports["imported"] == [
+    assert run.imports.modules == 4
+    assert run.imports.imported == (
         "svfix_broken_import_all",
         "svfix_broken_import_all.plugin",
         "svfix_broken_import_all.reports",
-    ]
-    assert run.imports["failed"] == [
-        {
-            "module": "svfix_broken_import_all.reports.render",
-            "type": "ModuleNotFoundError",
-            "message": "No module named 'svfix_broken_import_all.reports.templates'",
-        }
-    ]
+    )
+    assert run.imports.failed == (
+        ImportFailure(
+            "svfix_broken_import_all.reports.render",
+            "ModuleNotFoundError",
+            "No module named 'svfix_broken_import_all.reports.templates'",
+        ),
+    )
 
 
 def test_without_import_all_only_the_plugins_are_imported_and_it_passes() -> None:
@@ -112,10 +113,10 @@ def test_modules_allowed_to_fail_or_skipped_are_in_the_record_not_failures() -> 
     assert record["failed"] == []
     assert skipped.ok, skipped.failures
     assert skipped.runs[0].imports is not None
-    assert skipped.runs[0].imports["skipped"] == [
-        {"module": "svfix_broken_import_all.reports", "reason": "--import-skip *.reports"},
-        {"module": "svfix_broken_import_all.reports.render", "reason": "--import-skip *.reports"},
-    ]
+    assert skipped.runs[0].imports.skipped == (
+        SkippedModule("svfix_broken_import_all.reports", "--import-skip *.reports"),
+        SkippedModule("svfix_broken_import_all.reports.render", "--import-skip *.reports"),
+    )
 
 
 def test_a_console_script_naming_a_missing_function_is_script_failed() -> None:
@@ -132,14 +133,15 @@ def test_a_console_script_naming_a_missing_function_is_script_failed() -> None:
     assert stages(run)["imports"] == "passed"  # cli.py itself imports fine
     assert run.scripts is not None
     [script] = run.scripts
-    assert {key: value for key, value in script.items() if key != "seconds"} == {
-        "name": "svfix-broken-console-script",
-        "value": "svfix_broken_console_script.cli:mian",
-        "group": "console_scripts",
-        "exists": True,
-        "help": "failed",
-        "exit_code": 1,
-    }
+    assert script == ScriptRecord(
+        name="svfix-broken-console-script",
+        value="svfix_broken_console_script.cli:mian",
+        group="console_scripts",
+        exists=True,
+        help="failed",
+        exit_code=1,
+        seconds=script.seconds,
+    )
 
 
 def test_skip_script_help_still_requires_the_script_to_exist() -> None:
@@ -148,7 +150,7 @@ def test_skip_script_help_still_requires_the_script_to_exist() -> None:
     assert report.ok, report.failures
     assert report.runs[0].scripts is not None
     [script] = report.runs[0].scripts
-    assert (script["exists"], script["help"], script["exit_code"]) == (True, "skipped", None)
+    assert (script.exists, script.help, script.exit_code) == (True, "skipped", None)
 
 
 def test_a_good_console_script_answers_help() -> None:
@@ -157,7 +159,7 @@ def test_a_good_console_script_answers_help() -> None:
     assert report.ok, report.failures
     assert report.runs[0].scripts is not None
     [script] = report.runs[0].scripts
-    assert (script["name"], script["help"], script["exit_code"]) == (
+    assert (script.name, script.help, script.exit_code) == (
         "svfix-two-plugins",
         "passed",
         0,
@@ -188,9 +190,9 @@ def test_a_module_that_kills_the_interpreter_is_named_and_the_rest_counted(
     )
     assert failure.details is not None and "bravo dies" in failure.details
     assert run.imports is not None
-    assert run.imports["imported"] == ["svtest_contents", "svtest_contents.alpha"]
-    assert run.imports["stopped_at"] == "svtest_contents.bravo"
-    assert run.imports["not_checked"] == ["svtest_contents.charlie", "svtest_contents.plugin"]
+    assert run.imports.imported == ("svtest_contents", "svtest_contents.alpha")
+    assert run.imports.stopped_at == "svtest_contents.bravo"
+    assert run.imports.not_checked == ("svtest_contents.charlie", "svtest_contents.plugin")
 
 
 def test_a_module_that_hangs_is_a_timeout_naming_it(tmp_path: Path) -> None:
@@ -213,7 +215,7 @@ def test_a_module_that_hangs_is_a_timeout_naming_it(tmp_path: Path) -> None:
     )
     assert failure.hint is not None and "--import-skip svtest_contents.waits" in failure.hint
     assert run.imports is not None
-    assert run.imports["imported"] == ["svtest_contents", "svtest_contents.plugin"]
+    assert run.imports.imported == ("svtest_contents", "svtest_contents.plugin")
 
 
 def test_a_plugin_failure_is_not_reported_again_by_the_import_of_every_module(
@@ -233,17 +235,17 @@ def test_a_plugin_failure_is_not_reported_again_by_the_import_of_every_module(
 
     assert failure.code == "plugin_load_failed"
     assert run.imports is not None
-    assert run.imports["skipped"] == [
-        {"module": "svtest_contents.plugin", "reason": "plugin 'pinger' failed to load from it"}
-    ]
-    assert run.imports["failed"] == [
-        {
-            "module": "svtest_contents.helpers",
-            "type": "ModuleNotFoundError",
-            "message": "No module named 'svtest_not_installed'",
-            "reported_by": "plugin 'pinger'",
-        }
-    ]
+    assert run.imports.skipped == (
+        SkippedModule("svtest_contents.plugin", "plugin 'pinger' failed to load from it"),
+    )
+    assert run.imports.failed == (
+        ImportFailure(
+            "svtest_contents.helpers",
+            "ModuleNotFoundError",
+            "No module named 'svtest_not_installed'",
+            reported_by="plugin 'pinger'",
+        ),
+    )
 
 
 def test_a_plugin_that_hangs_at_import_does_not_hang_the_import_of_every_module() -> None:
@@ -253,7 +255,7 @@ def test_a_plugin_that_hangs_at_import_does_not_hang_the_import_of_every_module(
     [run] = report.runs
     assert stages(run)["imports"] == "passed"
     assert run.imports is not None
-    assert [s["module"] for s in run.imports["skipped"]] == ["svfix_broken_hangs.plugin"]
+    assert [s.module for s in run.imports.skipped] == ["svfix_broken_hangs.plugin"]
 
 
 def test_a_module_imported_from_outside_the_sandbox_is_import_failed(tmp_path: Path) -> None:
@@ -289,7 +291,7 @@ def test_a_module_imported_from_outside_the_sandbox_is_import_failed(tmp_path: P
     assert leak.hint is not None and "must not ship a .pth file" in leak.hint
     [run] = report.runs
     assert run.imports is not None
-    assert json.dumps(run.imports["outside"]) == json.dumps(
+    assert json.dumps(run.imports.to_json()["outside"]) == json.dumps(
         [
             {
                 "module": "svtest_outside_helper",

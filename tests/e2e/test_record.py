@@ -258,7 +258,7 @@ def test_a_recording_is_a_smoke_playbook_inside_the_sandbox(tmp_path: Path) -> N
     )
     assert report.ok, report.failures
     [run] = report.runs
-    assert run.smoke is not None and run.smoke["tool_calls"] == 3
+    assert run.smoke is not None and run.smoke.tool_calls == 3
 
     playbook.write_text(
         text.replace("# compare_results = true", "compare_results = true").replace(

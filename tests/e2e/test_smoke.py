@@ -27,8 +27,8 @@ def test_playbooks_pass_inside_the_sandbox(name: str) -> None:
     assert report.ok, report.failures
     [run] = report.runs
     assert [(s.name, s.status) for s in run.stages][-1] == ("smoke", "passed")
-    assert run.smoke is not None and run.smoke["ok"] is True
-    assert run.smoke["playbook"] == name
+    assert run.smoke is not None and run.smoke.ok is True
+    assert run.smoke.playbook == name
 
 
 def test_smoke_results_land_in_the_json_report() -> None:
@@ -119,7 +119,7 @@ def test_a_py_playbook_whose_code_exits_is_smoke_failed_not_passed(tmp_path: Pat
     assert "[aborted] turn 1 ('x'), action 2 (call('bash'))" in failure.message
     assert "the mock for 'bash' called sys.exit(0)" in failure.message
     assert report.runs[0].smoke is not None
-    assert [c.get("diverged", False) for c in report.runs[0].smoke["calls"]] == [False]
+    assert [c.diverged for c in report.runs[0].smoke.calls] == [False]
 
 
 def test_a_py_playbook_can_name_plugins_by_entry_point(tmp_path: Path) -> None:

@@ -31,9 +31,9 @@ from sandboxverify.report._model import (
     Run,
     Stage,
     ToolRecord,
-    empty_imports,
     stopped_report,
 )
+from sandboxverify.report._records import ImportsRecord
 from tests.helpers import assert_valid_report
 
 
@@ -56,7 +56,7 @@ def report(python: str = "3.12.1", os: str | None = "Linux", *, broken: bool = F
         stages=(Stage("build", "passed", 1.0), Stage("venv", "passed", 0.2)),
         plugins=(plugin,),
         tools=() if broken else (ToolRecord("greet", "greet", "Say hello", {"type": "object"}),),
-        imports={**empty_imports(), "modules": 1, "imported": ["pkg"]},
+        imports=ImportsRecord(modules=1, imported=("pkg",)),
         scripts=(),
         installed=({"name": "pkg", "version": "1.0"},),
         os=os,

@@ -19,6 +19,7 @@ from sandboxverify.report._model import (
     Stage,
     ToolRecord,
 )
+from sandboxverify.report._records import SmokeCall, SmokeError, SmokeRecord
 from sandboxverify.report._redact import Redactor, redact, secret_values
 
 SECRET = "s3cr3t-T0ken/value"
@@ -114,12 +115,12 @@ def carrying(secret: str) -> Report:
                 parameters={"properties": {secret: {"default": secret}}},
             ),
         ),
-        smoke={
-            "playbook": "smoke.toml",
-            "ok": False,
-            "calls": [{"text": secret, "at": (secret, 1)}],
-            "error": None,
-        },
+        smoke=SmokeRecord(
+            "smoke.toml",
+            ok=False,
+            error=SmokeError("expect_mismatch", f"saw {secret}", 1, 1),
+            calls=(SmokeCall("greet", "call_1", 1, 1, text=secret, text_length=len(secret)),),
+        ),
     )
     return Report(
         target=".",
@@ -152,12 +153,12 @@ def test_a_report_is_redacted_as_a_value_and_keeps_its_shape() -> None:
     assert json.dumps(redacted.to_json()).replace("***", json.dumps(secret)[1:-1]) == (
         json.dumps(report.to_json())
     )
-    assert redacted.runs[0].smoke == {
-        "playbook": "smoke.toml",
-        "ok": False,
-        "calls": [{"text": "***", "at": ("***", 1)}],
-        "error": None,
-    }
+    assert redacted.runs[0].smoke == SmokeRecord(
+        "smoke.toml",
+        ok=False,
+        error=SmokeError("expect_mismatch", "saw ***", 1, 1),
+        calls=(SmokeCall("greet", "call_1", 1, 1, text="***", text_length=len(secret)),),
+    )
 
 
 def test_a_stream_is_redacted_as_text() -> None:

@@ -16,6 +16,7 @@ from packaging.version import Version
 
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginError, PluginRecord
+from sandboxverify.report._records import AllowedFailure, SkippedModule
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._interpreters import Interpreter
@@ -101,7 +102,7 @@ def test_a_module_missing_from_the_wheel_and_an_undeclared_dependency_get_differ
     assert undeclared.hint is not None
     assert "'yaml' is imported by svtest_pkg.b but not installed" in undeclared.hint
     assert "--import-allow-fail svtest_pkg.b" in undeclared.hint
-    assert judged.record["imported"] == ["svtest_pkg"]
+    assert judged.record.imported == ("svtest_pkg",)
     assert judged.summary == "2 of 3 module(s) failed"
 
 
@@ -120,15 +121,15 @@ def test_allowed_failures_and_plugin_duplicates_are_recorded_not_reported() -> N
     )
 
     assert judged.failures == ()
-    assert judged.record["allowed_failures"] == [
-        {
-            "module": "svtest_pkg.extras.yaml",
-            "type": "ModuleNotFoundError",
-            "message": "No module named 'yaml'",
-            "allowed_by": "svtest_pkg.extras",
-        }
-    ]
-    assert judged.record["failed"][0]["reported_by"] == "plugin 'p'"
+    assert judged.record.allowed_failures == (
+        AllowedFailure(
+            "svtest_pkg.extras.yaml",
+            "ModuleNotFoundError",
+            "No module named 'yaml'",
+            allowed_by="svtest_pkg.extras",
+        ),
+    )
+    assert judged.record.failed[0].reported_by == "plugin 'p'"
     assert (
         judged.summary
         == "0 module(s) imported, 1 failed as a plugin did, 1 allowed to fail, 1 skipped"
@@ -218,10 +219,10 @@ def test_a_failed_plugins_module_counts_as_skipped_its_siblings_stay(sandbox: Sa
         allow_fail=(),
     )
 
-    assert outcome.record["skipped"] == [
-        {"module": "svtest_pkg.missing", "reason": "plugin 'missing' failed to load from it"}
-    ]
-    assert outcome.record["imported"] == ["svtest_pkg"]
+    assert outcome.record.skipped == (
+        SkippedModule("svtest_pkg.missing", "plugin 'missing' failed to load from it"),
+    )
+    assert outcome.record.imported == ("svtest_pkg",)
     assert [f.module for f in outcome.failures] == ["svtest_pkg.cli"]
 
 
@@ -295,7 +296,7 @@ def test_the_summary_of_a_dead_run_counts_the_module_it_died_in() -> None:
     early = judge({"modules": [], "results": [], "stopped_at": None, "not_checked": []})
 
     assert died.summary == "1 of 3 module(s) failed, 1 not checked"
-    assert died.record["stopped_at"] == "a.b"
+    assert died.record.stopped_at == "a.b"
     assert early.summary == "the import run did not finish"
 
 
@@ -337,7 +338,7 @@ def test_console_scripts_run_help_in_the_sandbox_and_fail_with_their_output(
 
     outcome = check_scripts(sandbox, refs, skip_help=["nohelp-*"], servers=["server"], ctx=ctx)
 
-    helps = {r["name"]: (r["exists"], r["help"], r["exit_code"]) for r in outcome.records}
+    helps = {r.name: (r.exists, r.help, r.exit_code) for r in outcome.records}
     assert helps == {
         "good": (True, "passed", 0),
         "broken": (True, "failed", 1),

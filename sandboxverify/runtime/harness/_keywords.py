@@ -37,10 +37,12 @@ class Here(NamedTuple):
     order: tuple[int, ...]
     #: the $refs followed at this position without descending into the instance (cycle guard)
     refs: tuple[str, ...]
+    #: within a subschema with an ``$id`` of its own, where ``#/...`` means that subschema
+    embedded: bool = False
 
     def child(self, key: str, index: int) -> Here:
         escaped = key.replace("~", "~0").replace("/", "~1")
-        return Here(f"{self.path}/{escaped}", (*self.order, index), ())
+        return Here(f"{self.path}/{escaped}", (*self.order, index), (), self.embedded)
 
 
 ROOT = Here("", (), ())
@@ -62,6 +64,8 @@ class KeywordChecks:
     __slots__ = ()
 
     out: list[Found]
+    #: what of ``out`` says a schema cannot be used
+    refused: list[Found]
 
     def check(self, instance: object, schema: object, here: Here) -> None:
         raise NotImplementedError  # the walk's own
@@ -71,6 +75,13 @@ class KeywordChecks:
 
     def report(self, here: Here, message: str) -> None:
         self.out.append(Found(here.order, here.path, message))
+
+    def refuse(self, here: Here, message: str) -> None:
+        """Report that the schema cannot be used here (``invalid schema: ...``, an unresolvable
+        ``$ref``): a violation whatever the instance, wherever the walk meets it."""
+        found = Found(here.order, here.path, message)
+        self.out.append(found)
+        self.refused.append(found)
 
     def check_string(self, instance: str, schema: dict[str, Any], here: Here) -> None:
         length = len(instance)  # code points, as JSON Schema counts them
@@ -90,7 +101,7 @@ class KeywordChecks:
         try:
             return _compile(pattern)
         except re.error as exc:
-            self.report(here, f"invalid schema: pattern {pattern!r}: {exc}")
+            self.refuse(here, f"invalid schema: pattern {pattern!r}: {exc}")
             return None
 
     def check_number(self, instance: float, schema: dict[str, Any], here: Here) -> None:
@@ -185,8 +196,9 @@ class KeywordChecks:
         names = schema.get("propertyNames")
         if names is not None:
             for key in instance:
-                for _, _, message in self.violations(str(key), names, here):
-                    self.report(here, f"property name {str(key)!r}: {message}")
+                for found in self.violations(str(key), names, here):
+                    if found not in self.refused:  # reported as it is
+                        self.report(here, f"property name {str(key)!r}: {found.message}")
         size = len(instance)
         least = _number(schema, "minProperties")
         if least is not None and size < least:

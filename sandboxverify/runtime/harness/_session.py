@@ -51,6 +51,16 @@ DEFAULT_CALL_TIMEOUT = 60.0
 SESSION_OBSERVERS: list[Callable[[TestSession], None]] = []
 
 
+def _refuse_no_plugins(plugins: Sequence[PluginSpec] | None) -> None:
+    """``plugins=[]`` is a mistake, not a session without plugins."""
+    if plugins is not None and not isinstance(plugins, str) and len(plugins) == 0:
+        raise HarnessError(
+            "no_plugins",
+            "plugins=[] loads no plugin: a session needs at least one; name them, or "
+            "leave plugins out to load the distribution's",
+        )
+
+
 @dataclass(frozen=True)
 class PlaybookState:
     consumed: int
@@ -80,56 +90,14 @@ class TestSession(SessionAssertions):
     ) -> None:
         self.auto_assert = auto_assert
         self.run_timeout = run_timeout
-        self._owns_cwd = cwd is None
-        self.cwd = (
-            str(cwd) if cwd is not None else tempfile.mkdtemp(prefix="sandboxverify-session-")
-        )
-        # the temporary directory goes even if close() is never called (at collection or exit)
-        self._cleanup = (
-            weakref.finalize(self, shutil.rmtree, self.cwd, ignore_errors=True)
-            if self._owns_cwd
-            else None
-        )
-        self.events = Events()
-        self.registry = Registry()
-        self._snapshot_dir = Path(snapshot_dir) if snapshot_dir is not None else None
-        self._update_snapshots = update_snapshots
-        self._consumed = 0
-        self._remaining = 0
-        self._turns_run = 0
-        self._location: tuple[int | None, int | None, str | None] = (None, None, None)
-        self._sampling: CallSampling | None = None
-        #: the first failure of this session's runs and assertions, even if the caller caught it
-        self.failure: HarnessError | None = None
+        self._make_cwd(cwd)
+        self._start_state(snapshot_dir, update_snapshots)
         try:
-            if plugins is not None and not isinstance(plugins, str) and len(plugins) == 0:
-                raise HarnessError(
-                    "no_plugins",
-                    "plugins=[] loads no plugin: a session needs at least one; name them, or "
-                    "leave plugins out to load the distribution's",
-                )
+            _refuse_no_plugins(plugins)
             self.mocks = MockTools(mock_tools)
             self.ui = MockUI(mock_ui, self._record_ui)
             self.host = session_host(host)
-            self.plugins, self.load_errors = load_plugins(
-                plugins,
-                dist=dist,
-                group=group or default_group(self.host),
-                registry=self.registry,
-                host=self.host,
-                context=HostContext(
-                    timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
-                    elicit=self.ui.elicit,
-                    sample=self._sample,
-                ),
-            )
-            if self.load_errors and auto_assert:
-                first = self.load_errors[0]
-                raise HarnessError(
-                    "plugin_load_failed",
-                    "; ".join(failure.describe() for failure in self.load_errors),
-                    details=first.traceback,
-                )
+            self._load_plugins(plugins, dist=dist, group=group, call_timeout=call_timeout)
             self.mocks.check_names(self.registry.tools)
         except BaseException:
             self.close()
@@ -142,6 +110,70 @@ class TestSession(SessionAssertions):
             cwd=self.cwd,
             call_timeout=call_timeout,
         )
+        self._announce(mock_ui)
+
+    # -- setting up ------------------------------------------------------------------------
+    def _make_cwd(self, cwd: str | os.PathLike[str] | None) -> None:
+        """The tools' working directory: the one given, or a temporary one the session owns."""
+        self._owns_cwd = cwd is None
+        self.cwd = (
+            str(cwd) if cwd is not None else tempfile.mkdtemp(prefix="sandboxverify-session-")
+        )
+        # the temporary directory goes even if close() is never called (at collection or exit)
+        self._cleanup = (
+            weakref.finalize(self, shutil.rmtree, self.cwd, ignore_errors=True)
+            if self._owns_cwd
+            else None
+        )
+
+    def _start_state(
+        self, snapshot_dir: str | os.PathLike[str] | None, update_snapshots: bool | None
+    ) -> None:
+        """What the session records and where the playbook stands, before anything loads."""
+        self.events = Events()
+        self.registry = Registry()
+        self._snapshot_dir = Path(snapshot_dir) if snapshot_dir is not None else None
+        self._update_snapshots = update_snapshots
+        self._consumed = 0
+        self._remaining = 0
+        self._turns_run = 0
+        self._location: tuple[int | None, int | None, str | None] = (None, None, None)
+        self._sampling: CallSampling | None = None
+        #: the first failure of this session's runs and assertions, even if the caller caught it
+        self.failure: HarnessError | None = None
+
+    def _load_plugins(
+        self,
+        plugins: Sequence[PluginSpec] | None,
+        *,
+        dist: str | None,
+        group: str | None,
+        call_timeout: float | None,
+    ) -> None:
+        """The plugins, loaded into the registry the way the host's application loads them; with
+        ``auto_assert``, a plugin that fails to load fails the session."""
+        self.plugins, self.load_errors = load_plugins(
+            plugins,
+            dist=dist,
+            group=group or default_group(self.host),
+            registry=self.registry,
+            host=self.host,
+            context=HostContext(
+                timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
+                elicit=self.ui.elicit,
+                sample=self._sample,
+            ),
+        )
+        if self.load_errors and self.auto_assert:
+            first = self.load_errors[0]
+            raise HarnessError(
+                "plugin_load_failed",
+                "; ".join(failure.describe() for failure in self.load_errors),
+                details=first.traceback,
+            )
+
+    def _announce(self, mock_ui: Mapping[str, Any] | None) -> None:
+        """Tell the observers (a smoke run's) about the session, and start its trace."""
         for observe in SESSION_OBSERVERS:
             observe(self)
         self.events.emit(

@@ -22,7 +22,12 @@ expressions are cached). The supported keywords are:
 
 Annotations (``title``, ``description``, ``default``, ``format``...) and unknown keywords are
 ignored; the dynamic references (``$dynamicRef``, ``$recursiveRef``) are not supported and say
-so as a violation: a schema using them fails loudly instead of passing unchecked. Following
+so as a violation: a schema using them fails loudly instead of passing unchecked. ``$id``,
+``$anchor``, ``$schema`` and ``$vocabulary`` are not read: a ``$ref`` by URL, URN, relative path
+or anchor cannot be resolved (a violation too), nor can a ``#/...`` one inside a subschema with
+an ``$id`` of its own (where it would mean that subschema), and every keyword above applies
+whatever metaschema ``$schema`` names. The official JSON Schema Test Suite checks all of this
+(``tests/runtime/harness/test_validate_suite.py``). Following
 draft 2020-12, a float with an integral value (``1.0``) is an ``integer``; Python's ``bool`` is
 a ``boolean`` only, never an ``integer`` or a ``number``. Lists and tuples are arrays, mappings
 are objects; anything else is not a JSON value and matches no ``type``.
@@ -104,6 +109,13 @@ def describe(violations: list[SchemaViolation]) -> str:
     return f"{shown} (and {rest} more)" if rest > 0 else shown
 
 
+def _new_base(schema: dict[str, Any]) -> bool:
+    """Whether ``schema`` has an ``$id`` that sets a base URI (draft 7's ``"$id": "#name"`` only
+    names the subschema)."""
+    identifier = schema.get("$id")
+    return isinstance(identifier, str) and not identifier.startswith("#")
+
+
 # -- the walk --------------------------------------------------------------------------------------
 
 
@@ -115,19 +127,28 @@ class _Walk(UnevaluatedChecks):
     :class:`KeywordChecks`.
     """
 
-    __slots__ = ("out", "root")
+    __slots__ = ("out", "refused", "root")
 
     def __init__(self, root: object) -> None:
         self.root = root
         self.out: list[Found] = []
+        self.refused: list[Found] = []
 
     def run(self, instance: object, schema: object, here: Here) -> list[Found]:
         self.check(instance, schema, here)
         return self.out
 
     def violations(self, instance: object, schema: object, here: Here) -> list[Found]:
-        """What ``schema`` alone says about ``instance``, without reporting it (for anyOf...)."""
-        return _Walk(self.root).run(instance, schema, here)
+        """What ``schema`` alone says about ``instance``, without reporting it (for anyOf...).
+
+        Except a part of it that cannot be used: that is reported wherever it is met, or an
+        unresolvable ``$ref`` in an ``anyOf`` alternative, a ``not`` or an ``if`` would only
+        make it fail to match, and the instance could pass unchecked."""
+        walk = _Walk(self.root)
+        found = walk.run(instance, schema, here)
+        self.out.extend(walk.refused)
+        self.refused.extend(walk.refused)
+        return found
 
     def check(self, instance: object, schema: object, here: Here) -> None:
         if schema is True:
@@ -136,7 +157,7 @@ class _Walk(UnevaluatedChecks):
             self.report(here, "no value is allowed here")
             return
         if not isinstance(schema, dict):
-            self.report(
+            self.refuse(
                 here, f"invalid schema: expected an object or a boolean, got {show(schema)}"
             )
             return
@@ -144,11 +165,13 @@ class _Walk(UnevaluatedChecks):
             return
         for keyword in UNSUPPORTED:
             if keyword in schema:
-                self.report(
+                self.refuse(
                     here,
                     f"invalid schema: {keyword!r} is not supported by the harness's validator; "
                     "call with validate=False to send the arguments unchecked",
                 )
+        if _new_base(schema) and schema is not self.root:
+            here = here._replace(embedded=True)
         if "$ref" in schema:
             self.check_ref(instance, schema["$ref"], here)
         declared = schema.get("type")
@@ -173,21 +196,26 @@ class _Walk(UnevaluatedChecks):
 
     def check_ref(self, instance: object, ref: object, here: Here) -> None:
         if not isinstance(ref, str):
-            self.report(here, f"cannot resolve $ref {show_plain(ref)}")
+            self.refuse(here, f"cannot resolve $ref {show_plain(ref)}")
+            return
+        if here.embedded:
+            # its base URI is the subschema's $id, which the validator does not read: resolving
+            # against the root could check the value against another schema of the same name
+            self.refuse(here, f"cannot resolve $ref {ref!r} inside a subschema with its own $id")
             return
         if ref in here.refs:
             # A -> B -> A without descending into the instance would recurse forever
-            self.report(here, f"circular $ref {ref!r}")
+            self.refuse(here, f"circular $ref {ref!r}")
             return
         target = resolve(self.root, ref)
         if target is MISSING:
-            self.report(here, f"cannot resolve $ref {ref!r}")
+            self.refuse(here, f"cannot resolve $ref {ref!r}")
             return
         self.check(instance, target, here._replace(refs=(*here.refs, ref)))
 
     def check_enum(self, instance: object, allowed: object, here: Here) -> None:
         if not isinstance(allowed, list):
-            self.report(here, f"invalid schema: 'enum' must be an array, got {show(allowed)}")
+            self.refuse(here, f"invalid schema: 'enum' must be an array, got {show(allowed)}")
             return
         wanted = json_key(instance)
         if any(json_key(option) == wanted for option in allowed):
@@ -247,7 +275,7 @@ class _Walk(UnevaluatedChecks):
         Else say how many shapes there were.
         """
         if not alternatives:
-            self.report(here, "invalid schema: no alternatives to match")
+            self.refuse(here, "invalid schema: no alternatives to match")
             return
         fitting: list[int] = []
         wanted: list[str] = []

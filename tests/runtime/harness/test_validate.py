@@ -313,6 +313,58 @@ def test_unresolvable_and_circular_refs_are_violations_not_silence() -> None:
     assert messages(1, {"$ref": 5}) == [("", "cannot resolve $ref 5")]
 
 
+MISSING_REF = {"$ref": "#/$defs/Nope"}
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        {"not": MISSING_REF},
+        {"anyOf": [MISSING_REF, {"type": "integer"}]},
+        {"oneOf": [{"type": "integer"}, MISSING_REF]},
+        {"if": MISSING_REF, "then": {"type": "integer"}, "else": {"type": "string"}},
+        {"contains": MISSING_REF, "minContains": 0},
+        {"unevaluatedProperties": False, "anyOf": [MISSING_REF, {"type": "integer"}]},
+    ],
+    ids=["not", "anyOf", "oneOf", "if", "contains", "unevaluated"],
+)
+def test_a_schema_that_cannot_be_used_is_reported_where_only_its_match_counts(
+    schema: dict[str, Any],
+) -> None:
+    """Inside not, anyOf, oneOf, if or contains an unresolvable $ref used to make its subschema
+    fail to match and nothing more: a `not` passed everything, an alternative was skipped."""
+    instance = [1] if "contains" in schema else 1
+    found = [message for _, message in messages(instance, schema)]
+    assert "cannot resolve $ref '#/$defs/Nope'" in found
+
+
+def test_a_broken_subschema_is_reported_once_and_only_where_it_applies() -> None:
+    broken = "invalid schema: pattern '(': missing ), unterminated subpattern at position 0"
+    assert messages({"ab": 1}, {"propertyNames": {"pattern": "("}}) == [("", broken)]
+    assert messages("a", {"anyOf": [{"pattern": "("}, {"type": "string"}]}) == [("", broken)]
+    # a pattern applies to strings only: the alternative matches a number, broken or not
+    assert messages(1, {"anyOf": [{"pattern": "("}, {"type": "string"}]}) == []
+
+
+def test_a_local_ref_inside_a_subschema_with_its_own_id_is_refused() -> None:
+    """There ``#/$defs/Name`` means that subschema's $defs: resolved against the root, the
+    value was checked against another schema of the same name."""
+    inner = {
+        "$id": "https://example.com/inner.json",
+        "$defs": {"Name": {"type": "integer"}},
+        "$ref": "#/$defs/Name",
+    }
+    schema = {"$defs": {"Name": {"type": "string"}}, "properties": {"a": inner}}
+    refused = ("/a", "cannot resolve $ref '#/$defs/Name' inside a subschema with its own $id")
+    assert messages({"a": "text"}, schema) == [refused]
+    assert messages({"a": 1}, schema) == [refused]
+    # the root's own $id, and draft 7's "$id": "#name" naming a subschema, change no base
+    assert validate(1, {**inner, "$defs": {"Name": {"type": "integer"}}}) == []
+    named = {"definitions": {"N": {"type": "integer"}}, "properties": {"a": {"$id": "#a"}}}
+    named["properties"]["a"]["$ref"] = "#/definitions/N"
+    assert validate({"a": 1}, named) == []
+
+
 def test_any_of_with_refs_names_the_referenced_types() -> None:
     schema = {
         "$defs": {"Step": {"type": "object", "required": ["tool"]}},

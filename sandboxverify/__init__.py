@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
     from sandboxverify.options import CheckOptions
     from sandboxverify.pipeline._check import check
-    from sandboxverify.pipeline._events import (
+    from sandboxverify.pipeline._progress import (
         CommandFinished,
         Event,
         EventSink,
@@ -65,13 +65,13 @@ _LAZY = {
     "ImportsRecord": "sandboxverify.report._records",
     "ScriptRecord": "sandboxverify.report._records",
     "SmokeRecord": "sandboxverify.report._records",
-    "CommandFinished": "sandboxverify.pipeline._events",
-    "Event": "sandboxverify.pipeline._events",
-    "EventSink": "sandboxverify.pipeline._events",
-    "IsolationChosen": "sandboxverify.pipeline._events",
-    "PluginLoaded": "sandboxverify.pipeline._events",
-    "StageFinished": "sandboxverify.pipeline._events",
-    "StageStarted": "sandboxverify.pipeline._events",
+    "CommandFinished": "sandboxverify.pipeline._progress",
+    "Event": "sandboxverify.pipeline._progress",
+    "EventSink": "sandboxverify.pipeline._progress",
+    "IsolationChosen": "sandboxverify.pipeline._progress",
+    "PluginLoaded": "sandboxverify.pipeline._progress",
+    "StageFinished": "sandboxverify.pipeline._progress",
+    "StageStarted": "sandboxverify.pipeline._progress",
 }
 
 

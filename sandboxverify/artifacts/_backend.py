@@ -33,8 +33,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._cache import ArtifactCache
+from sandboxverify.sandbox._command_server import Conversation
 from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._conversation import Conversation
 from sandboxverify.sandbox._environment import backend_env, installer_env
 from sandboxverify.sandbox._isolation import Confined, Confinement, interpreter_roots
 from sandboxverify.sandbox._subprocess import Command, Launcher, Outcome

@@ -41,9 +41,9 @@ def check(ctx: click.Context, /, targets: tuple[str, ...], **cli_values: Any) ->
     """
     # the OS sandbox's probe runs while the rest of what a check needs is imported
     probe_ahead()
-    from sandboxverify.cli import _actions  # noqa: PLC0415 - what a check needs, when one runs
+    from sandboxverify.cli import _check  # noqa: PLC0415 - what a check needs, when one runs
 
-    return _actions.check(ctx, targets, cli_values)
+    return _check.check(ctx, targets, cli_values)
 
 
 @click.command("run")

@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable, TextIO
 
-from sandboxverify.pipeline._events import (
+from sandboxverify.pipeline._progress import (
     CommandFinished,
     Event,
     IsolationChosen,

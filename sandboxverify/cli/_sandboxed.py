@@ -65,7 +65,7 @@ class SandboxChoice:
         # the pipeline and its renderer: only a sandboxed recording pays for importing them
         from sandboxverify.cli._render import Progress  # noqa: PLC0415
         from sandboxverify.options import CheckOptions  # noqa: PLC0415
-        from sandboxverify.pipeline._record import record_in_sandbox  # noqa: PLC0415
+        from sandboxverify.pipeline._record_in_sandbox import record_in_sandbox  # noqa: PLC0415
 
         options = CheckOptions(
             targets=(self.project or ".",),

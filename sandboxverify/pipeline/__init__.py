@@ -13,7 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sandboxverify.pipeline._events import (
+    from sandboxverify.pipeline._progress import (
         CommandFinished,
         Event,
         EventSink,
@@ -37,4 +37,4 @@ __all__ = [
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'sandboxverify.pipeline' has no attribute {name!r}")
-    return getattr(importlib.import_module("sandboxverify.pipeline._events"), name)
+    return getattr(importlib.import_module("sandboxverify.pipeline._progress"), name)

@@ -14,13 +14,13 @@ from sandboxverify.artifacts._artifacts import ProjectTarget
 from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.options._check_options import CheckOptions
-from sandboxverify.pipeline._events import EventSink, StageFinished, StageStarted, ignore
 from sandboxverify.pipeline._headstart import (
     Footing,
     build_meanwhile,
     find_footing,
     import_later_stages,
 )
+from sandboxverify.pipeline._progress import EventSink, StageFinished, StageStarted, ignore
 from sandboxverify.pipeline._request import CheckRequest, validated
 from sandboxverify.pipeline._state import Built, CheckState, run_context
 from sandboxverify.report._model import ArtifactRecord, Failure, Report

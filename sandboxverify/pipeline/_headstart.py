@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sandboxverify.artifacts._build import BuildResult
-from sandboxverify.pipeline._events import EventSink
+from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
 from sandboxverify.report._model import Failure
 from sandboxverify.sandbox._context import RunContext

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sandboxverify.artifacts._artifacts import Artifact
-from sandboxverify.pipeline._events import PluginLoaded
+from sandboxverify.pipeline._progress import PluginLoaded
 from sandboxverify.pipeline._stages import StageTimer
 from sandboxverify.pipeline._state import CheckState, Installed
 from sandboxverify.report._model import (

@@ -9,7 +9,7 @@ from pathlib import Path
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import Target, classify
 from sandboxverify.options._check_options import CheckOptions, validate
-from sandboxverify.pipeline._events import EventSink, IsolationChosen
+from sandboxverify.pipeline._progress import EventSink, IsolationChosen
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 from sandboxverify.sandbox._interpreters import SELECTORS
 from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation

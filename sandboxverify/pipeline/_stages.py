@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from sandboxverify.pipeline._events import CommandFinished, EventSink, StageFinished, StageStarted
+from sandboxverify.pipeline._progress import CommandFinished, EventSink, StageFinished, StageStarted
 from sandboxverify.report._model import Failure, Stage, StageName, StageStatus
 from sandboxverify.sandbox._context import Runner
 from sandboxverify.sandbox._subprocess import Command, Outcome

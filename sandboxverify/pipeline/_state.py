@@ -10,8 +10,8 @@ from pathlib import Path
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.artifacts._build import BuildResult
 from sandboxverify.options._check_options import CheckOptions
-from sandboxverify.pipeline._events import EventSink
 from sandboxverify.pipeline._headstart import EarlySandbox
+from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest
 from sandboxverify.pipeline._stages import AnnouncingRunner, StageTimer
 from sandboxverify.report._model import Stage, StageName

@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
+    from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec
     from sandboxverify.runtime._schema import schema_from_signature
     from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
 
@@ -29,9 +29,9 @@ __all__ = [
 _LAZY = {
     "EVENTS": "sandboxverify.runtime.hosts._native",
     "PluginAPI": "sandboxverify.runtime.hosts._native",
-    "PluginRegistrationError": "sandboxverify.runtime._registry",
-    "Registry": "sandboxverify.runtime._registry",
-    "ToolSpec": "sandboxverify.runtime._registry",
+    "PluginRegistrationError": "sandboxverify.runtime._registrations",
+    "Registry": "sandboxverify.runtime._registrations",
+    "ToolSpec": "sandboxverify.runtime._registrations",
     "schema_from_signature": "sandboxverify.runtime._schema",
 }
 

@@ -128,7 +128,7 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
 
 def load(request: dict[str, Any]) -> dict[str, Any]:
     # only plugin loads pay for the hosts (load_plugin imports the requested one alone)
-    from sandboxverify.runtime._registry import Registry  # noqa: PLC0415
+    from sandboxverify.runtime._registrations import Registry  # noqa: PLC0415
     from sandboxverify.runtime.hosts import (  # noqa: PLC0415
         ApplicationFailed,
         HostContext,

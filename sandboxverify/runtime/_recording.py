@@ -24,7 +24,7 @@ from sandboxverify.runtime.harness._live import (
     open_model,
     redact,
 )
-from sandboxverify.runtime.harness._record import live_session, recorded_turns
+from sandboxverify.runtime.harness._recorded_turns import live_session, recorded_turns
 from sandboxverify.runtime.harness._session import TestSession
 from sandboxverify.runtime.harness._trace import write_trace
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandboxverify.cli import _actions, _main
+from sandboxverify.cli import _check, _main
 from sandboxverify.options._check_options import CheckOptions
 from tests.helpers import ROOT, copy_fixture, fixture, make_wheel, run_cli, tree_digest
 from tests.runtime.hosts.test_mcp import SERVER
@@ -256,7 +256,7 @@ def _options_from(args: list[str], monkeypatch: pytest.MonkeyPatch) -> CheckOpti
         seen.append(options)
         raise _Captured
 
-    monkeypatch.setattr(_actions, "run_check", capture)
+    monkeypatch.setattr(_check, "run_check", capture)
     with pytest.raises(_Captured):
         _main.cli.main(args=["check", *args], standalone_mode=False)
     return seen[0]

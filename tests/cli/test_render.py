@@ -11,7 +11,7 @@ import pytest
 
 from sandboxverify.cli import _terminal
 from sandboxverify.cli._render import Progress, neutralise, render_report
-from sandboxverify.pipeline._events import IsolationChosen, StageFinished, StageStarted
+from sandboxverify.pipeline._progress import IsolationChosen, StageFinished, StageStarted
 from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.cli import _actions, _commands, _main
+from sandboxverify.cli import _check, _commands, _main
 from sandboxverify.cli._surfaces import Surfaces, _read_leniently
 from tests.helpers import copy_fixture, run_cli
 
@@ -171,7 +171,7 @@ def test_a_bug_exits_3_with_the_traceback_and_an_internal_error_report(
     def broken(*args: object) -> None:
         raise RuntimeError("a bug")
 
-    monkeypatch.setattr(_actions, "run_check", broken)
+    monkeypatch.setattr(_check, "run_check", broken)
     monkeypatch.setenv("GITHUB_ACTIONS", "true")
     out, junit = tmp_path / "report.json", tmp_path / "junit.xml"
     project = copy_fixture("good-hatch", tmp_path)
@@ -195,7 +195,7 @@ def test_an_interrupt_in_process_writes_an_interrupted_report(
     def interrupted(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_actions, "run_check", interrupted)
+    monkeypatch.setattr(_check, "run_check", interrupted)
     out = tmp_path / "report.json"
 
     code = _main.run(["check", str(copy_fixture("good-hatch", tmp_path)), "--json", str(out)])

@@ -14,7 +14,7 @@ import pytest
 
 from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline._check import check
-from sandboxverify.pipeline._events import (
+from sandboxverify.pipeline._progress import (
     CommandFinished,
     Event,
     IsolationChosen,

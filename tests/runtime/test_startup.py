@@ -85,7 +85,7 @@ def requests(python: Path) -> dict[str, tuple[dict[str, Any], set[str]]]:
                 "dataclasses",
                 "platform",
                 "sandboxverify.runtime._imports",
-                "sandboxverify.runtime._registry",
+                "sandboxverify.runtime._registrations",
                 "sandboxverify.runtime.hosts",
             },
         ),

@@ -100,7 +100,7 @@ def test_the_mcp_client_speaks_to_a_server_on_every_python(python: Path) -> None
     code = (
         "import sys, shlex; sys.path.append(sys.argv[1]);"
         "from sandboxverify.runtime.hosts import HostContext, load_plugin;"
-        "from sandboxverify.runtime._registry import Registry;"
+        "from sandboxverify.runtime._registrations import Registry;"
         "from sandboxverify.runtime._protocol import EntryPointRef;"
         "registry = Registry();"
         "command = ' '.join(map(shlex.quote, [sys.executable, sys.argv[2], 'normal']));"

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.harness import _snapshot
 from sandboxverify.runtime.harness._actions import Call
 from sandboxverify.runtime.harness._errors import HarnessError, Step, short

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from sandboxverify.runtime._registry import HandlerSpec, Registry, ToolSpec
+from sandboxverify.runtime._registrations import HandlerSpec, Registry, ToolSpec
 from sandboxverify.runtime._results import (
     ResultShapeError,
     ToolResult,

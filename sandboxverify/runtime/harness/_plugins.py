@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable, Union
 
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.hosts import HostContext, PluginLoadError, load_plugin

@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Callable
 
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.harness import _trace
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._assertions import SessionAssertions

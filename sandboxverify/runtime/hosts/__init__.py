@@ -4,7 +4,7 @@
 tool; ``llm`` registers an llm plugin module with llm's plugin manager; ``mcp`` starts a server
 and lists its tools; ``pytest``, ``pluggy``, ``flake8``, ``sphinx`` and ``mkdocs`` load the
 plugin in its real application. Every host fills a
-:class:`~sandboxverify.runtime._registry.Registry` or returns its registrations, each with a
+:class:`~sandboxverify.runtime._registrations.Registry` or returns its registrations, each with a
 ``kind``.
 """
 
@@ -27,7 +27,7 @@ from sandboxverify.runtime.hosts._base import (
 )
 
 if TYPE_CHECKING:
-    from sandboxverify.runtime._registry import Registry
+    from sandboxverify.runtime._registrations import Registry
 
 __all__ = [
     "ApplicationFailed",

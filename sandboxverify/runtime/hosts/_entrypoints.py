@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import HostContext, LoadedPlugin, require_callable, resolve
 from sandboxverify.runtime.hosts._registry import names_module
 

@@ -30,7 +30,7 @@ import tempfile
 from typing import Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import HostContext, LoadedPlugin, PluginLoadError, resolve
 from sandboxverify.runtime.hosts._llm_hooks import HOOK_ORDER, collector_for
 

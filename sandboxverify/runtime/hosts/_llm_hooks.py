@@ -31,7 +31,7 @@ import json
 from typing import Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import summary
 from sandboxverify.runtime.hosts._llm_tools import tool_specs
 

@@ -3,7 +3,7 @@
 What ``register(tool_or_function, name=None)`` in ``llm.get_tools()`` makes of what a plugin's
 ``register_tools`` hook registers: a function becomes ``llm.Tool.function(fn, name=name)``, an
 ``llm.Tool`` is used as is, an ``llm.Toolbox`` subclass contributes one tool per method, named
-``<Class>_<method>``. Each becomes a :class:`~sandboxverify.runtime._registry.ToolSpec` with the
+``<Class>_<method>``. Each becomes a :class:`~sandboxverify.runtime._registrations.ToolSpec` with the
 tool's own name, description and input schema.
 
 Calling a tool mirrors llm's ``Response.execute_tool_calls()``: the JSON arguments as keywords, a
@@ -26,7 +26,7 @@ import uuid
 from typing import Any, Callable
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import PluginRegistrationError, ToolSpec
+from sandboxverify.runtime._registrations import PluginRegistrationError, ToolSpec
 from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime._tracebacks import format_traceback
 

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any, Callable
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import PluginRegistrationError, Registry, ToolSpec
+from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec
 from sandboxverify.runtime.hosts._base import (
     HostContext,
     LoadedPlugin,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import (
     ApplicationFailed,
     HostContext,

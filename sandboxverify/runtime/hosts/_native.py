@@ -13,7 +13,7 @@ import json
 from typing import Any, Callable, TypeVar, overload
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import (
+from sandboxverify.runtime._registrations import (
     Handler,
     HandlerSpec,
     PluginRegistrationError,

@@ -29,7 +29,7 @@ import inspect
 from typing import Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import (
     HostContext,
     LoadedPlugin,

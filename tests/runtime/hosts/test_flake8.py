@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.hosts import LoadedPlugin, PluginLoadError, load_plugin
 from tests.runtime.hosts.installed import install, probe_load

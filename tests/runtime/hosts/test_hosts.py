@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.hosts import PluginLoadError, resolve
 from sandboxverify.runtime.hosts._entrypoints import load_entrypoint

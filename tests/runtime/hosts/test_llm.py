@@ -17,7 +17,7 @@ from typing import Any, Callable
 import pytest
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import PluginRegistrationError, Registry
+from sandboxverify.runtime._registrations import PluginRegistrationError, Registry
 from sandboxverify.runtime.hosts import HostContext, LoadedPlugin, PluginLoadError, load_plugin
 from sandboxverify.runtime.hosts._llm import describe_hooks, load_llm
 from tests.runtime.hosts.installed import probe_load
@@ -907,7 +907,7 @@ def test_installed_llm_plugins_are_not_loaded(tmp_path: Path) -> None:
         import json, os, sys
         from sandboxverify.runtime.hosts import HostContext
         from sandboxverify.runtime.hosts._llm import load_llm
-        from sandboxverify.runtime._registry import Registry
+        from sandboxverify.runtime._registrations import Registry
         from sandboxverify.runtime._protocol import EntryPointRef
 
         loaded = load_llm(EntryPointRef("good", "llm", "llmdemo_good"), Registry(), HostContext())

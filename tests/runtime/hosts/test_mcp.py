@@ -16,7 +16,7 @@ import pytest
 
 from sandboxverify._version import __version__
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry, ToolSpec
+from sandboxverify.runtime._registrations import Registry, ToolSpec
 from sandboxverify.runtime._results import ToolResult
 from sandboxverify.runtime.hosts import HostContext, PluginLoadError, ServerFailure, load_plugin
 from sandboxverify.runtime.hosts._jsonrpc import STDERR_TAIL, parse_line

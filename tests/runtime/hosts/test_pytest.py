@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import pytest
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime._registry import Registry
+from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts import (
     ApplicationMissing,
     HostContext,

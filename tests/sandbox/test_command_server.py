@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from sandboxverify.sandbox._command_server import Conversation
 from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._conversation import Conversation
 from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._toolchain import choose
 

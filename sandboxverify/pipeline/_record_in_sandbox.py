@@ -16,7 +16,7 @@ from typing import Any
 from sandboxverify.artifacts._artifacts import Artifact, classify
 from sandboxverify.options._check_options import CheckOptions, validate
 from sandboxverify.pipeline._check import build_target
-from sandboxverify.pipeline._events import EventSink, ignore
+from sandboxverify.pipeline._progress import EventSink, ignore
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
 from sandboxverify.pipeline._run import sandbox_with_wheel
 from sandboxverify.pipeline._state import CheckState, run_context
@@ -25,8 +25,8 @@ from sandboxverify.report._redact import Redactor
 from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
 from sandboxverify.sandbox._subprocess import supervised
 from sandboxverify.sandbox._workspace import Workspace
-from sandboxverify.stages._record import failure_error
-from sandboxverify.stages._record import record as record_there
+from sandboxverify.stages._live_recording import failure_error
+from sandboxverify.stages._live_recording import record as record_there
 
 
 def record_in_sandbox(

@@ -33,7 +33,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._cache import ArtifactCache
-from sandboxverify.sandbox._command_server import Conversation
+from sandboxverify.sandbox._command_server import CommandServer
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import backend_env, installer_env
 from sandboxverify.sandbox._isolation import Confined, Confinement, interpreter_roots
@@ -126,7 +126,7 @@ class BuildFrontend:
         self.commands = 0
         self.system: BuildSystem | None = None
         self.python: Path | None = None
-        self.hooks: Conversation | None = None
+        self.hooks: CommandServer | None = None
 
     def build(self, step: str, tree: Path) -> HookRun:
         """``step`` (``sdist`` or ``wheel``) of ``tree``; the artifact goes to
@@ -221,7 +221,7 @@ class BuildFrontend:
         )
         return self._run(argv, "build-requires")
 
-    def _runner(self, python: Path, system: BuildSystem, tree: Path) -> Conversation:
+    def _runner(self, python: Path, system: BuildSystem, tree: Path) -> CommandServer:
         """The hook runner, confined: the project's backend runs in it. One that is kept for
         the wheel (see ``_kept``) can write in the tree it builds first and where the sdist
         will be unpacked; else only in ``tree``."""
@@ -253,7 +253,7 @@ class BuildFrontend:
             label="build",
             launcher=launcher,
         )
-        self.hooks = Conversation(command, self.ctx)
+        self.hooks = CommandServer(command, self.ctx)
         return self.hooks
 
     def _run(

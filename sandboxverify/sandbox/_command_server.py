@@ -39,7 +39,7 @@ _MAX_ANSWER_BYTES = 4 * 1024 * 1024
 _MAX_UNREAD = 4
 
 
-class Conversation:
+class CommandServer:
     """``ask`` as often as needed, then ``close``; a command that cannot answer (it ended,
     timed out or said something that is not JSON) is stopped, and every later ``ask`` is
     ``None``. ``ctx``: the context of the step it serves, whose runner hears how it ended."""

@@ -26,8 +26,8 @@ class Runner(Protocol):
         """``command`` to completion or timeout; never raises for the command's own failure."""
 
     def ended(self, outcome: Outcome, python: str | None) -> None:
-        """A command run apart from :meth:`run` ended: a conversation, asked request by
-        request (``_conversation``)."""
+        """A command run apart from :meth:`run` ended: a command server, asked request by
+        request (``_command_server``)."""
 
 
 @dataclass(frozen=True)
@@ -72,7 +72,7 @@ class RunContext:
         return self.runner.run(command, self.python)
 
     def ended(self, outcome: Outcome) -> None:
-        """Tell the runner how a command run apart from it ended (a conversation)."""
+        """Tell the runner how a command run apart from it ended (a command server)."""
         self.runner.ended(outcome, self.python)
 
     def for_python(self, python: str) -> RunContext:

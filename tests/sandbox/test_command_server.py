@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from sandboxverify.sandbox._command_server import Conversation
+from sandboxverify.sandbox._command_server import CommandServer
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._toolchain import choose
@@ -28,13 +28,13 @@ for line in sys.stdin:
 
 
 class _Told:
-    """Keeps how each conversation ended, and for which interpreter."""
+    """Keeps how each command server ended, and for which interpreter."""
 
     def __init__(self) -> None:
         self.ended_for: list[tuple[Outcome, str | None]] = []
 
     def run(self, command: Command, python: str | None) -> Outcome:
-        raise AssertionError("a conversation starts its command itself")
+        raise AssertionError("a command server starts its command itself")
 
     def ended(self, outcome: Outcome, python: str | None) -> None:
         self.ended_for.append((outcome, python))
@@ -44,9 +44,9 @@ def context(runner: _Told | None = None) -> RunContext:
     return RunContext(choose("pip"), 30, 30, runner=runner or _Told(), python="3.99.0")
 
 
-def conversation(
+def served(
     tmp_path: Path, timeout: float = 30
-) -> tuple[Conversation, list[tuple[Outcome, str | None]]]:
+) -> tuple[CommandServer, list[tuple[Outcome, str | None]]]:
     runner = _Told()
     command = Command(
         argv=[sys.executable, "-c", SERVER],
@@ -56,11 +56,11 @@ def conversation(
         log_path=tmp_path / "logs" / "server.log",
         label="server",
     )
-    return Conversation(command, context(runner)), runner.ended_for
+    return CommandServer(command, context(runner)), runner.ended_for
 
 
 def test_each_request_gets_its_answer_then_the_command_ends(tmp_path: Path) -> None:
-    talk, seen = conversation(tmp_path)
+    talk, seen = served(tmp_path)
     assert talk.ask({"n": 1}) == {"twice": 2}
     assert talk.ask({"n": 21}) == {"twice": 42}
 
@@ -73,7 +73,7 @@ def test_each_request_gets_its_answer_then_the_command_ends(tmp_path: Path) -> N
 
 
 def test_a_command_that_ends_without_answering_is_no_answer(tmp_path: Path) -> None:
-    talk, _ = conversation(tmp_path)
+    talk, _ = served(tmp_path)
     assert talk.ask({"exit": 3}) is None
     assert talk.ask({"n": 1}) is None
     outcome = talk.close()
@@ -81,14 +81,14 @@ def test_a_command_that_ends_without_answering_is_no_answer(tmp_path: Path) -> N
 
 
 def test_what_is_not_json_is_no_answer_and_stops_it(tmp_path: Path) -> None:
-    talk, _ = conversation(tmp_path)
+    talk, _ = served(tmp_path)
     assert talk.ask({"garbage": True}) is None
     assert talk.ask({"n": 1}) is None
     assert not talk.close().ok
 
 
 def test_an_answer_that_does_not_come_in_time_stops_it(tmp_path: Path) -> None:
-    talk, _ = conversation(tmp_path, timeout=0.5)
+    talk, _ = served(tmp_path, timeout=0.5)
     assert talk.ask({"silent": True}) is None
     outcome = talk.close()
     assert outcome.timed_out and not outcome.ok
@@ -104,7 +104,7 @@ def test_a_command_that_cannot_start_is_no_answer(tmp_path: Path) -> None:
         log_path=tmp_path / "missing.log",
         label="missing",
     )
-    talk = Conversation(command, context())
+    talk = CommandServer(command, context())
     assert talk.ask({"n": 1}) is None
     outcome = talk.close()
     assert outcome.returncode == 127

@@ -28,7 +28,7 @@ class _Succeeding:
         return Outcome(command, returncode=0, timed_out=False, seconds=0.0, tail="")
 
     def ended(self, outcome: Outcome, python: str | None) -> None:
-        raise AssertionError("an install holds no conversation")
+        raise AssertionError("an install starts no command server")
 
 
 def _installed(

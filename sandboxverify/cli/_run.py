@@ -17,7 +17,7 @@ from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_j
 from sandboxverify.cli._render import render_smoke
 from sandboxverify.report._redact import Redactor
 from sandboxverify.runtime.harness._plugins import DIST_ENV, project_name
-from sandboxverify.stages._smoke import load as load_playbook
+from sandboxverify.stages._smoke import load_smoke_playbook
 
 
 def run_playbook(
@@ -34,7 +34,7 @@ def run_playbook(
     **replay: Any,
 ) -> int:
     check_json_path(json_out, (playbook,))
-    loaded = load_playbook(playbook)
+    loaded = load_smoke_playbook(playbook)
     host = host or (loaded.spec or {}).get("host") or "native"
     request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
     if replay["live"]:

@@ -32,7 +32,7 @@ from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._integrity import Fingerprint, fingerprint
 from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
 from sandboxverify.sandbox._isolation import Isolation
-from sandboxverify.sandbox._venv import Sandbox, create, learn_interpreter
+from sandboxverify.sandbox._venv import Sandbox, create_sandbox, learn_interpreter
 from sandboxverify.sandbox._workspace import Workspace
 
 #: what the stages after the build import (the artifacts' metadata, the probe...): ~30 ms
@@ -139,7 +139,7 @@ def _make_early(
     is still running (not ``built``), the installer learns its interpreter too (it would at
     the install)."""
     started = time.perf_counter()
-    sandbox, failure = create(interpreter, workspace.sandbox(label), ctx)
+    sandbox, failure = create_sandbox(interpreter, workspace.sandbox(label), ctx)
     seconds = time.perf_counter() - started
     if failure is None and not built.is_set():
         learn_interpreter(sandbox, ctx)

@@ -25,8 +25,7 @@ from sandboxverify.report._redact import Redactor
 from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
 from sandboxverify.sandbox._subprocess import supervised
 from sandboxverify.sandbox._workspace import Workspace
-from sandboxverify.stages._live_recording import failure_error
-from sandboxverify.stages._live_recording import record as record_there
+from sandboxverify.stages._live_recording import failure_error, record_live_session
 
 
 def record_in_sandbox(
@@ -76,7 +75,7 @@ def _record_installed(
         return _failed(failures), None
     sandbox, wheel = ready
     ctx = state.context.with_runtime(state.workspace.install_runtime())
-    result = record_there(
+    result = record_live_session(
         sandbox,
         {**request, "dist": request.get("dist") or str(wheel.name)},
         ctx=ctx.for_python(interpreter.version),

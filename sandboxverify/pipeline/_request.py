@@ -12,10 +12,8 @@ from sandboxverify.options._check_options import CheckOptions, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
 from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 from sandboxverify.sandbox._interpreters import SELECTORS
-from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation
-from sandboxverify.sandbox._isolation import choose as choose_isolation
-from sandboxverify.stages._smoke import Playbook
-from sandboxverify.stages._smoke import load as load_playbook
+from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation, choose_isolation
+from sandboxverify.stages._smoke import Playbook, load_smoke_playbook
 
 
 @dataclass(frozen=True)
@@ -61,7 +59,7 @@ def validated(options: CheckOptions) -> CheckRequest:
             "model calls",
             hint="drop --smoke, or use --host native, llm or mcp",
         )
-    playbook = load_playbook(options.smoke) if options.smoke else None
+    playbook = load_smoke_playbook(options.smoke) if options.smoke else None
     return CheckRequest(options, target, groups, playbook, server)
 
 

@@ -15,11 +15,10 @@ from sandboxverify.pipeline._state import Built, CheckState, Installed
 from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
 from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._venv import Sandbox, create, install
+from sandboxverify.sandbox._venv import Sandbox, create_sandbox, install_wheel
 from sandboxverify.sandbox._workspace import SandboxPaths
 from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
-from sandboxverify.stages._smoke import Playbook
-from sandboxverify.stages._smoke import run as run_smoke
+from sandboxverify.stages._smoke import Playbook, run_smoke
 
 #: ``platform.system()`` names as people (and CI runners' ``RUNNER_OS``) say them
 _OS_NAMES = {"Darwin": "macOS"}
@@ -197,7 +196,7 @@ def sandbox_with_wheel(
         return None, [_no_wheel_fits(python, build)]
     with state.stage(stages, "venv", python) as timer:
         if early is None:
-            sandbox, failure = create(interpreter, paths, ctx)
+            sandbox, failure = create_sandbox(interpreter, paths, ctx)
         else:
             sandbox, failure = early.sandbox, early.failure
             timer.own_seconds = early.seconds
@@ -206,7 +205,7 @@ def sandbox_with_wheel(
         return None, timer.failures
     with state.stage(stages, "install", python) as timer:
         timer.fail_with(
-            *install(
+            *install_wheel(
                 sandbox,
                 wheel.path,
                 ctx,

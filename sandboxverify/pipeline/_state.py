@@ -18,7 +18,7 @@ from sandboxverify.report._model import Stage, StageName
 from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import Isolation
-from sandboxverify.sandbox._toolchain import IndexOptions, choose
+from sandboxverify.sandbox._toolchain import IndexOptions, choose_toolchain
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.sandbox._workspace import Workspace
 
@@ -53,7 +53,9 @@ def run_context(
     return RunContext(
         # with no OS sandbox to keep the environments read-only, untrusted code could write to
         # what gets installed: nothing installed may be shared with the installer's cache
-        toolchain=choose(options.installer, writable_installs=isolation.name == "process"),
+        toolchain=choose_toolchain(
+            options.installer, writable_installs=isolation.name == "process"
+        ),
         plugin_timeout=options.timeout,
         install_timeout=options.install_timeout,
         isolation=isolation,

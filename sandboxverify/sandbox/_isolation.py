@@ -44,7 +44,7 @@ __all__ = [
     "IsolationChoice",
     "IsolationName",
     "ProcessIsolation",
-    "choose",
+    "choose_isolation",
     "interpreter_roots",
 ]
 
@@ -67,7 +67,9 @@ HINT = (
 )
 
 
-def choose(choice: IsolationChoice, hide: Iterable[Path] = ()) -> tuple[Isolation, str | None]:
+def choose_isolation(
+    choice: IsolationChoice, hide: Iterable[Path] = ()
+) -> tuple[Isolation, str | None]:
     """The isolation a check runs with, and why it fell back to ``process`` (a warning).
 
     ``hide``: what the OS sandbox must never show (the check's targets). ``strict`` raises

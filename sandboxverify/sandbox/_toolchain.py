@@ -238,7 +238,7 @@ def _link_mode(mode: str | None) -> list[str]:
     return ["--link-mode", mode] if mode else []
 
 
-def choose(installer: InstallerChoice, *, writable_installs: bool = False) -> Toolchain:
+def choose_toolchain(installer: InstallerChoice, *, writable_installs: bool = False) -> Toolchain:
     """``writable_installs``: untrusted code can write to what gets installed (no OS sandbox
     keeps the environments read-only), so nothing installed may be shared with a cache."""
     uv = find_uv() if installer in ("auto", "uv") else None

@@ -67,7 +67,7 @@ def learn_interpreter(sandbox: Sandbox, ctx: RunContext) -> None:
         _run(argv, sandbox, "installer-learns-interpreter", ctx)
 
 
-def create(
+def create_sandbox(
     interpreter: Interpreter, paths: SandboxPaths, ctx: RunContext
 ) -> tuple[Sandbox, Failure | None]:
     sandbox = Sandbox(interpreter, paths)
@@ -84,7 +84,7 @@ def create(
     )
 
 
-def install(
+def install_wheel(
     sandbox: Sandbox,
     wheel: Path,
     ctx: RunContext,

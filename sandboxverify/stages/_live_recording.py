@@ -25,7 +25,7 @@ from sandboxverify.stages._runtime_call import (
 )
 
 
-def record(
+def record_live_session(
     sandbox: Sandbox,
     request: dict[str, Any],
     *,

@@ -41,7 +41,7 @@ class Playbook:
         return self.path.name
 
 
-def load(path: str | Path) -> Playbook:
+def load_smoke_playbook(path: str | Path) -> Playbook:
     playbook = Path(path)
     if playbook.suffix == ".toml":
         return Playbook(playbook, load_playbook(playbook))
@@ -55,7 +55,7 @@ def load(path: str | Path) -> Playbook:
     )
 
 
-def run(
+def run_smoke(
     sandbox: Sandbox,
     playbook: Playbook,
     *,

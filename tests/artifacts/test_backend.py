@@ -17,7 +17,7 @@ from sandboxverify.artifacts._backend import (
 )
 from sandboxverify.artifacts._build import build_project
 from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._toolchain import choose
+from sandboxverify.sandbox._toolchain import choose_toolchain
 from sandboxverify.sandbox._workspace import Workspace
 from tests.helpers import FIXTURES
 
@@ -63,7 +63,7 @@ def project(tmp_path: Path, files: dict[str, str] | None = None) -> Path:
 
 
 def context() -> RunContext:
-    return RunContext(choose("uv"), plugin_timeout=60, install_timeout=300)
+    return RunContext(choose_toolchain("uv"), plugin_timeout=60, install_timeout=300)
 
 
 def installed(env: Path) -> set[str]:

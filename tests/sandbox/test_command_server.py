@@ -8,7 +8,7 @@ from pathlib import Path
 from sandboxverify.sandbox._command_server import CommandServer
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import Command, Outcome
-from sandboxverify.sandbox._toolchain import choose
+from sandboxverify.sandbox._toolchain import choose_toolchain
 
 #: answers each request with what it was asked, doubled; other behaviour by the request
 SERVER = r"""
@@ -41,7 +41,7 @@ class _Told:
 
 
 def context(runner: _Told | None = None) -> RunContext:
-    return RunContext(choose("pip"), 30, 30, runner=runner or _Told(), python="3.99.0")
+    return RunContext(choose_toolchain("pip"), 30, 30, runner=runner or _Told(), python="3.99.0")
 
 
 def served(

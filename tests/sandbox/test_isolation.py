@@ -16,7 +16,7 @@ from sandboxverify.sandbox._bwrap import Bubblewrap, available
 from sandboxverify.sandbox._isolation import (
     Confinement,
     ProcessIsolation,
-    choose,
+    choose_isolation,
     interpreter_roots,
 )
 
@@ -29,13 +29,13 @@ def test_process_is_chosen_when_asked_without_looking_for_the_os_sandbox(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(_isolation, "available", lambda: pytest.fail("probed"))
-    isolation, fallback = choose("process")
+    isolation, fallback = choose_isolation("process")
     assert isinstance(isolation, ProcessIsolation) and fallback is None
 
 
 def test_auto_falls_back_to_process_and_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
     unavailable(monkeypatch)
-    isolation, fallback = choose("auto")
+    isolation, fallback = choose_isolation("auto")
     assert isolation.name == "process"
     assert fallback == "bwrap is not installed"
 
@@ -43,7 +43,7 @@ def test_auto_falls_back_to_process_and_says_why(monkeypatch: pytest.MonkeyPatch
 def test_strict_refuses_to_run_without_the_os_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
     unavailable(monkeypatch)
     with pytest.raises(UsageError, match=r"--isolation strict: .*bwrap is not installed") as info:
-        choose("strict")
+        choose_isolation("strict")
     assert (
         info.value.hint is not None and "apparmor_restrict_unprivileged_userns" in info.value.hint
     )

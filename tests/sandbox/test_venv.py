@@ -46,7 +46,7 @@ def _installed(
     sandbox = _venv.Sandbox(interpreter, paths)
     wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
     ctx = RunContext(Toolchain(VirtualenvBackend(), installer), 60.0, 60.0, runner=runner)
-    assert _venv.install(sandbox, wheel, ctx, **install) == []
+    assert _venv.install_wheel(sandbox, wheel, ctx, **install) == []
     return runner.ran
 
 

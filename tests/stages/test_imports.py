@@ -20,7 +20,7 @@ from sandboxverify.report._records import AllowedFailure, SkippedModule
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._toolchain import choose
+from sandboxverify.sandbox._toolchain import choose_toolchain
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.sandbox._workspace import SandboxPaths
 from sandboxverify.stages._imports import (
@@ -334,7 +334,7 @@ def test_console_scripts_run_help_in_the_sandbox_and_fail_with_their_output(
         EntryPointRef("window", "gui_scripts", "m:window"),
         EntryPointRef("absent", "console_scripts", "m:absent"),
     ]
-    ctx = RunContext(choose("pip"), 1.0, 60.0, runtime=Path("unused"))
+    ctx = RunContext(choose_toolchain("pip"), 1.0, 60.0, runtime=Path("unused"))
 
     outcome = check_scripts(sandbox, refs, skip_help=["nohelp-*"], servers=["server"], ctx=ctx)
 
@@ -365,7 +365,7 @@ def test_console_scripts_run_help_in_the_sandbox_and_fail_with_their_output(
 
 
 def test_no_scripts_is_said_plainly(sandbox: Sandbox) -> None:
-    ctx = RunContext(choose("pip"), 1.0, 60.0, runtime=Path("unused"))
+    ctx = RunContext(choose_toolchain("pip"), 1.0, 60.0, runtime=Path("unused"))
 
     outcome = check_scripts(sandbox, [], skip_help=[], servers=[], ctx=ctx)
 

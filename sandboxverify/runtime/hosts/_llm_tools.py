@@ -4,7 +4,8 @@ What ``register(tool_or_function, name=None)`` in ``llm.get_tools()`` makes of w
 ``register_tools`` hook registers: a function becomes ``llm.Tool.function(fn, name=name)``, an
 ``llm.Tool`` is used as is, an ``llm.Toolbox`` subclass contributes one tool per method, named
 ``<Class>_<method>``. Each becomes a
-:class:`~sandboxverify.runtime._registrations.ToolSpec` with the tool's own name, description and input schema.
+:class:`~sandboxverify.runtime._registrations.ToolSpec` with the tool's own name, description
+and input schema.
 
 Calling a tool mirrors llm's ``Response.execute_tool_calls()``: the JSON arguments as keywords, a
 coroutine function run with ``asyncio.run``, a ``ToolOutput`` unwrapped, a non-string result sent

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from sandboxverify.report._junit import junit_xml
+from sandboxverify.report._markdown import code_span, escaped, table_lines, within_budget
 from sandboxverify.report._model import (
     REPORT_SCHEMA,
     REPORT_VERSION,
@@ -26,15 +27,7 @@ from sandboxverify.report._model import (
     registrations,
     stopped_report,
 )
-from sandboxverify.report._summary import (
-    SUMMARY_BUDGET,
-    _code,
-    _error_section,
-    _fit,
-    _table,
-    _text,
-    step_summary,
-)
+from sandboxverify.report._summary import SUMMARY_BUDGET, error_section, step_summary
 
 #: the numeric attributes of ``<testsuites>`` that add up across reports
 _COUNTS = ("tests", "failures", "errors", "skipped", "time")
@@ -282,48 +275,49 @@ def merged_summary(merged: Merged) -> str:
     lines = [
         f"## sandboxverify merge {'passed' if merged.ok else 'failed'}",
         "",
-        f"**{_text(verdict)}**",
+        f"**{escaped(verdict)}**",
         "",
     ]
     if merged.error is not None:  # it stopped after its verdict (a report it could not write)
-        lines += [_error_section(merged.error, heading="###"), ""]
+        lines += [error_section(merged.error, heading="###"), ""]
     rows = []
     for source, labels in zip(merged.sources, merged.run_labels):
         for run, label in zip(source.report.runs, labels):
             failures = [f for f in source.report.failures if f.python == run.python]
             rows.append(
                 (
-                    _text(label),
+                    escaped(label),
                     "passed" if run.ok and not failures else "failed",
                     f"{len(run.plugins)} plugin(s) {registrations(run.tools)}",
                     str(len(failures)),
-                    _code(source.name),
+                    code_span(source.name),
                 )
             )
         if not source.report.runs:
             rows.append(
                 (
-                    _text(source.name),
+                    escaped(source.name),
                     "failed",
                     "no run",
                     str(len(source.report.failures) + (source.report.error is not None)),
-                    _code(source.name),
+                    code_span(source.name),
                 )
             )
-    lines += _table(("run", "verdict", "plugins", "failures", "report"), rows)
-    head = _fit("\n".join(lines), SUMMARY_BUDGET // 4)
+    lines += table_lines(("run", "verdict", "plugins", "failures", "report"), rows)
+    head = within_budget("\n".join(lines), SUMMARY_BUDGET // 4)
     ordered = sorted(zip(merged.sources, merged.labels), key=lambda pair: pair[0].ok)
     budget = (SUMMARY_BUDGET - len(head.encode())) // max(1, len(ordered)) - 200
     sections = [head]
     for source, label in ordered:
         body = _demoted(step_summary(source.report))
-        title = f"{_text(label)}: {'passed' if source.ok else 'failed'}"
+        title = f"{escaped(label)}: {'passed' if source.ok else 'failed'}"
         if source.ok:
             sections.append(
-                f"<details><summary>{title}</summary>\n\n{_fit(body, budget)}\n</details>\n"
+                f"<details><summary>{title}</summary>\n\n"
+                f"{within_budget(body, budget)}\n</details>\n"
             )
         else:
-            sections.append(f"### {title}\n\n{_fit(body, budget)}")
+            sections.append(f"### {title}\n\n{within_budget(body, budget)}")
     return "\n".join(sections).rstrip("\n") + "\n"
 
 

@@ -17,9 +17,9 @@ from sandboxverify.cli._record import (
     short,
     usable,
 )
-from sandboxverify.cli._render import Style, _smoke_call_lines
-from sandboxverify.report._redact import Redactor
-from sandboxverify.stages._smoke import Playbook
+from sandboxverify.cli._render import Style, smoke_call_lines
+from sandboxverify.report import Redactor
+from sandboxverify.stages import Playbook
 
 
 def run_live(
@@ -43,7 +43,7 @@ def run_live(
             "--compare-results replays the recorded calls; --live lets the model choose again",
             hint="run them one after the other: the replay in CI, --live nightly",
         )
-    from sandboxverify.runtime._recording import live as run_here  # noqa: PLC0415
+    from sandboxverify.runtime import live as run_here  # noqa: PLC0415
 
     started = time.perf_counter()
     with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout
@@ -62,7 +62,7 @@ def run_live(
     secrets = Redactor()
     human = secrets.stream(sys.stderr if json_out == "-" else sys.stdout)
     style = Style(human.isatty())
-    lines = _smoke_call_lines(result, style)
+    lines = smoke_call_lines(result, style)
     for divergence in result.get("divergences") or []:
         lines.append(
             f"{style.paint('DIVERGED', 'failed')} turn {divergence['turn']}, step "

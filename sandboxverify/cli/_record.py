@@ -19,12 +19,10 @@ from typing import Any, TextIO
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
-from sandboxverify.cli._render import Style, _smoke_call_lines
+from sandboxverify.cli._render import Style, smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
-from sandboxverify.report._redact import SECRET_NAME, Redactor
-from sandboxverify.stages.playbook import parse_playbook
-from sandboxverify.stages.playbook._replay import load_mocks
-from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
+from sandboxverify.report import SECRET_NAME, Redactor
+from sandboxverify.stages.playbook import Unwritable, load_mocks, parse_playbook, render_playbook
 
 
 @dataclass(frozen=True)
@@ -120,7 +118,7 @@ def record_session(**values: Any) -> int:
     started = time.perf_counter()
     result = _session(recording, human)
     result["seconds"] = round(time.perf_counter() - started, 3)
-    lines = _smoke_call_lines(result, style)
+    lines = smoke_call_lines(result, style)
     text = _playbook(recording, result) if result.get("ok") else None
     if text is not None:
         _write(recording.playbook, _redacted(secrets, text, recording.playbook))
@@ -150,7 +148,7 @@ def _session(recording: Recording, human: TextIO) -> dict[str, Any]:
         )
         return usable(result, sandbox_hint)
     # the runtime drives llm in this process: only this command pays for importing it
-    from sandboxverify.runtime._recording import record as record_here  # noqa: PLC0415
+    from sandboxverify.runtime import record as record_here  # noqa: PLC0415
 
     with stdout_to_stderr(recording.json_out == "-"):  # plugin code prints; the JSON owns stdout
         return usable(record_here(recording.request()))

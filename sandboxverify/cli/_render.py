@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Callable, TextIO
 
-from sandboxverify.pipeline._progress import (
+from sandboxverify.pipeline import (
     CommandFinished,
     Event,
     IsolationChosen,
@@ -22,9 +22,8 @@ from sandboxverify.pipeline._progress import (
     StageFinished,
     StageStarted,
 )
-from sandboxverify.report._model import Failure, Report, Run, plugins_registering
-from sandboxverify.report._records import SmokeCall, SmokeRecord
-from sandboxverify.sandbox._subprocess import format_argv
+from sandboxverify.report import Failure, Report, Run, SmokeCall, SmokeRecord, plugins_registering
+from sandboxverify.sandbox import format_argv
 
 _DETAIL_LINES = 20
 _MARKS = {
@@ -218,7 +217,7 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
 def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> str:
     """A playbook run (``sandboxverify run``): one line per tool call, then the verdict."""
     style = Style(colour)
-    lines = _smoke_call_lines(result, style)
+    lines = smoke_call_lines(result, style)
     error = result.get("error")
     if error:
         lines.append(
@@ -238,7 +237,7 @@ def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> s
     return neutralise("\n".join(lines))
 
 
-def _smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:
+def smoke_call_lines(result: dict[str, Any], style: Style, indent: str = "") -> list[str]:
     """The calls of a playbook run's result (``run``, ``record``), one line each."""
     return _call_lines(SmokeRecord.from_json(result).calls, style, indent)
 

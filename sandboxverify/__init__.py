@@ -14,8 +14,7 @@ from sandboxverify._version import __version__
 if TYPE_CHECKING:
     from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
     from sandboxverify.options import CheckOptions
-    from sandboxverify.pipeline._check import check
-    from sandboxverify.pipeline._progress import (
+    from sandboxverify.pipeline import (
         CommandFinished,
         Event,
         EventSink,
@@ -23,9 +22,18 @@ if TYPE_CHECKING:
         PluginLoaded,
         StageFinished,
         StageStarted,
+        check,
     )
-    from sandboxverify.report._model import Failure, PluginRecord, Report, Run, ToolRecord
-    from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
+    from sandboxverify.report import (
+        Failure,
+        ImportsRecord,
+        PluginRecord,
+        Report,
+        Run,
+        ScriptRecord,
+        SmokeRecord,
+        ToolRecord,
+    )
 
 __all__ = [
     "CheckOptions",

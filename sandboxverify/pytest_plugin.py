@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Generator, Iterator
     from types import ModuleType
 
-    from sandboxverify.report._model import Report
+    from sandboxverify.report import Report
     from sandboxverify.runtime.harness import TestSession
 
     HarnessFactory = Callable[..., TestSession]
@@ -57,9 +57,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("update_snapshots", False):
-        from sandboxverify.runtime.harness import _snapshot  # noqa: PLC0415
+        from sandboxverify.runtime.harness import request_updates  # noqa: PLC0415
 
-        _snapshot.request_updates(True)
+        request_updates(True)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -126,8 +126,8 @@ def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
 
 @pytest.fixture(scope="session")
 def sandbox_check() -> Callable[..., Report]:
-    from sandboxverify.options._check_options import CheckOptions  # noqa: PLC0415
-    from sandboxverify.pipeline._check import check  # noqa: PLC0415
+    from sandboxverify.options import CheckOptions  # noqa: PLC0415
+    from sandboxverify.pipeline import check  # noqa: PLC0415
 
     reports: dict[tuple[Any, ...], Report] = {}
 

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -70,7 +71,7 @@ def _configs_and_playbooks_match_their_schemas() -> Iterator[None]:
     config.schema.json and one it refuses does not; a playbook it accepts matches
     playbook.schema.json (some of its refusals, such as a reference to no capture, are beyond
     what a schema can say)."""
-    load_config = _config.load
+    load_config = _config.load_config
     parse_playbook = _document.parse_playbook
 
     def checked_config(pyproject: Path) -> dict[str, Any]:
@@ -92,9 +93,22 @@ def _configs_and_playbooks_match_their_schemas() -> Iterator[None]:
         return spec
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_config, "load", checked_config)
-        patch.setattr(_document, "parse_playbook", checked_playbook)
+        _replace_everywhere(patch, load_config, checked_config)
+        _replace_everywhere(patch, parse_playbook, checked_playbook)
         yield
+
+
+def _replace_everywhere(patch: pytest.MonkeyPatch, original: object, replacement: object) -> None:
+    """``original`` replaced wherever a module of ours holds it: where it is defined, in its
+    room's face, and in every module that imported it by name (the command line's check is
+    imported here first, as a check would import it)."""
+    importlib.import_module("sandboxverify.cli._check")
+    for module in list(sys.modules.values()):
+        if not getattr(module, "__name__", "").startswith("sandboxverify"):
+            continue
+        for name, value in list(vars(module).items()):
+            if value is original:
+                patch.setattr(module, name, replacement)
 
 
 def _tool_table(pyproject: Path) -> dict[str, Any] | None:

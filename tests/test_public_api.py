@@ -13,7 +13,8 @@ import pytest
 
 import sandboxverify
 import sandboxverify.pipeline
-from sandboxverify.pipeline import _check, _events
+from sandboxverify.pipeline import _check
+from sandboxverify.pipeline import _progress as _events
 from sandboxverify.report._model import PluginError, PluginRecord
 from tests.helpers import ROOT
 
@@ -44,8 +45,9 @@ def test_the_package_root_imports_nothing_of_the_host_side_until_asked() -> None
 
 
 def test_the_events_are_public_in_the_root_and_in_the_pipeline_package() -> None:
-    assert sorted(sandboxverify.pipeline.__all__) == sorted((*EVENTS, "Event", "EventSink"))
-    for name in sandboxverify.pipeline.__all__:
+    events = (*EVENTS, "Event", "EventSink")
+    assert sorted(sandboxverify.pipeline.__all__) == sorted((*events, "check", "record_in_sandbox"))
+    for name in events:
         assert name in sandboxverify.__all__
         assert getattr(sandboxverify, name) is getattr(_events, name)
         assert getattr(sandboxverify.pipeline, name) is getattr(_events, name)

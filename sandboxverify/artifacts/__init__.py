@@ -4,3 +4,36 @@ satisfy before anything installs it (metadata, RECORD, contents).
 
 Backends run through the sandbox room's process control; imports sandbox and report only.
 """
+
+from __future__ import annotations
+
+from sandboxverify.artifacts._artifacts import (
+    Artifact,
+    ArtifactProblem,
+    ArtifactsTarget,
+    ProjectTarget,
+    Target,
+    classify,
+    inspect_sdist,
+    inspect_wheel,
+    select_wheel,
+)
+from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
+from sandboxverify.artifacts._cache import ArtifactCache, default_root
+
+__all__ = [
+    "Artifact",
+    "ArtifactCache",
+    "ArtifactProblem",
+    "ArtifactsTarget",
+    "BuildResult",
+    "ProjectTarget",
+    "Target",
+    "build_project",
+    "classify",
+    "default_root",
+    "inspect_sdist",
+    "inspect_wheel",
+    "prepare_artifacts",
+    "select_wheel",
+]

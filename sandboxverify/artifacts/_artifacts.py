@@ -39,7 +39,7 @@ from sandboxverify.artifacts._rules import (
     top_level_names,
     unsafe_problems,
 )
-from sandboxverify.runtime._protocol import EntryPointRef, parse_entry_points
+from sandboxverify.runtime import EntryPointRef, parse_entry_points
 
 ArtifactKind = Literal["sdist", "wheel"]
 _SDIST_SUFFIXES = (".tar.gz", ".zip")

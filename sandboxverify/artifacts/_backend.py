@@ -33,12 +33,19 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._cache import ArtifactCache
-from sandboxverify.sandbox._command_server import CommandServer
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._environment import backend_env, installer_env
-from sandboxverify.sandbox._isolation import Confined, Confinement, interpreter_roots
-from sandboxverify.sandbox._subprocess import Command, Launcher, Outcome
-from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.sandbox import (
+    Command,
+    CommandServer,
+    Confined,
+    Confinement,
+    Launcher,
+    Outcome,
+    RunContext,
+    Workspace,
+    backend_env,
+    installer_env,
+    interpreter_roots,
+)
 
 #: PEP 517: a project without ``build-backend`` is built by setuptools' legacy backend.
 _DEFAULT_REQUIRES = ("setuptools>=40.8.0",)

@@ -35,11 +35,8 @@ from sandboxverify.artifacts._rules import (
     missing_expected_files,
     unsafe_problems,
 )
-from sandboxverify.report._diagnostics import reached_for_network, summarize
-from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._environment import build_inputs
-from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.report import Failure, reached_for_network, summarize
+from sandboxverify.sandbox import RunContext, Workspace, build_inputs
 
 #: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
 _SKIP_NAMES = frozenset(

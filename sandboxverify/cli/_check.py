@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK
-from sandboxverify.artifacts._artifacts import ProjectTarget, classify
+from sandboxverify.artifacts import ProjectTarget, classify
 from sandboxverify.cli import _terminal
 from sandboxverify.cli._options import (
     check_options,
@@ -23,8 +23,8 @@ from sandboxverify.cli._output import (
 )
 from sandboxverify.cli._render import Progress, render_report
 from sandboxverify.cli._surfaces import Surfaces
-from sandboxverify.options import _pyproject as _config
-from sandboxverify.pipeline._check import check as run_check
+from sandboxverify.options import find_pyproject, load_config
+from sandboxverify.pipeline import check as run_check
 
 
 def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, Any]) -> int:
@@ -32,8 +32,8 @@ def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, An
     surfaces.asked("check", targets, cli_values)
     reject_empty_targets(targets)
     target = classify(targets)
-    pyproject = _config.find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
-    file_values = _config.load(pyproject) if pyproject else {}
+    pyproject = find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
+    file_values = load_config(pyproject) if pyproject else {}
     values = merge(ctx, cli_values, file_values)
     surfaces.resolve(values, pyproject)
     options = check_options(targets, values)

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from sandboxverify.cli._options import click_options
-from sandboxverify.sandbox._bwrap import probe_ahead
+from sandboxverify.sandbox import probe_ahead
 
 
 @click.command()

@@ -14,8 +14,7 @@ from pathlib import Path
 
 from sandboxverify.cli._tomllines import Key, Toml
 from sandboxverify.options import split_commas
-from sandboxverify.report._merge import Merged, problems
-from sandboxverify.report._model import Failure, Report, ReportError, Run
+from sandboxverify.report import Failure, Merged, Report, ReportError, Run, problems
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")

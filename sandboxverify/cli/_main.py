@@ -24,8 +24,7 @@ from sandboxverify._errors import (
 from sandboxverify._version import __version__
 from sandboxverify.cli._commands import check, matrix, merge_reports, record, run_playbook
 from sandboxverify.cli._surfaces import Surfaces
-from sandboxverify.report._model import ErrorCode
-from sandboxverify.report._redact import Redactor
+from sandboxverify.report import ErrorCode, Redactor
 
 EXIT_INTERNAL = 3
 

@@ -12,7 +12,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify._errors import EXIT_OK, UsageError
 from sandboxverify._toml import tomllib
-from sandboxverify.artifacts._artifacts import (
+from sandboxverify.artifacts import (
     ArtifactProblem,
     ArtifactsTarget,
     ProjectTarget,

@@ -15,8 +15,14 @@ import click
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import check_json_path, check_report_path
 from sandboxverify.cli._surfaces import Surfaces
-from sandboxverify.report._load import ReportFormatError, report_from_json
-from sandboxverify.report._merge import Merged, Source, merge, problems
+from sandboxverify.report import (
+    Merged,
+    ReportFormatError,
+    Source,
+    merge,
+    problems,
+    report_from_json,
+)
 
 
 def merge_reports(

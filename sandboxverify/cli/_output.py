@@ -13,23 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, Union
 
 from sandboxverify._errors import UsageError
-from sandboxverify.report._model import Report
-from sandboxverify.report._redact import Redactor
+from sandboxverify.report import Redactor, Report
 
 if TYPE_CHECKING:
-    from sandboxverify.report._merge import Merged
+    from sandboxverify.report import Merged
 
     #: a check's report, or the reports ``merge`` put together
     Result = Union[Report, Merged]
 
 _ARTIFACT_SUFFIXES = (".whl", ".tar.gz", ".zip", ".py", ".toml")
-#: imported only when a report asks for them (see :func:`preload`): the writers of each surface
-_JUNIT_MODULES = ("sandboxverify.report._junit",)
-_GITHUB_MODULES = (
-    "sandboxverify.cli._github",
-    "sandboxverify.report._merge",
-    "sandboxverify.report._summary",
-)
+#: imported only when a report asks for them (see :func:`preload`): the writers of each surface,
+#: as the report room's face names them
+_JUNIT_WRITERS = ("junit_xml",)
+_GITHUB_WRITERS = ("merged_summary", "step_summary")
 
 
 def write_json(document: dict[str, Any], json_out: str | None, secrets: Redactor) -> None:
@@ -140,8 +136,11 @@ def preload(*, junit: bool, github: bool) -> None:
     They are imported lazily (most checks need none of them); in process isolation the
     package's code could rewrite one of our files before it is first imported, and so change
     the verdict. Once imported, a module is what it was when the check started."""
-    for name in (_JUNIT_MODULES if junit else ()) + (_GITHUB_MODULES if github else ()):
-        importlib.import_module(name)
+    report = importlib.import_module("sandboxverify.report")
+    for name in (_JUNIT_WRITERS if junit else ()) + (_GITHUB_WRITERS if github else ()):
+        getattr(report, name)
+    if github:
+        importlib.import_module("sandboxverify.cli._github")
 
 
 def _write(option: str, out: str, text: str) -> None:
@@ -157,11 +156,11 @@ def _write(option: str, out: str, text: str) -> None:
 def write_junit(report: Result, junit_out: str, secrets: Redactor) -> None:
     """The JUnit XML report: one test case per check."""
     if isinstance(report, Report):
-        from sandboxverify.report._junit import junit_xml  # noqa: PLC0415 - only when asked
+        from sandboxverify.report import junit_xml  # noqa: PLC0415 - only when asked
 
         _write("--junit-xml", junit_out, junit_xml(secrets.value(report)))
     else:
-        from sandboxverify.report._merge import merged_junit  # noqa: PLC0415
+        from sandboxverify.report import merged_junit  # noqa: PLC0415
 
         _write("--junit-xml", junit_out, merged_junit(secrets.value(report)))
 
@@ -197,11 +196,11 @@ def write_github(
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         if isinstance(report, Report):
-            from sandboxverify.report._summary import step_summary  # noqa: PLC0415
+            from sandboxverify.report import step_summary  # noqa: PLC0415
 
             summary = step_summary(report)
         else:
-            from sandboxverify.report._merge import merged_summary  # noqa: PLC0415
+            from sandboxverify.report import merged_summary  # noqa: PLC0415
 
             summary = merged_summary(report)
         try:

@@ -15,9 +15,9 @@ from sandboxverify.cli import _terminal
 from sandboxverify.cli._live import replayed, run_live
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import render_smoke
-from sandboxverify.report._redact import Redactor
-from sandboxverify.runtime.harness._plugins import DIST_ENV, project_name
-from sandboxverify.stages._smoke import load_smoke_playbook
+from sandboxverify.report import Redactor
+from sandboxverify.runtime.harness import DIST_ENV, project_name
+from sandboxverify.stages import load_smoke_playbook
 
 
 def run_playbook(
@@ -54,7 +54,7 @@ def run_playbook(
     else:
         request["script"] = str(loaded.path)
     # the in-process harness: only this command pays for importing it
-    from sandboxverify.runtime._smoke import smoke as run_smoke_here  # noqa: PLC0415
+    from sandboxverify.runtime import smoke as run_smoke_here  # noqa: PLC0415
 
     started = time.perf_counter()
     with stdout_to_stderr(json_out == "-"):  # plugin code prints; the JSON owns stdout

@@ -15,8 +15,7 @@ from typing import Any, TextIO
 
 from sandboxverify._errors import UsageError
 from sandboxverify.cli import _terminal
-from sandboxverify.sandbox._isolation import IsolationChoice
-from sandboxverify.sandbox._toolchain import InstallerChoice
+from sandboxverify.sandbox import InstallerChoice, IsolationChoice
 
 #: how long a session in a sandbox may take when --timeout is not given (it is killed then)
 DEFAULT_SESSION_TIMEOUT = 600.0
@@ -65,7 +64,7 @@ class SandboxChoice:
         # the pipeline and its renderer: only a sandboxed recording pays for importing them
         from sandboxverify.cli._render import Progress  # noqa: PLC0415
         from sandboxverify.options import CheckOptions  # noqa: PLC0415
-        from sandboxverify.pipeline._record_in_sandbox import record_in_sandbox  # noqa: PLC0415
+        from sandboxverify.pipeline import record_in_sandbox  # noqa: PLC0415
 
         options = CheckOptions(
             targets=(self.project or ".",),

@@ -30,9 +30,8 @@ from sandboxverify.cli._output import (
     write_json,
     write_junit,
 )
-from sandboxverify.options import _pyproject as _config
-from sandboxverify.report._model import ErrorCode, ReportError, stopped_report
-from sandboxverify.report._redact import Redactor
+from sandboxverify.options import find_pyproject, report_values
+from sandboxverify.report import ErrorCode, Redactor, ReportError, stopped_report
 
 if TYPE_CHECKING:
     from sandboxverify.cli._output import Result
@@ -90,8 +89,8 @@ class Surfaces:
         configured: dict[str, Any] = {}
         if command == "check":
             first = Path(self.targets[0]) if self.targets else None
-            self.pyproject = _config.find_pyproject(first if first and first.is_dir() else None)
-            configured = _config.report_values(self.pyproject) if self.pyproject else {}
+            self.pyproject = find_pyproject(first if first and first.is_dir() else None)
+            configured = report_values(self.pyproject) if self.pyproject else {}
         given = {key: value for key, value in values.items() if value is not None}
         merged = {**configured, **given}
         self.resolve(merged, self.pyproject)

@@ -9,16 +9,20 @@ from __future__ import annotations
 
 from sandboxverify.options._check_options import CheckOptions, HostName, validate
 from sandboxverify.options._kinds import MAX_TIMEOUT, Problem, Shape, split_commas
-from sandboxverify.options._pyproject import find_pyproject, load, report_values
-from sandboxverify.options._table import (
+from sandboxverify.options._option import (
     DEFAULT_INSTALL_TIMEOUT,
     DEFAULT_MAX_STEPS,
     DEFAULT_TIMEOUT,
-    OPTIONS,
     CommandName,
     Option,
-    options_of,
 )
+from sandboxverify.options._pyproject import (
+    config_options,
+    find_pyproject,
+    load_config,
+    report_values,
+)
+from sandboxverify.options._table import OPTIONS, options_of
 
 __all__ = [
     "DEFAULT_INSTALL_TIMEOUT",
@@ -32,8 +36,9 @@ __all__ = [
     "Option",
     "Problem",
     "Shape",
+    "config_options",
     "find_pyproject",
-    "load",
+    "load_config",
     "options_of",
     "report_values",
     "split_commas",

@@ -9,14 +9,9 @@ from typing import Any, Literal
 
 from sandboxverify._errors import UsageError
 from sandboxverify.options._kinds import split_commas
-from sandboxverify.options._table import (
-    DEFAULT_INSTALL_TIMEOUT,
-    DEFAULT_TIMEOUT,
-    Option,
-    options_of,
-)
-from sandboxverify.sandbox._isolation import IsolationChoice
-from sandboxverify.sandbox._toolchain import InstallerChoice
+from sandboxverify.options._option import DEFAULT_INSTALL_TIMEOUT, DEFAULT_TIMEOUT, Option
+from sandboxverify.options._table import options_of
+from sandboxverify.sandbox import InstallerChoice, IsolationChoice
 
 #: ``--host``: the registry's hosts and ``auto`` (a test holds the two to each other)
 HostName = Literal[
@@ -98,7 +93,7 @@ class CheckOptions:
         """The groups looked in: ``--group``, else the named host's own; ``auto`` without
         ``--group`` looks in every group the distribution declares."""
         # the hosts' table pulls in the runtime's hosts: not for the command line's start-up
-        from sandboxverify.stages._hosts import default_groups  # noqa: PLC0415
+        from sandboxverify.stages import default_groups  # noqa: PLC0415
 
         return self.groups or default_groups(self.host)
 

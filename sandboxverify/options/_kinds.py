@@ -41,9 +41,11 @@ class Problem:
     hint: str
 
 
-@dataclass(frozen=True)
 class Kind:
-    """A text value; every other kind refines it."""
+    """A text value; every other kind refines it.
+
+    Plain classes, not dataclasses: the command line builds every option at start-up, and a
+    dataclass costs its creation each time (``--help`` would pay ~8 ms for the kinds alone)."""
 
     #: how the command line writes it
     shape: ClassVar[Shape] = "value"
@@ -51,8 +53,10 @@ class Kind:
     scalar: ClassVar[type] = str
     #: what the configuration file must hold, said in an error
     expected: ClassVar[str] = "a non-empty string"
-    #: a value worth showing in a hint: ``--group myapp.plugins``
-    example: str | None = None
+
+    def __init__(self, *, example: str | None = None) -> None:
+        #: a value worth showing in a hint: ``--group myapp.plugins``
+        self.example = example
 
     def problem(self, flag: str, value: Any) -> Problem | None:
         """Why ``value`` (one value of ``flag``) cannot be meant, if it cannot."""
@@ -77,7 +81,6 @@ class Kind:
         return dict(_NON_EMPTY)
 
 
-@dataclass(frozen=True)
 class Names(Kind):
     """Comma lists of names (``--expect-tools a,b``): an empty name is a mistake, never a
     smaller expectation."""
@@ -104,9 +107,10 @@ class Names(Kind):
         return {"type": "string", "pattern": self._PATTERN}
 
 
-@dataclass(frozen=True)
 class Choice(Kind):
-    choices: tuple[str, ...] = ()
+    def __init__(self, *, choices: tuple[str, ...]) -> None:
+        super().__init__()
+        self.choices = choices
 
     def problem(self, flag: str, value: Any) -> Problem | None:
         if value not in self.choices:
@@ -125,7 +129,6 @@ class Choice(Kind):
         return {"enum": list(self.choices)}
 
 
-@dataclass(frozen=True)
 class Flag(Kind):
     """``--keep``: on when given."""
 
@@ -145,19 +148,20 @@ class Flag(Kind):
         return {"type": "boolean"}
 
 
-@dataclass(frozen=True)
 class Toggle(Flag):
     """``--cache/--no-cache``: either way, or neither (the default applies)."""
 
     shape: ClassVar[Shape] = "toggle"
 
 
-@dataclass(frozen=True)
 class Whole(Kind):
     """A whole number, at least ``minimum``."""
 
     scalar: ClassVar[type] = int
-    minimum: int = 0
+
+    def __init__(self, *, minimum: int = 0) -> None:
+        super().__init__()
+        self.minimum = minimum
 
     @property
     def wording(self) -> str:
@@ -177,14 +181,12 @@ class Whole(Kind):
         return {"type": "integer", "minimum": self.minimum}
 
 
-@dataclass(frozen=True)
 class Count(Whole):
     """``-vv``: how many times it was given."""
 
     shape: ClassVar[Shape] = "count"
 
 
-@dataclass(frozen=True)
 class Seconds(Kind):
     """A timeout: a finite number of seconds, more than 0 and at most a day (``inf``, ``nan``
     or ``1e999`` would disable the watchdog)."""
@@ -225,7 +227,6 @@ def timeout_problem(seconds: float) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
 class FilePath(Kind):
     """A file; in the configuration file, relative to it."""
 
@@ -235,13 +236,11 @@ class FilePath(Kind):
         return relative(base, super().from_config(value, base))
 
 
-@dataclass(frozen=True)
 class Location(FilePath):
     """A directory or a URL (``--find-links``); a path in the configuration file is relative
     to it, a URL stays as it is."""
 
 
-@dataclass(frozen=True)
 class ReportFile(FilePath):
     """Where a report goes (``--junit-xml``)."""
 
@@ -254,7 +253,6 @@ class ReportFile(FilePath):
         return None
 
 
-@dataclass(frozen=True)
 class ReportPath(ReportFile):
     """``--json [FILE]``: a file, or standard output (``-``, or the option given bare; ``true``
     in the configuration file)."""
@@ -271,7 +269,6 @@ class ReportPath(ReportFile):
         return {"oneOf": [{"const": True}, dict(_NON_EMPTY)]}
 
 
-@dataclass(frozen=True)
 class Requirement(Kind):
     """A requirement string (``--with pytest``): never an installer option in disguise."""
 
@@ -297,12 +294,14 @@ class Requirement(Kind):
         return {"type": "string", "pattern": _REQUIREMENT}
 
 
-@dataclass(frozen=True)
 class Assignment(Kind):
     """``GROUP=MODULE`` (``--hookspecs``)."""
 
     expected: ClassVar[str] = "GROUP=MODULE"
-    hint: str = ""
+
+    def __init__(self, *, hint: str) -> None:
+        super().__init__()
+        self.hint = hint
 
     def problem(self, flag: str, value: Any) -> Problem | None:
         empty = super().problem(flag, value)
@@ -317,7 +316,6 @@ class Assignment(Kind):
         return {"type": "string", "pattern": r"^[^=]*[^=\s][^=]*=\s*\S+\s*$"}
 
 
-@dataclass(frozen=True)
 class GroupName(Kind):
     """An entry-point group, ``NAME`` or ``NAME:callable`` (its entry points must name
     callables)."""
@@ -344,7 +342,6 @@ class GroupName(Kind):
         return {"type": "string", "pattern": r"^[^:]*[^:\s][^:]*(:callable)?$"}
 
 
-@dataclass(frozen=True)
 class Pair(Kind):
     """``--option NAME VALUE``."""
 

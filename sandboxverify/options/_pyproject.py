@@ -14,7 +14,8 @@ from typing import Any
 from sandboxverify._errors import ConfigError
 from sandboxverify._toml import tomllib
 from sandboxverify.options._kinds import Wrong
-from sandboxverify.options._table import Option, options_of
+from sandboxverify.options._option import Option
+from sandboxverify.options._table import options_of
 
 #: the keys that say where a check's results go
 REPORT_KEYS = ("json", "junit-xml", "github")
@@ -31,7 +32,7 @@ def find_pyproject(target_dir: Path | None) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
-def load(pyproject: Path) -> dict[str, Any]:
+def load_config(pyproject: Path) -> dict[str, Any]:
     """The validated ``[tool.sandboxverify]`` table, by each option's keyword (``expect_tools``)."""
     try:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))

@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.options._table import Option, options_of
+from sandboxverify.options._option import Option
+from sandboxverify.options._table import options_of
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schemas" / "config.schema.json"
 _ID = (

@@ -1,10 +1,10 @@
 """The driver: ``check()`` builds once, then runs each interpreter's sandbox through the stages
-(in parallel) and turns what they found into the verdict; options, stage timing and events.
+(in parallel) and turns what they found into the verdict; ``record_in_sandbox`` builds and
+installs as a check does, then records there; stage timing and the events ``check(options,
+on_event)`` sends.
 
-Imports the stages, build, sandbox and report rooms; never the CLI.
-
-Public here: the events ``check(options, on_event)`` sends. They are imported on first use, so
-the command line's options (``_options``) load without the sandbox machinery.
+Imports the options, stages, build, sandbox and report rooms; never the CLI. Its names are imported
+on first use, so the command line's options load without the sandbox machinery.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sandboxverify.pipeline._check import check
     from sandboxverify.pipeline._progress import (
         CommandFinished,
         Event,
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
         StageFinished,
         StageStarted,
     )
+    from sandboxverify.pipeline._record_in_sandbox import record_in_sandbox
 
 __all__ = [
     "CommandFinished",
@@ -31,10 +33,15 @@ __all__ = [
     "PluginLoaded",
     "StageFinished",
     "StageStarted",
+    "check",
+    "record_in_sandbox",
 ]
+
+_MODULES = {"check": "_check", "record_in_sandbox": "_record_in_sandbox"}
 
 
 def __getattr__(name: str) -> Any:
     if name not in __all__:
         raise AttributeError(f"module 'sandboxverify.pipeline' has no attribute {name!r}")
-    return getattr(importlib.import_module("sandboxverify.pipeline._progress"), name)
+    module = _MODULES.get(name, "_progress")
+    return getattr(importlib.import_module(f"sandboxverify.pipeline.{module}"), name)

@@ -10,10 +10,15 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sandboxverify.artifacts._artifacts import ProjectTarget
-from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
-from sandboxverify.artifacts._cache import ArtifactCache, default_root
-from sandboxverify.options._check_options import CheckOptions
+from sandboxverify.artifacts import (
+    ArtifactCache,
+    BuildResult,
+    ProjectTarget,
+    build_project,
+    default_root,
+    prepare_artifacts,
+)
+from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._headstart import (
     Footing,
     build_meanwhile,
@@ -23,17 +28,23 @@ from sandboxverify.pipeline._headstart import (
 from sandboxverify.pipeline._progress import EventSink, StageFinished, StageStarted, ignore
 from sandboxverify.pipeline._request import CheckRequest, validated
 from sandboxverify.pipeline._state import Built, CheckState, run_context
-from sandboxverify.report._model import ArtifactRecord, Failure, Report
-from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
-from sandboxverify.sandbox._integrity import PACKAGE, Fingerprint, changes, fingerprint
-from sandboxverify.sandbox._interpreters import (
+from sandboxverify.report import ArtifactRecord, Failure, Report
+from sandboxverify.sandbox import (
+    PACKAGE,
+    SUBPROCESSES,
+    Fingerprint,
     Interpreter,
+    RunContext,
+    Runner,
+    Workspace,
+    changes,
+    fingerprint,
     floor_note,
+    parallel_map,
     resolve_all,
     select_interpreters,
+    supervised,
 )
-from sandboxverify.sandbox._subprocess import parallel_map, supervised
-from sandboxverify.sandbox._workspace import Workspace
 
 if TYPE_CHECKING:  # imported ahead at run time: see _headstart
     from sandboxverify.pipeline._run import RunResult

@@ -24,16 +24,22 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.artifacts import BuildResult
 from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
-from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._integrity import Fingerprint, fingerprint
-from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
-from sandboxverify.sandbox._isolation import Isolation
-from sandboxverify.sandbox._venv import Sandbox, create_sandbox, learn_interpreter
-from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.report import Failure
+from sandboxverify.sandbox import (
+    Fingerprint,
+    Interpreter,
+    Isolation,
+    RunContext,
+    Sandbox,
+    Workspace,
+    create_sandbox,
+    fingerprint,
+    learn_interpreter,
+    resolve_all,
+)
 
 #: what the stages after the build import (the artifacts' metadata, the probe...): ~30 ms
 _IMPORTED_LATER = ("sandboxverify.artifacts._metadata", "sandboxverify.pipeline._run")

@@ -6,30 +6,36 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.artifacts import Artifact
 from sandboxverify.pipeline._progress import PluginLoaded
 from sandboxverify.pipeline._stages import StageTimer
 from sandboxverify.pipeline._state import CheckState, Installed
-from sandboxverify.report._model import (
+from sandboxverify.report import (
     Failure,
+    ImportsRecord,
     PluginRecord,
+    ScriptRecord,
     Stage,
     ToolRecord,
     registrations,
 )
-from sandboxverify.report._records import ImportsRecord, ScriptRecord
-from sandboxverify.runtime.hosts._registry import SCRIPT_GROUPS
-from sandboxverify.sandbox._subprocess import parallel_map
-from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
-from sandboxverify.stages._hosts import PlannedPlugin, PluginPlan
-from sandboxverify.stages._imports import (
+from sandboxverify.runtime.hosts import SCRIPT_GROUPS
+from sandboxverify.sandbox import parallel_map
+from sandboxverify.stages import (
+    Expectations,
     ImportRun,
+    Judgement,
+    PlannedPlugin,
+    PluginPlan,
+    ProbeOutcome,
+    ScriptsOutcome,
+    check_scripts,
+    evaluate,
     failed_plugin_modules,
     judge_imports,
+    probe,
     run_imports,
 )
-from sandboxverify.stages._probe import ProbeOutcome, probe
-from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 
 
 @dataclass(frozen=True)

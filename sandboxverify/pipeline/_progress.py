@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Union
 
-from sandboxverify.report._model import PluginRecord, StageName, StageStatus
-from sandboxverify.sandbox._subprocess import Outcome
+from sandboxverify.report import PluginRecord, StageName, StageStatus
+from sandboxverify.sandbox import Outcome
 
 
 @dataclass(frozen=True)

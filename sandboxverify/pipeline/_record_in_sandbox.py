@@ -13,19 +13,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.artifacts._artifacts import Artifact, classify
-from sandboxverify.options._check_options import CheckOptions, validate
+from sandboxverify.artifacts import Artifact, classify
+from sandboxverify.options import CheckOptions, validate
 from sandboxverify.pipeline._check import build_target
 from sandboxverify.pipeline._progress import EventSink, ignore
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
 from sandboxverify.pipeline._run import sandbox_with_wheel
 from sandboxverify.pipeline._state import CheckState, run_context
-from sandboxverify.report._model import Failure, Stage
-from sandboxverify.report._redact import Redactor
-from sandboxverify.sandbox._interpreters import Interpreter, resolve_all
-from sandboxverify.sandbox._subprocess import supervised
-from sandboxverify.sandbox._workspace import Workspace
-from sandboxverify.stages._live_recording import failure_error, record_live_session
+from sandboxverify.report import Failure, Redactor, Stage
+from sandboxverify.sandbox import Interpreter, Workspace, resolve_all, supervised
+from sandboxverify.stages import failure_error, record_live_session
 
 
 def record_in_sandbox(

@@ -7,13 +7,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandboxverify._errors import UsageError
-from sandboxverify.artifacts._artifacts import Target, classify
-from sandboxverify.options._check_options import CheckOptions, validate
+from sandboxverify.artifacts import Target, classify
+from sandboxverify.options import CheckOptions, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
-from sandboxverify.runtime._protocol import EntryPointRef, server_ref
-from sandboxverify.sandbox._interpreters import SELECTORS
-from sandboxverify.sandbox._isolation import HINT, PROCESS_RISKS, Isolation, choose_isolation
-from sandboxverify.stages._smoke import Playbook, load_smoke_playbook
+from sandboxverify.runtime import EntryPointRef, server_ref
+from sandboxverify.sandbox import HINT, PROCESS_RISKS, SELECTORS, Isolation, choose_isolation
+from sandboxverify.stages import Playbook, load_smoke_playbook
 
 
 @dataclass(frozen=True)

@@ -7,18 +7,30 @@ import platform
 import sysconfig
 from dataclasses import dataclass, field
 
-from sandboxverify.artifacts._artifacts import Artifact, select_wheel
-from sandboxverify.artifacts._build import BuildResult
+from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._state import Built, CheckState, Installed
-from sandboxverify.report._model import Failure, PluginRecord, Run, Stage, StageName, ToolRecord
-from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
-from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._venv import Sandbox, create_sandbox, install_wheel
-from sandboxverify.sandbox._workspace import SandboxPaths
-from sandboxverify.stages._hosts import PlannedPlugin, no_smoke_driver, plan_plugins, smoke_driver
-from sandboxverify.stages._smoke import Playbook, run_smoke
+from sandboxverify.report import (
+    Failure,
+    ImportsRecord,
+    PluginRecord,
+    Run,
+    ScriptRecord,
+    SmokeRecord,
+    Stage,
+    StageName,
+    ToolRecord,
+)
+from sandboxverify.sandbox import Interpreter, Sandbox, SandboxPaths, create_sandbox, install_wheel
+from sandboxverify.stages import (
+    PlannedPlugin,
+    Playbook,
+    no_smoke_driver,
+    plan_plugins,
+    run_smoke,
+    smoke_driver,
+)
 
 #: ``platform.system()`` names as people (and CI runners' ``RUNNER_OS``) say them
 _OS_NAMES = {"Darwin": "macOS"}

@@ -7,9 +7,8 @@ import time
 from dataclasses import dataclass
 
 from sandboxverify.pipeline._progress import CommandFinished, EventSink, StageFinished, StageStarted
-from sandboxverify.report._model import Failure, Stage, StageName, StageStatus
-from sandboxverify.sandbox._context import Runner
-from sandboxverify.sandbox._subprocess import Command, Outcome
+from sandboxverify.report import Failure, Stage, StageName, StageStatus
+from sandboxverify.sandbox import Command, Outcome, Runner
 
 
 class StageTimer:

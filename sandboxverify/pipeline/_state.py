@@ -7,20 +7,24 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify.artifacts._artifacts import Artifact
-from sandboxverify.artifacts._build import BuildResult
-from sandboxverify.options._check_options import CheckOptions
+from sandboxverify.artifacts import Artifact, BuildResult
+from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest
 from sandboxverify.pipeline._stages import AnnouncingRunner, StageTimer
-from sandboxverify.report._model import Stage, StageName
-from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
-from sandboxverify.sandbox._interpreters import Interpreter
-from sandboxverify.sandbox._isolation import Isolation
-from sandboxverify.sandbox._toolchain import IndexOptions, choose_toolchain
-from sandboxverify.sandbox._venv import Sandbox
-from sandboxverify.sandbox._workspace import Workspace
+from sandboxverify.report import Stage, StageName
+from sandboxverify.sandbox import (
+    SUBPROCESSES,
+    IndexOptions,
+    Interpreter,
+    Isolation,
+    RunContext,
+    Runner,
+    Sandbox,
+    Workspace,
+    choose_toolchain,
+)
 
 
 @dataclass(frozen=True)

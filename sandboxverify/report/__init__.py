@@ -3,3 +3,116 @@ Markdown step summary), and the one-line diagnosis of a failed tool's output.
 
 The bottom of the host side: imports nothing else of sandboxverify.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from sandboxverify.report._diagnostics import reached_for_network, summarize
+from sandboxverify.report._model import (
+    ArtifactRecord,
+    ErrorCode,
+    Failure,
+    PluginError,
+    PluginRecord,
+    Report,
+    ReportError,
+    Run,
+    Stage,
+    StageName,
+    StageStatus,
+    ToolRecord,
+    plugins_registering,
+    registrations,
+    stopped_report,
+)
+from sandboxverify.report._records import (
+    AllowedFailure,
+    ImportFailure,
+    ImportsRecord,
+    OutsideModule,
+    ScriptRecord,
+    SkippedModule,
+    SmokeCall,
+    SmokeError,
+    SmokeRecord,
+)
+from sandboxverify.report._redact import SECRET_NAME, Redactor, redact
+
+if TYPE_CHECKING:
+    from sandboxverify.report._junit import junit_xml
+    from sandboxverify.report._load import ReportFormatError, report_from_json
+    from sandboxverify.report._merge import (
+        Merged,
+        Source,
+        merge,
+        merged_junit,
+        merged_summary,
+        problems,
+    )
+    from sandboxverify.report._summary import step_summary
+
+__all__ = [
+    "SECRET_NAME",
+    "AllowedFailure",
+    "ArtifactRecord",
+    "ErrorCode",
+    "Failure",
+    "ImportFailure",
+    "ImportsRecord",
+    "Merged",
+    "OutsideModule",
+    "PluginError",
+    "PluginRecord",
+    "Redactor",
+    "Report",
+    "ReportError",
+    "ReportFormatError",
+    "Run",
+    "ScriptRecord",
+    "SkippedModule",
+    "SmokeCall",
+    "SmokeError",
+    "SmokeRecord",
+    "Source",
+    "Stage",
+    "StageName",
+    "StageStatus",
+    "ToolRecord",
+    "junit_xml",
+    "merge",
+    "merged_junit",
+    "merged_summary",
+    "plugins_registering",
+    "problems",
+    "reached_for_network",
+    "redact",
+    "registrations",
+    "report_from_json",
+    "step_summary",
+    "stopped_report",
+    "summarize",
+]
+
+#: the writers of one surface each, and reading reports back: imported when a check or a merge
+#: is asked for them, not by every check
+_IMPORTED_ON_FIRST_USE = {
+    "junit_xml": "_junit",
+    "ReportFormatError": "_load",
+    "report_from_json": "_load",
+    "Merged": "_merge",
+    "Source": "_merge",
+    "merge": "_merge",
+    "merged_junit": "_merge",
+    "merged_summary": "_merge",
+    "problems": "_merge",
+    "step_summary": "_summary",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _IMPORTED_ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

@@ -13,22 +13,36 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec
     from sandboxverify.runtime._schema import schema_from_signature
-    from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
+    from sandboxverify.runtime.hosts import EVENTS, PluginAPI
 
 __all__ = [
     "EVENTS",
+    "PROTOCOL",
+    "EntryPointRef",
     "PluginAPI",
     "PluginRegistrationError",
     "Registry",
     "ToolSpec",
+    "live",
+    "parse_entry_points",
+    "record",
     "schema_from_signature",
+    "server_ref",
+    "smoke",
 ]
 
 #: Imported on first use: every runtime process (and the command line, for the protocol) imports
-#: this package, most of them never touch the plugin API.
+#: this package, most of them never touch the plugin API, the harness or a recording.
 _LAZY = {
-    "EVENTS": "sandboxverify.runtime.hosts._native",
-    "PluginAPI": "sandboxverify.runtime.hosts._native",
+    "EVENTS": "sandboxverify.runtime.hosts",
+    "PluginAPI": "sandboxverify.runtime.hosts",
+    "PROTOCOL": "sandboxverify.runtime._protocol",
+    "EntryPointRef": "sandboxverify.runtime._protocol",
+    "parse_entry_points": "sandboxverify.runtime._protocol",
+    "server_ref": "sandboxverify.runtime._protocol",
+    "live": "sandboxverify.runtime._recording",
+    "record": "sandboxverify.runtime._recording",
+    "smoke": "sandboxverify.runtime._smoke",
     "PluginRegistrationError": "sandboxverify.runtime._registrations",
     "Registry": "sandboxverify.runtime._registrations",
     "ToolSpec": "sandboxverify.runtime._registrations",

@@ -130,13 +130,13 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
     # only plugin loads pay for the hosts (load_plugin imports the requested one alone)
     from sandboxverify.runtime._registrations import Registry  # noqa: PLC0415
     from sandboxverify.runtime.hosts import (  # noqa: PLC0415
+        DEFAULT_TIMEOUT,
         ApplicationFailed,
         HostContext,
         PluginLoadError,
         ServerFailure,
         load_plugin,
     )
-    from sandboxverify.runtime.hosts._base import DEFAULT_TIMEOUT  # noqa: PLC0415
 
     ref = EntryPointRef.from_json(request["plugin"])
     registry = Registry()
@@ -168,7 +168,7 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         "handlers": loaded.handlers,
     }
     if request["host"] == "llm" and not loaded.tools:  # its hooks registered nothing: say which
-        from sandboxverify.runtime.hosts._llm import describe_hooks  # noqa: PLC0415
+        from sandboxverify.runtime.hosts import describe_hooks  # noqa: PLC0415
 
         result["hooks"] = describe_hooks(ref.name)
     return result

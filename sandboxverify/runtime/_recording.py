@@ -14,19 +14,20 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.runtime._smoke import summarize
-from sandboxverify.runtime.harness._contract import divergences
-from sandboxverify.runtime.harness._errors import HarnessError
-from sandboxverify.runtime.harness._live import (
+from sandboxverify.runtime.harness import (
     DEFAULT_MAX_STEPS,
+    HarnessError,
     LiveDriver,
     LiveModel,
     ModelUnavailable,
+    TestSession,
+    divergences,
+    live_session,
     open_model,
+    recorded_turns,
     redact,
+    write_trace,
 )
-from sandboxverify.runtime.harness._recorded_turns import live_session, recorded_turns
-from sandboxverify.runtime.harness._session import TestSession
-from sandboxverify.runtime.harness._trace import write_trace
 
 
 def record(request: Mapping[str, Any]) -> dict[str, Any]:

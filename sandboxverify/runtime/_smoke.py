@@ -20,10 +20,18 @@ from typing import Any
 
 from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime._tracebacks import format_traceback
-from sandboxverify.runtime.harness import HarnessError, TestSession, run_spec, session_from_spec
-from sandboxverify.runtime.harness._guards import HardExit, ending, watching_exits
-from sandboxverify.runtime.harness._plugins import DIST_ENV, HOST_ENV
-from sandboxverify.runtime.harness._session import SESSION_OBSERVERS
+from sandboxverify.runtime.harness import (
+    DIST_ENV,
+    HOST_ENV,
+    SESSION_OBSERVERS,
+    HardExit,
+    HarnessError,
+    TestSession,
+    ending,
+    run_spec,
+    session_from_spec,
+    watching_exits,
+)
 
 #: the report keeps this much of each result's text (a cut is marked)
 _SHOWN_TEXT = 2000

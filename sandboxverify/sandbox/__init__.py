@@ -3,3 +3,91 @@ environments from allowlists, the installers, and the one subprocess helper.
 
 Imports report only (and the stdlib-only runtime protocol).
 """
+
+from __future__ import annotations
+
+from sandboxverify.sandbox._bwrap import probe_ahead
+from sandboxverify.sandbox._command_server import CommandServer
+from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
+from sandboxverify.sandbox._environment import backend_env, build_inputs, installer_env, plugin_env
+from sandboxverify.sandbox._integrity import PACKAGE, Fingerprint, changes, fingerprint
+from sandboxverify.sandbox._interpreters import (
+    SELECTORS,
+    Interpreter,
+    floor_note,
+    resolve_all,
+    select_interpreters,
+)
+from sandboxverify.sandbox._isolation import (
+    HINT,
+    ISOLATION_CHOICES,
+    PROCESS_RISKS,
+    Confined,
+    Confinement,
+    Isolation,
+    IsolationChoice,
+    choose_isolation,
+    interpreter_roots,
+)
+from sandboxverify.sandbox._subprocess import (
+    Command,
+    Launcher,
+    Outcome,
+    format_argv,
+    parallel_map,
+    supervised,
+)
+from sandboxverify.sandbox._toolchain import (
+    INSTALLER_CHOICES,
+    IndexOptions,
+    InstallerChoice,
+    choose_toolchain,
+)
+from sandboxverify.sandbox._venv import Sandbox, create_sandbox, install_wheel, learn_interpreter
+from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
+
+__all__ = [
+    "HINT",
+    "INSTALLER_CHOICES",
+    "ISOLATION_CHOICES",
+    "PACKAGE",
+    "PROCESS_RISKS",
+    "SELECTORS",
+    "SUBPROCESSES",
+    "Command",
+    "CommandServer",
+    "Confined",
+    "Confinement",
+    "Fingerprint",
+    "IndexOptions",
+    "InstallerChoice",
+    "Interpreter",
+    "Isolation",
+    "IsolationChoice",
+    "Launcher",
+    "Outcome",
+    "RunContext",
+    "Runner",
+    "Sandbox",
+    "SandboxPaths",
+    "Workspace",
+    "backend_env",
+    "build_inputs",
+    "changes",
+    "choose_isolation",
+    "choose_toolchain",
+    "create_sandbox",
+    "fingerprint",
+    "floor_note",
+    "format_argv",
+    "install_wheel",
+    "installer_env",
+    "interpreter_roots",
+    "learn_interpreter",
+    "parallel_map",
+    "plugin_env",
+    "probe_ahead",
+    "resolve_all",
+    "select_interpreters",
+    "supervised",
+]

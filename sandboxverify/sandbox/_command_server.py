@@ -20,7 +20,7 @@ import time
 from typing import IO, Any
 
 from sandboxverify._errors import Interrupted
-from sandboxverify.report._redact import redact
+from sandboxverify.report import redact
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import (
     GRACE_SECONDS,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import IO, Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
-from sandboxverify.report._redact import redact
+from sandboxverify.report import redact
 from sandboxverify.sandbox._processes import descendants, kill_and_wait, process_stat
 
 GRACE_SECONDS = 2.0

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
-from sandboxverify.report._diagnostics import summarize
-from sandboxverify.report._model import Failure
+from sandboxverify.report import Failure, summarize
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import installer_env, plugin_env
 from sandboxverify.sandbox._interpreters import Interpreter

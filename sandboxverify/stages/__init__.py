@@ -3,3 +3,50 @@ expectations it is judged by, every module imported, console scripts, the smoke 
 
 Imports build, sandbox and report; talks to the runtime only through its JSON protocol.
 """
+
+from __future__ import annotations
+
+from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
+from sandboxverify.stages._hosts import (
+    PlannedPlugin,
+    PluginPlan,
+    default_groups,
+    no_smoke_driver,
+    plan_plugins,
+    smoke_driver,
+)
+from sandboxverify.stages._imports import (
+    ImportRun,
+    failed_plugin_modules,
+    judge_imports,
+    run_imports,
+)
+from sandboxverify.stages._live_recording import failure_error, record_live_session
+from sandboxverify.stages._probe import ProbeOutcome, probe
+from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
+from sandboxverify.stages._smoke import Playbook, load_smoke_playbook, run_smoke
+
+__all__ = [
+    "Expectations",
+    "ImportRun",
+    "Judgement",
+    "PlannedPlugin",
+    "Playbook",
+    "PluginPlan",
+    "ProbeOutcome",
+    "ScriptsOutcome",
+    "check_scripts",
+    "default_groups",
+    "evaluate",
+    "failed_plugin_modules",
+    "failure_error",
+    "judge_imports",
+    "load_smoke_playbook",
+    "no_smoke_driver",
+    "plan_plugins",
+    "probe",
+    "record_live_session",
+    "run_imports",
+    "run_smoke",
+    "smoke_driver",
+]

@@ -11,9 +11,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from sandboxverify.report._diagnostics import reached_for_network
-from sandboxverify.report._model import Failure, PluginRecord, ToolRecord
-from sandboxverify.runtime.hosts._registry import HOSTS, KNOWN_GROUPS, SCRIPT_GROUPS, Wording
+from sandboxverify.report import Failure, PluginRecord, ToolRecord, reached_for_network
+from sandboxverify.runtime.hosts import HOSTS, KNOWN_GROUPS, SCRIPT_GROUPS, Wording
 from sandboxverify.stages._hosts import PluginPlan, host_for_group
 from sandboxverify.stages._probe import Discovery, PluginLoad
 

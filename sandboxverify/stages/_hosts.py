@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sandboxverify.report._model import Failure
-from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime.hosts._registry import (
+from sandboxverify.report import Failure
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.runtime.hosts import (
     HOSTS,
     KNOWN_GROUPS,
     MCP_SDKS,

@@ -16,18 +16,18 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.artifacts._artifacts import Artifact
-from sandboxverify.report._model import Failure, PluginRecord
-from sandboxverify.report._records import (
+from sandboxverify.artifacts import Artifact
+from sandboxverify.report import (
     AllowedFailure,
+    Failure,
     ImportFailure,
     ImportsRecord,
     OutsideModule,
+    PluginRecord,
     SkippedModule,
 )
-from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 

@@ -12,9 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.report._model import Failure
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.report import Failure
+from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages._runtime_call import (
     ProbeError,
     Subject,

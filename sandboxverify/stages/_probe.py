@@ -15,11 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
-from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._subprocess import parallel_map
-from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.report import Failure, PluginError, PluginRecord, ToolRecord
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._runtime_call import (
     ProbeError,

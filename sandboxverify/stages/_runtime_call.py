@@ -15,13 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.report._model import Failure
-from sandboxverify.runtime._protocol import PROTOCOL
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._environment import plugin_env
-from sandboxverify.sandbox._isolation import Confined
-from sandboxverify.sandbox._subprocess import Command, Outcome
-from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.report import Failure
+from sandboxverify.runtime import PROTOCOL
+from sandboxverify.sandbox import Command, Confined, Outcome, RunContext, Sandbox, plugin_env
 
 _BOOTSTRAP = (
     "import sys; sys.path.append(sys.argv[1]); "

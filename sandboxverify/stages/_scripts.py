@@ -14,14 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sandboxverify.report._diagnostics import summarize
-from sandboxverify.report._model import Failure
-from sandboxverify.report._records import ScriptRecord
-from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._environment import plugin_env
-from sandboxverify.sandbox._subprocess import Command, Outcome, parallel_map
-from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.report import Failure, ScriptRecord, summarize
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.sandbox import Command, Outcome, RunContext, Sandbox, parallel_map, plugin_env
 from sandboxverify.stages._runtime_call import confined, safe_label
 
 _MAX_PARALLEL_SCRIPTS = 4

@@ -15,11 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import UsageError
-from sandboxverify.report._model import Failure
-from sandboxverify.report._records import SmokeError, SmokeRecord
-from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.sandbox._context import RunContext
-from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.report import Failure, SmokeError, SmokeRecord
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages._runtime_call import (
     ProbeError,
     Subject,

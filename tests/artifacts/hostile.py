@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gzip
+import importlib.util
 import io
 import json
 import os
@@ -25,7 +26,7 @@ import tracemalloc
 import zipfile
 import zlib
 from pathlib import Path
-from typing import Callable, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 SDIST_ROOT = "demo-1.0"
 DIST_INFO = "demo-1.0.dist-info"
@@ -312,13 +313,24 @@ def _peak(attempt: Callable[[], object]) -> int:
     return peak
 
 
+def _stdlib_module(path: Path) -> Any:
+    """The module at ``path`` on its own, from the tree under test: it is stdlib-only, which this
+    interpreter (with nothing else installed) proves; its room's face needs the host side's
+    dependencies."""
+    spec = importlib.util.spec_from_file_location("sandboxverify_archives", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
 def main() -> None:
     """Every attack against this Python's tarfile and zipfile: each sdist through
     ``extract_sdist`` with and without tarfile's ``data`` filter, each wheel through
     ``zip_problems``, and the bombs with the memory they took; writes the outcomes as JSON."""
     root, output = sys.argv[1], Path(sys.argv[2])
-    sys.path.insert(0, root)
-    from sandboxverify.artifacts import _archives  # noqa: PLC0415 - from the tree under test
+    _archives = _stdlib_module(Path(root) / "sandboxverify" / "artifacts" / "_archives.py")
 
     unsafe = _archives.UnsafeArchive
     results: dict[str, dict[str, object]] = {}

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.options._pyproject import find_pyproject, load
+from sandboxverify.options._pyproject import find_pyproject
+from sandboxverify.options._pyproject import load_config as load
 
 
 def pyproject(tmp_path: Path, table: str) -> Path:

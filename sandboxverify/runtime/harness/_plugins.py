@@ -14,10 +14,14 @@ from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
-from sandboxverify.runtime.hosts import HostContext, PluginLoadError, load_plugin
-from sandboxverify.runtime.hosts._native import PluginAPI
-from sandboxverify.runtime.hosts._registry import HOSTS as _HOST_REGISTRY
-from sandboxverify.runtime.hosts._registry import SESSION_HOSTS
+from sandboxverify.runtime.hosts import HOSTS as _HOST_REGISTRY
+from sandboxverify.runtime.hosts import (
+    SESSION_HOSTS,
+    HostContext,
+    PluginAPI,
+    PluginLoadError,
+    load_plugin,
+)
 
 PluginSpec = Union[str, Callable[[Any], Any]]
 DEFAULT_GROUP = "sandboxverify.plugins"

@@ -11,10 +11,11 @@ plugin in its real application. Every host fills a
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime.hosts._base import (
+    DEFAULT_TIMEOUT,
     ApplicationFailed,
     ApplicationMissing,
     HostContext,
@@ -25,22 +26,62 @@ from sandboxverify.runtime.hosts._base import (
     ServerFailure,
     resolve,
 )
+from sandboxverify.runtime.hosts._registry import (
+    HOST_CHOICES,
+    HOSTS,
+    KNOWN_GROUPS,
+    MCP_SDKS,
+    SCRIPT_GROUPS,
+    SESSION_HOSTS,
+    Group,
+    Host,
+    Wording,
+    names_module,
+    near_miss,
+)
 
 if TYPE_CHECKING:
     from sandboxverify.runtime._registrations import Registry
+    from sandboxverify.runtime.hosts._llm import describe_hooks
+    from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
+    "EVENTS",
+    "HOSTS",
+    "HOST_CHOICES",
+    "KNOWN_GROUPS",
+    "MCP_SDKS",
+    "SCRIPT_GROUPS",
+    "SESSION_HOSTS",
     "ApplicationFailed",
     "ApplicationMissing",
+    "Group",
+    "Host",
     "HostContext",
     "LoadStage",
     "LoadedPlugin",
+    "PluginAPI",
     "PluginLoadError",
     "Responder",
     "ServerFailure",
+    "Wording",
+    "describe_hooks",
     "load_plugin",
+    "names_module",
+    "near_miss",
     "resolve",
 ]
+
+#: imported on first use: a load pays for its own host's module alone
+_LAZY = {"EVENTS": "_native", "PluginAPI": "_native", "describe_hooks": "_llm"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 def load_plugin(

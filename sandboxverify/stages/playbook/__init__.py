@@ -33,6 +33,33 @@ playbook, ``_captures`` turning the ids a model copied from results into capture
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from sandboxverify.stages.playbook._document import load_playbook, parse_playbook
 
-__all__ = ["load_playbook", "parse_playbook"]
+if TYPE_CHECKING:
+    from sandboxverify.stages.playbook._replay import load_mocks
+    from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
+
+__all__ = [
+    "Unwritable",
+    "load_mocks",
+    "load_playbook",
+    "parse_playbook",
+    "render_playbook",
+]
+
+#: what only ``record`` needs: imported when it runs
+_IMPORTED_ON_FIRST_USE = {
+    "load_mocks": "_replay",
+    "Unwritable": "_writer",
+    "render_playbook": "_writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _IMPORTED_ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

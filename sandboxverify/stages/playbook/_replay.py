@@ -15,7 +15,7 @@ from typing import Any
 
 from sandboxverify._errors import ConfigError
 from sandboxverify._toml import tomllib
-from sandboxverify.runtime.hosts._registry import SESSION_HOSTS
+from sandboxverify.runtime.hosts import SESSION_HOSTS
 from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._values import (
     Doc,

@@ -48,6 +48,16 @@ def _not_on_a_runner(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _no_configuration_of_the_callers_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Checks run by the suite read no configuration of the person or machine running it (a
+    test that needs one writes it and points SANDBOXVERIFY_CONFIG at it)."""
+    absent = tmp_path_factory.getbasetemp() / "no-user-config.toml"
+    monkeypatch.setenv("SANDBOXVERIFY_CONFIG", str(absent))
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _every_report_matches_its_schema() -> Iterator[None]:
     """Every report the suite makes in-process (``check``, the command line run in-process,

@@ -169,7 +169,7 @@ def load_text(text: str) -> dict[str, Any]:
 
 
 def test_the_config_schema_lists_every_key_in_both_spellings() -> None:
-    keys = set(_config.config_options())
+    keys = set(_PROJECT_KEYS)
     spellings = keys | {key.replace("-", "_") for key in keys}
     document = schema("config")
     assert set(document["properties"]) == spellings
@@ -186,29 +186,42 @@ def test_the_shipped_config_schema_is_the_one_the_options_table_makes() -> None:
 _SAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
     "Kind": (["x"], [1, ["x"], True, " "]),
     "Kind+": (["a", ["a", "b"], []], [1, [1], {"a": 1}, [" "]]),
+    "timeout": ([1, 600], [0, 601, 86401, True]),
+    # the project's file may not name an interpreter by path
+    "python": (["3.12", ["3.10", "min"]], [1, [""], "./python", ["/usr/bin/python3"]]),
     "Names+": (["a", "a, b", ["a,b", "c"]], ["a,,b", ["a", ","], [""], 1]),
     "Location+": (["dir", ["a", "b"]], [1, [True], [""]]),
     "GroupName+": (["a", "a:callable", ["a", "b.c"]], ["a:other", ":callable", [""], 1]),
     "Assignment+": (["app=app.specs", ["a=b"]], ["app", "=m", "a=b c", [1]]),
-    "Requirement+": (["pytest", ["llm>=0.26", "a[b]"]], ["-e .", ["x>>1"], [""], 1]),
+    "Requirement+": (
+        ["pytest", ["llm>=0.26", "a[b]"]],
+        ["-e .", ["x>>1"], [""], 1, "x @ file:///tmp/x-1.tar.gz"],
+    ),
     "Flag": ([True, False], ["yes", 1]),
     "Toggle": ([True, False], ["yes", 1]),
     "Whole": ([0, 3], [-1, 1.5, True, "3"]),
     "Count": ([0, 3], [-1, 1.5, True, "3"]),
-    "Seconds": ([1, 0.5, 86400], [0, -1, True, "1", 86401]),
+    "Seconds": ([1, 0.5], [0, -1, True, "1", 86401]),
     "FilePath": (["out.xml"], ["", " ", 1]),
     "ReportPath": ([True, "-", "r.json"], [False, "", " ", 1]),
     "ReportFile": (["junit.xml"], ["", " ", 1, True]),
 }
 
 
-@pytest.mark.parametrize("key", sorted(_config.config_options()))
+#: what a project's file may set: every option of check but those only the caller may set
+_PROJECT_KEYS = sorted(key for key, option in _config.config_options().items() if option.project)
+
+
+@pytest.mark.parametrize("key", _PROJECT_KEYS)
 def test_the_loader_and_the_config_schema_agree_on_every_key(key: str, tmp_path: Path) -> None:
     option = _config.config_options()[key]
     if isinstance(option.kind, Choice):
         good, bad = [option.kind.choices[0]], ["nope", 1]
+        if key == "isolation":
+            bad.append("process")  # the project's file may not drop the OS sandbox
     else:
-        good, bad = _SAMPLES[type(option.kind).__name__ + ("+" if option.multiple else "")]
+        kind = type(option.kind).__name__ + ("+" if option.multiple else "")
+        good, bad = _SAMPLES.get(key) or _SAMPLES[kind]
     pyproject = tmp_path / "pyproject.toml"
     for value, accepted in [*((v, True) for v in good), *((v, False) for v in bad)]:
         pyproject.write_text(

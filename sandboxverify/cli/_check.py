@@ -23,7 +23,7 @@ from sandboxverify.cli._output import (
 )
 from sandboxverify.cli._render import Progress, render_report
 from sandboxverify.cli._surfaces import Surfaces
-from sandboxverify.options import find_pyproject, load_config
+from sandboxverify.options import configured, find_pyproject
 from sandboxverify.pipeline import check as run_check
 
 
@@ -33,7 +33,7 @@ def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, An
     reject_empty_targets(targets)
     target = classify(targets)
     pyproject = find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
-    file_values = load_config(pyproject) if pyproject else {}
+    file_values = configured(pyproject)
     values = merge(ctx, cli_values, file_values)
     surfaces.resolve(values, pyproject)
     options = check_options(targets, values)

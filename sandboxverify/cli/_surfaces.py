@@ -90,7 +90,7 @@ class Surfaces:
         if command == "check":
             first = Path(self.targets[0]) if self.targets else None
             self.pyproject = find_pyproject(first if first and first.is_dir() else None)
-            configured = report_values(self.pyproject) if self.pyproject else {}
+            configured = report_values(self.pyproject)
         given = {key: value for key, value in values.items() if value is not None}
         merged = {**configured, **given}
         self.resolve(merged, self.pyproject)

@@ -18,8 +18,10 @@ from sandboxverify.options._option import (
 )
 from sandboxverify.options._pyproject import (
     config_options,
+    configured,
     find_pyproject,
     load_config,
+    load_user_config,
     report_values,
 )
 from sandboxverify.options._table import OPTIONS, options_of
@@ -37,8 +39,10 @@ __all__ = [
     "Problem",
     "Shape",
     "config_options",
+    "configured",
     "find_pyproject",
     "load_config",
+    "load_user_config",
     "options_of",
     "report_values",
     "split_commas",

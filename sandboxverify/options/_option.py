@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from sandboxverify.options._kinds import Flag, Kind, Toggle
+from sandboxverify.options._trust import ProjectRule
 
 CommandName = Literal["check", "run", "record", "merge", "matrix"]
 
@@ -35,6 +36,10 @@ class Option:
     metavar: str | None = None
     #: the commands it is required by
     required: tuple[CommandName, ...] = ()
+    #: may the checked project's own ``[tool.sandboxverify]`` set it (``check``'s options):
+    #: ``True``; ``False`` when it only widens what package code reaches or where sandboxverify
+    #: writes; or a rule saying which values it may not ask for (``_trust``)
+    project: bool | ProjectRule = True
 
     def __post_init__(self) -> None:
         if not self.dest:

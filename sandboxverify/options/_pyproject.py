@@ -1,8 +1,11 @@
-"""``[tool.sandboxverify]`` in pyproject.toml: ``check``'s options, same names (- or _).
+"""``[tool.sandboxverify]`` in pyproject.toml, and the caller's own configuration file: ``check``'s
+options, same names (- or _).
 
-The command line wins over the file. Unknown keys and wrongly typed values are configuration errors
-(exit 2) that name the file, the key and what was expected; each value is checked by the kind of
-its option, as the command line checks it.
+The command line wins over both files, the project's file over the caller's. Unknown keys and
+wrongly typed values are configuration errors (exit 2) that name the file, the key and what was
+expected; each value is checked by the kind of its option, as the command line checks it. The
+project's file is untrusted: what an option may not take from it (``_trust``) is refused there,
+with a hint saying where it may come from, and a path it names must stay inside the project.
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ from typing import Any
 
 from sandboxverify._errors import ConfigError
 from sandboxverify._toml import tomllib
-from sandboxverify.options._kinds import Wrong
+from sandboxverify.options._kinds import FilePath, Wrong
 from sandboxverify.options._option import Option
 from sandboxverify.options._table import options_of
+from sandboxverify.options._trust import inside_project, user_config_path
 
 #: the keys that say where a check's results go
 REPORT_KEYS = ("json", "junit-xml", "github")
+#: the table of ``check``'s options in a pyproject.toml
+_PROJECT_TABLE = "[tool.sandboxverify]"
 
 
 def config_options() -> dict[str, Option]:
@@ -32,59 +38,116 @@ def find_pyproject(target_dir: Path | None) -> Path | None:
     return candidate if candidate.is_file() else None
 
 
+def configured(pyproject: Path | None) -> dict[str, Any]:
+    """What the files say ``check`` should do, by each option's keyword: the caller's own
+    configuration, and over it the checked project's ``[tool.sandboxverify]`` (``pyproject``, when
+    there is one), which may only describe the package and make the check stricter."""
+    return {**load_user_config(), **(load_config(pyproject) if pyproject else {})}
+
+
 def load_config(pyproject: Path) -> dict[str, Any]:
-    """The validated ``[tool.sandboxverify]`` table, by each option's keyword (``expect_tools``)."""
+    """The checked project's validated ``[tool.sandboxverify]``, by each option's keyword
+    (``expect_tools``): only what the project may ask for."""
+    table = _read_table(pyproject, project=True)
+    return _values(pyproject, table, project=pyproject.parent)
+
+
+def load_user_config(path: Path | None = None) -> dict[str, Any]:
+    """The caller's own configuration (``_trust.user_config_path``), top-level keys as in
+    ``[tool.sandboxverify]``; nothing when there is no such file. Trusted like the command
+    line: it may hold what the project's file may not (``pass-env``, ``find-links``, report
+    paths...)."""
+    path = path or user_config_path()
+    if not path.is_file():
+        return {}
+    return _values(path, _read_table(path, project=False), project=None)
+
+
+def _read_table(path: Path, *, project: bool) -> dict[str, Any]:
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(
-            f"{pyproject}: invalid TOML: {exc}",
-            hint="fix the syntax; the build would fail on it too",
-        ) from None
+        hint = "fix the syntax; the build would fail on it too" if project else "fix the syntax"
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint=hint) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {pyproject}: {exc}") from None
-    table = data.get("tool", {}).get("sandboxverify", {})
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    table = data.get("tool", {}).get("sandboxverify", {}) if project else data
     if not isinstance(table, dict):
-        raise ConfigError(f"{pyproject}: [tool.sandboxverify] must be a table")
+        raise ConfigError(f"{path}: {_PROJECT_TABLE} must be a table")
+    return table
+
+
+def _values(path: Path, table: dict[str, Any], *, project: Path | None) -> dict[str, Any]:
+    """``table``'s values by keyword; ``project``: the checked project's root, when the table is
+    its own (untrusted)."""
     keys = config_options()
+    where = _PROJECT_TABLE if project is not None else "key"
     result: dict[str, Any] = {}
     for raw_key, value in table.items():
         option = keys.get(raw_key.replace("_", "-"))
         if option is None:
             close = difflib.get_close_matches(raw_key.replace("_", "-"), list(keys), n=1)
             raise ConfigError(
-                f"{pyproject}: unknown key {raw_key!r} in [tool.sandboxverify]",
+                f"{path}: unknown key {raw_key!r}"
+                + (f" in {_PROJECT_TABLE}" if project is not None else ""),
                 hint=f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(keys)}",
             )
-        result[option.dest] = coerce(pyproject, raw_key, option, value)
+        result[option.dest] = coerce(path, raw_key, option, value, where)
+        if project is not None:
+            _refuse_widening(path, raw_key, option, result[option.dest], project)
     return result
 
 
-def report_values(pyproject: Path) -> dict[str, Any]:
-    """``json``, ``junit-xml`` and ``github`` of ``[tool.sandboxverify]``, read leniently: when
-    the check stops on a usage or configuration error, its reports still go where the file says,
-    whatever else is wrong with it."""
+def _refuse_widening(path: Path, key: str, option: Option, value: Any, project: Path) -> None:
+    """The project's file may not widen what its code reaches or where sandboxverify writes."""
+    values = value if isinstance(value, tuple) else (value,)
+    reasons = [] if option.project else ["this option"]
+    if callable(option.project):
+        reasons += [reason for item in values if (reason := option.project(item))]
+    if isinstance(option.kind, FilePath):
+        reasons += [reason for item in values if (reason := inside_project(item, project))]
+    if reasons:
+        raise ConfigError(
+            f"{path}: {_PROJECT_TABLE} {key} asks for {reasons[0]}, which the checked project "
+            "may not: its configuration may describe the package and make the check stricter, "
+            "never widen what its code reaches or where sandboxverify writes",
+            hint=f"give {option.flag} on the command line, or put {key} in your own "
+            f"configuration ({user_config_path()}); the README's 'Configuration' says which keys "
+            "a project may set",
+        )
+
+
+def report_values(pyproject: Path | None) -> dict[str, Any]:
+    """Where a check's results go, read leniently from the caller's configuration (``json``,
+    ``junit-xml``, ``github``) and the project's (``github``: the only one it may set): when the
+    check stops on a usage or configuration error, its reports still go where the files say,
+    whatever else is wrong with them."""
+    result = _lenient(user_config_path(), project=False, keys=REPORT_KEYS)
+    if pyproject is not None:
+        result.update(_lenient(pyproject, project=True, keys=("github",)))
+    return result
+
+
+def _lenient(path: Path, *, project: bool, keys: tuple[str, ...]) -> dict[str, Any]:
     try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        table = _read_table(path, project=project)
+    except ConfigError:
         return {}
-    tool = data.get("tool")
-    table = tool.get("sandboxverify") if isinstance(tool, dict) else None
-    if not isinstance(table, dict):
-        return {}
-    keys = config_options()
+    options = config_options()
     result: dict[str, Any] = {}
     for raw_key, value in table.items():
         key = raw_key.replace("_", "-")
-        if key in REPORT_KEYS:
+        if key in keys:
             try:
-                result[keys[key].dest] = coerce(pyproject, raw_key, keys[key], value)
+                result[options[key].dest] = coerce(path, raw_key, options[key], value)
             except ConfigError:
                 continue
     return result
 
 
-def coerce(pyproject: Path, key: str, option: Option, value: Any) -> Any:
+def coerce(
+    pyproject: Path, key: str, option: Option, value: Any, where: str = _PROJECT_TABLE
+) -> Any:
     """``value`` of ``key`` as the command line would give it: a list of several for an option
     that takes several (a string alone is one), checked by the option's kind."""
     base = pyproject.parent
@@ -99,9 +162,7 @@ def coerce(pyproject: Path, key: str, option: Option, value: Any) -> Any:
         expected = str(wrong)
         if option.multiple and expected == option.kind.expected:
             expected = _several(expected)
-        raise ConfigError(
-            f"{pyproject}: [tool.sandboxverify] {key} must be {expected}, got {value!r}"
-        ) from None
+        raise ConfigError(f"{pyproject}: {key} must be {expected}, got {value!r}") from None
 
 
 def _one(option: Option, value: object, base: Path) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 
 from sandboxverify.options._option import Option
 from sandboxverify.options._table import options_of
+from sandboxverify.options._trust import ProjectRule
 
 SCHEMA_PATH = Path(__file__).parent.parent / "schemas" / "config.schema.json"
 _ID = (
@@ -23,6 +24,8 @@ def config_schema() -> dict[str, Any]:
     properties: dict[str, Any] = {}
     aliases: dict[str, Any] = {}
     for option in options_of("check"):
+        if option.project is False:  # only the caller may set it: not a key of the project's file
+            continue
         properties[option.config_key] = {
             "description": f"{option.flag}: {option.help_for('check')}",
             **_value_schema(option),
@@ -35,9 +38,12 @@ def config_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": _ID,
         "title": "[tool.sandboxverify] in pyproject.toml",
-        "description": "Every option of `sandboxverify check`, same names (- or _); the command "
-        "line wins. Paths are relative to the pyproject.toml. Unknown keys are a configuration "
-        "error.",
+        "description": "The options of `sandboxverify check` a checked project may set, same names "
+        "(- or _); the command line wins. Paths are relative to the pyproject.toml and stay inside "
+        "the project. Keys that would widen what the project's code reaches or where "
+        "sandboxverify writes (pass-env, find-links, index-url, keep, json, junit-xml) come only "
+        "from the command line or the caller's own configuration. Unknown keys are a "
+        "configuration error.",
         "type": "object",
         "properties": {**properties, **aliases},
         "additionalProperties": False,
@@ -46,6 +52,8 @@ def config_schema() -> dict[str, Any]:
 
 def _value_schema(option: Option) -> dict[str, Any]:
     one = option.kind.schema()
+    if isinstance(option.project, ProjectRule):
+        one = option.project.schema(one)
     if not option.multiple:
         return one
     return {"oneOf": [one, {"type": "array", "items": one}]}

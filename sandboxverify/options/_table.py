@@ -31,6 +31,14 @@ from sandboxverify.options._option import (
     Option,
 )
 from sandboxverify.options._session_options import SESSION_OPTIONS
+from sandboxverify.options._trust import (
+    NAMES_AND_VERSIONS,
+    NOT_WEAKER_ISOLATION,
+    PROJECT_MAX_INSTALL_TIMEOUT,
+    PROJECT_MAX_TIMEOUT,
+    VERSIONS_ONLY,
+    at_most,
+)
 from sandboxverify.runtime.hosts import HOST_CHOICES, HOSTS
 from sandboxverify.sandbox import INSTALLER_CHOICES, ISOLATION_CHOICES
 
@@ -131,6 +139,7 @@ OPTIONS: tuple[Option, ...] = (
         default=(),
         default_text="the one running sandboxverify",
         metavar="SPEC",
+        project=VERSIONS_ONLY,
     ),
     Option(
         "installer",
@@ -149,6 +158,7 @@ OPTIONS: tuple[Option, ...] = (
         "(exit 2); process: never use it.",
         CHECK,
         default="auto",
+        project=NOT_WEAKER_ISOLATION,
     ),
     Option(
         "index-url",
@@ -156,6 +166,7 @@ OPTIONS: tuple[Option, ...] = (
         "Package index for dependencies and build requirements.",
         CHECK,
         metavar="URL",
+        project=False,
     ),
     Option(
         "find-links",
@@ -165,6 +176,7 @@ OPTIONS: tuple[Option, ...] = (
         multiple=True,
         default=(),
         metavar="PATH|URL",
+        project=False,
     ),
     Option(
         "timeout",
@@ -173,6 +185,7 @@ OPTIONS: tuple[Option, ...] = (
         CHECK,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
+        project=at_most(PROJECT_MAX_TIMEOUT),
     ),
     Option(
         "install-timeout",
@@ -181,6 +194,7 @@ OPTIONS: tuple[Option, ...] = (
         CHECK,
         default=DEFAULT_INSTALL_TIMEOUT,
         metavar="SECONDS",
+        project=at_most(PROJECT_MAX_INSTALL_TIMEOUT),
     ),
     Option(
         "pass-env",
@@ -193,6 +207,7 @@ OPTIONS: tuple[Option, ...] = (
         multiple=True,
         default=(),
         metavar="NAME",
+        project=False,
     ),
     # -- check: what else is verified -----------------------------------------------------------
     Option(
@@ -271,6 +286,7 @@ OPTIONS: tuple[Option, ...] = (
         multiple=True,
         default=(),
         metavar="REQUIREMENT",
+        project=NAMES_AND_VERSIONS,
     ),
     *SESSION_OPTIONS,
     # -- where results go -----------------------------------------------------------------------
@@ -290,6 +306,7 @@ OPTIONS: tuple[Option, ...] = (
         ("check", "merge", "run", "record"),
         dest="json_out",
         metavar="[FILE]",
+        project=False,
     ),
     Option(
         "junit-xml",
@@ -301,6 +318,7 @@ OPTIONS: tuple[Option, ...] = (
         },
         ("check", "merge"),
         metavar="FILE",
+        project=False,
     ),
     Option(
         "github",
@@ -315,6 +333,7 @@ OPTIONS: tuple[Option, ...] = (
         "Keep the sandboxes and print where they are.",
         CHECK,
         default=False,
+        project=False,
     ),
     Option(
         "cache",

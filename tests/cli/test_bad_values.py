@@ -4,6 +4,7 @@ a hint, no traceback, nothing built and nothing touched; the same from [tool.san
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -105,17 +106,33 @@ def test_report_directories_are_created(tmp_path: Path) -> None:
     assert "<testsuites" in (tmp_path / "reports" / "junit.xml").read_text()
 
 
-def test_the_readme_config_example_writes_its_reports(tmp_path: Path) -> None:
-    """``junit-xml = "reports/junit.xml"`` in [tool.sandboxverify], relative to the file."""
+def test_report_paths_in_the_callers_own_configuration_are_written(tmp_path: Path) -> None:
+    """``junit-xml = "reports/junit.xml"`` in one's own configuration, relative to the file."""
     (tmp_path / "dist").mkdir()
     wheel = _hostile_wheel(tmp_path / "dist")
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.sandboxverify]\njunit-xml = "reports/junit.xml"\njson = "reports/check.json"\n'
-    )
-    result = run_cli(["check", str(wheel)], cwd=tmp_path)
+    own = tmp_path / "config.toml"
+    own.write_text('junit-xml = "reports/junit.xml"\njson = "reports/check.json"\n')
+    env = {**os.environ, "SANDBOXVERIFY_CONFIG": str(own)}
+    result = run_cli(["check", str(wheel)], cwd=tmp_path, env=env)
     assert result.code == 1, result.stdout + result.stderr
     assert "<testsuites" in (tmp_path / "reports" / "junit.xml").read_text()
     assert json.loads((tmp_path / "reports" / "check.json").read_text())["ok"] is False
+
+
+@pytest.mark.parametrize(
+    "line", ['json = "out.json"', 'junit-xml = "reports/junit.xml"', 'json = "/tmp/x/zz.pth"']
+)
+def test_the_checked_project_cannot_say_where_sandboxverify_writes(
+    line: str, tmp_path: Path
+) -> None:
+    """A project's [tool.sandboxverify] is untrusted: a report path there could make
+    sandboxverify itself write anywhere (a .pth in site-packages runs at the next start)."""
+    project = copy_fixture("good-hatch", tmp_path)
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write(f"\n[tool.sandboxverify]\n{line}\n")
+    before = tree_digest(tmp_path)
+    assert_usage_error(["check", str(project)], "which the checked project may not", "hint:")
+    assert tree_digest(tmp_path) == before
 
 
 def test_an_existing_report_is_replaced_and_a_usage_error_is_reported_in_both(
@@ -166,8 +183,8 @@ def test_an_existing_report_is_replaced_and_a_usage_error_is_reported_in_both(
         ('index-url = " "', "index-url must be a non-empty string"),
         ('json = ""', "json must be"),
         ('junit-xml = ""', "junit-xml must be a file path"),
-        ('json = "/proc/version"', "cannot be written"),
-        ('junit-xml = "pyproject.toml/junit.xml"', "cannot create the directory"),
+        ('json = "/proc/version"', "which the checked project may not"),
+        ('junit-xml = "pyproject.toml/junit.xml"', "which the checked project may not"),
     ],
 )
 def test_a_bad_config_value_is_refused(line: str, fragment: str, tmp_path: Path) -> None:

@@ -113,19 +113,18 @@ def test_json_on_stdout_carries_the_error(tmp_path: Path) -> None:
     assert "ERROR target not found: nope" in result.stderr
 
 
-def test_a_configuration_error_still_writes_the_reports_the_file_asks_for(tmp_path: Path) -> None:
+def test_a_configuration_error_still_writes_the_reports_the_files_ask_for(tmp_path: Path) -> None:
+    """Report paths from one's own configuration, annotations from the project's."""
     project = copy_fixture("good-hatch", tmp_path)
     (project / "reports").mkdir()
+    own = project / "config.toml"
+    own.write_text('json = "reports/report.json"\njunit_xml = "reports/junit.xml"\n')
     with (project / "pyproject.toml").open("a", encoding="utf-8") as handle:
-        handle.write(
-            "\n[tool.sandboxverify]\n"
-            'json = "reports/report.json"\n'
-            'junit_xml = "reports/junit.xml"\n'
-            "github = true\n"
-            'expect-tool = ["greet"]\n'
-        )
+        handle.write('\n[tool.sandboxverify]\ngithub = true\nexpect-tool = ["greet"]\n')
 
-    result = run_cli(["check", str(project)], cwd=tmp_path)
+    result = run_cli(
+        ["check", str(project)], cwd=tmp_path, env={**os.environ, "SANDBOXVERIFY_CONFIG": str(own)}
+    )
 
     assert result.code == 2
     document = report(project / "reports" / "report.json")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import ConfigError
-from sandboxverify.options._pyproject import find_pyproject
+from sandboxverify.options._pyproject import find_pyproject, load_user_config
 from sandboxverify.options._pyproject import load_config as load
 
 
@@ -31,13 +31,8 @@ expect-plugins = 2
 python = ["3.10", "3.12"]
 installer = "pip"
 isolation = "strict"
-index-url = "https://example.invalid/simple"
-find-links = ["wheels", "https://example.invalid/links"]
 timeout = 5
 install_timeout = 300
-pass-env = ["MY_*"]
-json = "out/report.json"
-keep = false
 verbose = 1
 quiet = false
 server_command = "my-server --stdio"
@@ -47,7 +42,6 @@ import_allow_fail = ["mypkg.contrib.*"]
 plugin-allow-fail = ["material/info"]
 expect-files = ["mypkg/data/*.json"]
 skip_script_help = ["mypkg-daemon"]
-junit_xml = "out/junit.xml"
 github = true
 """,
         )
@@ -62,13 +56,8 @@ github = true
         "python": ("3.10", "3.12"),
         "installer": "pip",
         "isolation": "strict",
-        "index_url": "https://example.invalid/simple",
-        "find_links": (str(tmp_path / "wheels"), "https://example.invalid/links"),
         "timeout": 5.0,
         "install_timeout": 300.0,
-        "pass_env": ("MY_*",),
-        "json_out": str(tmp_path / "out/report.json"),
-        "keep": False,
         "verbose": 1,
         "quiet": False,
         "server_command": "my-server --stdio",
@@ -78,7 +67,6 @@ github = true
         "plugin_allow_fail": ("material/info",),
         "expect_files": ("mypkg/data/*.json",),
         "skip_script_help": ("mypkg-daemon",),
-        "junit_xml": str(tmp_path / "out/junit.xml"),
         "github": True,
     }
 
@@ -89,8 +77,10 @@ def test_no_table_is_no_config(tmp_path: Path) -> None:
     assert load(path) == {}
 
 
-def test_json_true_means_stdout(tmp_path: Path) -> None:
-    assert load(pyproject(tmp_path, "json = true"))["json_out"] == "-"
+def test_json_true_means_stdout_in_the_callers_own_configuration(tmp_path: Path) -> None:
+    own = tmp_path / "config.toml"
+    own.write_text("json = true\n")
+    assert load_user_config(own)["json_out"] == "-"
 
 
 @pytest.mark.parametrize(
@@ -135,3 +125,76 @@ def test_find_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
     assert find_pyproject(tmp_path) == tmp_path / "pyproject.toml"
     monkeypatch.chdir(tmp_path)
     assert find_pyproject(None) == Path.cwd() / "pyproject.toml"
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('pass-env = ["GITHUB_TOKEN"]', "this option"),
+        ('index-url = "https://evil.invalid/simple"', "this option"),
+        ('find-links = ["vendor"]', "this option"),
+        ("keep = true", "this option"),
+        ('json = "report.json"', "this option"),
+        ('junit-xml = "junit.xml"', "this option"),
+        ('isolation = "process"', "process isolation"),
+        ('python = ["tools/python3"]', "an interpreter given by path"),
+        ('python = "./python"', "an interpreter given by path"),
+        ('with = ["evil @ file:///tmp/evil-1.tar.gz"]', "a direct reference"),
+        ("timeout = 86400", "more than 600 seconds"),
+        ("install-timeout = 7200", "more than 3600 seconds"),
+    ],
+)
+def test_the_project_may_not_widen_what_its_code_reaches(
+    tmp_path: Path, line: str, reason: str
+) -> None:
+    """The checked project is untrusted: these come from the command line or the caller's own
+    configuration, never from its [tool.sandboxverify]."""
+    with pytest.raises(ConfigError) as info:
+        load(pyproject(tmp_path, line))
+    assert f"asks for {reason}" in info.value.message
+    assert "which the checked project may not" in info.value.message
+    assert info.value.hint is not None
+    assert "on the command line" in info.value.hint
+    assert "your own configuration" in info.value.hint
+
+
+def test_the_project_may_make_the_check_stricter(tmp_path: Path) -> None:
+    config = load(
+        pyproject(
+            tmp_path,
+            'isolation = "strict"\npython = ["3.12", "min"]\nwith = ["pytest>=8", "llm[x]"]\n'
+            "timeout = 600\n",
+        )
+    )
+    assert config["isolation"] == "strict"
+    assert config["with_requirements"] == ("pytest>=8", "llm[x]")
+
+
+def test_a_path_in_the_projects_file_stays_inside_the_project(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.toml"
+    secret.write_text("[[turns]]\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pb.toml").symlink_to(secret)
+    for value in ("pb.toml", "../secret.toml", str(secret)):
+        with pytest.raises(ConfigError, match="a path outside the project"):
+            load(pyproject(project, f"smoke = {value!r}"))
+    (project / "smoke.toml").write_text("[[turns]]\n")
+    assert load(pyproject(project, 'smoke = "smoke.toml"'))["smoke"] == str(project / "smoke.toml")
+
+
+def test_the_callers_own_configuration_may_set_every_option(tmp_path: Path) -> None:
+    own = tmp_path / "config.toml"
+    own.write_text(
+        'pass-env = ["MY_TOKEN"]\nfind-links = ["wheels"]\nindex-url = "https://x.invalid/s"\n'
+        'keep = true\njunit-xml = "out/junit.xml"\nisolation = "process"\ntimeout = 7200\n'
+    )
+    config = load_user_config(own)
+    assert config["pass_env"] == ("MY_TOKEN",)
+    assert config["isolation"] == "process"
+    assert config["timeout"] == 7200.0
+    assert config["junit_xml"] == str(tmp_path / "out/junit.xml")
+
+
+def test_no_configuration_of_ones_own_is_none(tmp_path: Path) -> None:
+    assert load_user_config(tmp_path / "absent.toml") == {}

@@ -148,7 +148,8 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         hookspecs=options.get("hookspecs"),
     )
     try:
-        loaded = load_plugin(request["host"], ref, registry, context)
+        shipped = options.get("shipped")
+        loaded = load_plugin(request["host"], ref, registry, context, shipped=shipped)
     except PluginLoadError as exc:
         record = _error_record(exc.cause)
         record["message"] = exc.message

@@ -318,6 +318,24 @@ KNOWN_GROUPS: dict[str, tuple[Host, Group]] = {
 }
 #: groups no application loads as plugins: commands, not plugins
 SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
+#: where an application ships its own host: an entry point named after the group it judges,
+#: naming an object that speaks :data:`HOST_PLUGIN_PROTOCOL` (see the README, "Hosts as plugins")
+HOST_PLUGIN_GROUP = "sandboxverify.hosts"
+#: the version of that protocol: ``protocol``, ``groups`` and ``load(entry_point, context)``
+HOST_PLUGIN_PROTOCOL = 1
+#: how the failures of a plugin judged by a host its application ships explain themselves
+APPLICATION_HOST_WORDING = Wording(
+    empty="registered nothing with its application's own host",
+    empty_hint="the application's host reports what a plugin provides: check with the "
+    "application's documentation what its plugins must offer",
+    setup="the application's own host refused the plugin (its message is above, its traceback "
+    "in details): fix what it names, as the application's documentation says",
+    validate_hint="the application's own host could not judge the plugin: a host shipped through "
+    "the 'sandboxverify.hosts' group must speak protocol 1 (see the README)",
+    declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
+    'name = "package.module:object"',
+    register_hint="provide it as the application's host reports it, or fix --expect-tools",
+)
 #: a distribution depending on one of these ships MCP servers as console scripts
 MCP_SDKS = frozenset({"mcp", "fastmcp"})
 

@@ -11,6 +11,8 @@ Actions:
   imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports;
 - ``smoke``: run a playbook against the installed plugins (see ``_smoke``);
 - ``imports``: import every module the distribution ships, one by one (see ``_imports``);
+- ``applications``: which installed distribution loads each of some groups, and the host it
+  ships for them (see ``_applications``); it reads files, never imports what it scans;
 - ``record``: a live model drives the installed plugins' tools (``record --sandbox``; see
   ``_recording``).
 
@@ -59,6 +61,8 @@ def main() -> None:
         from sandboxverify.runtime._imports import import_all  # noqa: PLC0415
 
         result.update(import_all(request))
+    elif request["action"] == "applications":
+        result.update(applications(request))
     elif request["action"] == "record":
         from sandboxverify.runtime._recording import record  # noqa: PLC0415 - imports llm
 
@@ -124,6 +128,14 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
         "path_sources": path_sources(site_packages(), own),
         "installed": installed_distributions(),
     }
+
+
+def applications(request: dict[str, Any]) -> dict[str, Any]:
+    """Which installed distribution loads each group, and the host it ships (see
+    ``_applications``: it reads files, never imports what it scans)."""
+    from sandboxverify.runtime._applications import applications as find  # noqa: PLC0415
+
+    return find(request)
 
 
 def load(request: dict[str, Any]) -> dict[str, Any]:

@@ -32,6 +32,8 @@ class CheckOptions:
     callable_groups: tuple[str, ...] = ()
     #: ``GROUP=MODULE``: the hookspecs module of a pluggy application not in the known table
     hookspecs: tuple[str, ...] = ()
+    #: groups judged by the host their application ships even where sandboxverify has one
+    application_hosts: tuple[str, ...] = ()
     expect_tools: tuple[str, ...] = ()
     exact: bool = False
     expect_plugins: int | None = None

@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sandboxverify.report import Failure, PluginRecord, ToolRecord, reached_for_network
-from sandboxverify.runtime.hosts import HOSTS, KNOWN_GROUPS, SCRIPT_GROUPS, Wording
+from sandboxverify.runtime.hosts import (
+    APPLICATION_HOST_WORDING,
+    HOSTS,
+    KNOWN_GROUPS,
+    SCRIPT_GROUPS,
+    Wording,
+)
 from sandboxverify.stages._hosts import PluginPlan, host_for_group
 from sandboxverify.stages._probe import Discovery, PluginLoad
 
@@ -264,9 +270,11 @@ def _load_hint(
     if error.stage == "application" and error.type == "ApplicationMissing":
         known = KNOWN_GROUPS.get(record.group)
         application = known[1].application if known and known[1].application else "the application"
+        tried = record.application.tried if record.application is not None else ()
+        said = f" (sandboxverify could not install it: {tried[-1][1]})" if tried else ""
         return (
-            f"install {application} in the sandbox: add it to [project] dependencies if the "
-            f"plugin cannot work without it, or pass --with {application}"
+            f"install {application} in the sandbox{said}: add it to [project] dependencies if "
+            f"the plugin cannot work without it, or pass --with {application}"
         )
     if reached_for_network(error.message) or reached_for_network(error.traceback):
         return (
@@ -282,6 +290,12 @@ def _load_hint(
             f"the plugin runs the program {name!r}, which is not installed here: install it on "
             f"the machine that checks (apt-get install {name}, brew install {name}), or, if "
             f"the plugin is fine without it, pass --plugin-allow-fail {record.name}"
+        )
+    if error.stage == "application" and error.type == "HostUnusable":  # not the plugin's fault
+        return (
+            "the host the application ships cannot judge plugins: tell the application's "
+            f"maintainers; meanwhile --host entrypoints --group {record.group} loads the plugin "
+            "without it"
         )
     if error.stage == "application":
         return wording.setup
@@ -403,5 +417,7 @@ def _groups(groups: Sequence[str]) -> str:
 
 def wording_of(host: str) -> Wording:
     """The words of ``host``'s failures; ``auto`` (no plugin yet, or plugins of several hosts)
-    speaks of any group, as the ``entrypoints`` host does."""
-    return HOSTS["entrypoints" if host == "auto" else host].wording
+    speaks of any group, as the ``entrypoints`` host does; a host no registry entry names is one
+    an application ships."""
+    known = HOSTS.get("entrypoints" if host == "auto" else host)
+    return known.wording if known is not None else APPLICATION_HOST_WORDING

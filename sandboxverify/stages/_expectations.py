@@ -89,7 +89,7 @@ def evaluate(
     if plan.near_misses:
         failures.append(_near_miss(python, plan, discovery))
     tools = [tool for load in loads for tool in load.tools]
-    failures += _duplicates(python, tools)
+    failures += _duplicates(python, loads)
     if expected.plugins is not None and expected.plugins != len(loads):
         names = ", ".join(load.record.name for load in loads)
         failures.append(
@@ -335,13 +335,17 @@ def _load_hint(
     return "the plugin's module raised at import (traceback in details)"
 
 
-def _duplicates(python: str, tools: Sequence[ToolRecord]) -> list[Failure]:
-    """Two plugins registering the same tool (or fixture, model...) under one name: the
-    application keeps one of them. Hooks are meant to be implemented by many."""
-    owners: dict[tuple[str, str], list[str]] = {}
-    for tool in tools:
-        if tool.kind != "hook":
-            owners.setdefault((tool.kind, tool.name), []).append(tool.plugin)
+def _duplicates(python: str, loads: Sequence[PluginLoad]) -> list[Failure]:
+    """Two plugins of one group registering the same tool (or fixture, model...) under one
+    name: the application keeps one of them. Hooks are meant to be implemented by many, and
+    plugins of different groups go to different registries (Mako's ``mako`` lexer and ``mako``
+    extractor)."""
+    owners: dict[tuple[str, str, str], list[str]] = {}
+    for load in loads:
+        for tool in load.tools:
+            if tool.kind != "hook":
+                key = (load.record.group, tool.kind, tool.name)
+                owners.setdefault(key, []).append(tool.plugin)
     return [
         Failure(
             "tool_duplicate",
@@ -352,7 +356,7 @@ def _duplicates(python: str, tools: Sequence[ToolRecord]) -> list[Failure]:
             tool=name,
             hint=f"{kind} names must be unique across a distribution's plugins: rename one",
         )
-        for (kind, name), plugins in owners.items()
+        for (_, kind, name), plugins in owners.items()
         if len(plugins) > 1
     ]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -72,6 +73,38 @@ def test_without_its_application_the_plugin_fails_as_it_did_before() -> None:
     [(requirement, outcome)] = plugin.application.tried
     assert requirement == "svfix_lamps"
     assert outcome.startswith("not installable as a wheel")
+
+
+def test_an_application_that_cannot_be_installed_with_the_plugin_is_said_so(
+    tmp_path: Path,
+) -> None:
+    """svfix-lamps names the group, but depends on what no index has: the plugin goes without
+    it, and the report says why."""
+    source = shutil.copytree(fixture("lamps-app"), tmp_path / "lamps-app")
+    pyproject = source / "pyproject.toml"
+    pyproject.write_text(
+        pyproject.read_text().replace(
+            'requires-python = ">=3.9"',
+            'requires-python = ">=3.9"\ndependencies = ["svfix-nowhere-to-be-found>=1"]',
+        )
+    )
+    uv = find_uv()
+    assert uv is not None
+    links = tmp_path / "links"
+    build = [str(uv), "build", "--wheel", "-q", "--python", sys.executable]
+    subprocess.run([*build, "--out-dir", str(links), str(source)], check=True, timeout=300)
+
+    report = verify(fixture("bulb-undeclared"), find_links=(str(links),))
+
+    assert codes(report) == ["plugin_load_failed"]
+    application = only_plugin(report).application
+    assert application is not None and application.name is None
+    [(requirement, outcome)] = application.tried
+    assert requirement == "svfix_lamps"
+    assert outcome.startswith("names the group, but could not be installed next to the plugin")
+    assert "svfix-nowhere-to-be-found" in outcome
+    assert any("could not be installed next to svfix-bulb-undeclared" in n for n in report.notes)
+    assert "svfix-lamps" not in installed(report)
 
 
 def test_an_application_the_plugin_declares_is_reported_not_installed(links: str) -> None:

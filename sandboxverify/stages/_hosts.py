@@ -148,7 +148,7 @@ def _planned(
             f"--hookspecs {group}={hookspecs[group]}",
             application=known.application if known else None,
             hookspecs=hookspecs[group],
-            finds_application=group != HOST_PLUGIN_GROUP,
+            finds_application=known is None or known.application is not None,
         )
     if judge is not None and known is not None:
         reason = (
@@ -178,8 +178,7 @@ def _planned(
         f"EntryPoint.load() does ({wanted})",
         require_callable=wants_callable,
         kind="entry_point",
-        # scripts are run, not loaded; sandboxverify's own group for hosts is its own
-        finds_application=group not in (HOST_PLUGIN_GROUP, *SCRIPT_GROUPS),
+        finds_application=group not in SCRIPT_GROUPS,  # scripts are run, not loaded
     )
 
 

@@ -205,3 +205,17 @@ def test_a_host_that_misbehaves_never_passes_a_plugin(links: str) -> None:
     garbage = next(f for f in report.failures if f.plugin == "garbage")
     assert "returned int, not a list of registrations" in garbage.message
     assert garbage.hint is not None and "tell the application's maintainers" in garbage.hint
+
+
+def test_an_application_s_own_check_verifies_the_host_it_ships() -> None:
+    report = verify(fixture("widgets-app"))
+
+    assert report.ok, report.failures
+    plugin = only_plugin(report)
+    assert (plugin.group, plugin.host, plugin.application) == (
+        "sandboxverify.hosts",
+        "host-protocol",
+        None,
+    )
+    [tool] = report.runs[0].tools
+    assert (tool.kind, tool.name) == ("host", "svfix.widgets")

@@ -6,6 +6,9 @@ group it judges names an object with ``protocol = 1``, ``groups`` (the groups it
 what it registered, ``{"name", "kind", "description"}`` each. What it raises is the plugin's
 failure, with the host's message. A host that returns anything but such a list, or cannot be
 used at all, fails the plugin too: a host that misbehaves can fail a plugin, never pass it.
+
+The ``host-protocol`` host is the application's own check of the host it ships: that the object
+speaks the protocol for the group its entry point is named after.
 """
 
 from __future__ import annotations
@@ -13,12 +16,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.runtime.hosts._base import HostContext, LoadedPlugin, PluginLoadError, resolve
+from sandboxverify.runtime.hosts._base import (
+    HostContext,
+    LoadedPlugin,
+    LoadStage,
+    PluginLoadError,
+    resolve,
+)
 from sandboxverify.runtime.hosts._registry import HOST_PLUGIN_GROUP, HOST_PLUGIN_PROTOCOL
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Final
+
+    from sandboxverify.runtime._registrations import Registry
 
 
 class HostUnusable(Exception):
@@ -61,8 +72,25 @@ def load_shipped(
     return LoadedPlugin(ref=ref, tools=_registrations(returned, about), handlers={})
 
 
-def _checked(host: Any, group: str, about: str) -> Any:
-    """The host's ``load``, once the host is seen to speak our protocol for ``group``."""
+def load_host_protocol(
+    ref: EntryPointRef, registry: Registry | None = None, context: HostContext | None = None
+) -> LoadedPlugin:
+    """The ``host-protocol`` host: an application's own check, of the host it ships. The entry
+    point names the group it judges and an object that speaks the protocol for it."""
+    del registry, context  # nothing is registered by code, and nothing waited for
+    host = resolve(ref)
+    about = f"the host {ref.name!r} = {ref.value!r}"
+    _checked(host, ref.name.strip(), about, stage="validate")
+    from sandboxverify.runtime.hosts._base import summary  # noqa: PLC0415
+
+    described = summary(type(host)) or summary(host)
+    tool = {"name": ref.name.strip(), "kind": "host", "description": described, "parameters": None}
+    return LoadedPlugin(ref=ref, tools=[tool], handlers={})
+
+
+def _checked(host: Any, group: str, about: str, *, stage: LoadStage = "application") -> Any:
+    """The host's ``load``, once the host is seen to speak our protocol for ``group``: a host
+    that does not is the application's failure (``stage``)."""
     try:
         protocol = getattr(host, "protocol", None)
         groups = getattr(host, "groups", None)
@@ -70,18 +98,23 @@ def _checked(host: Any, group: str, about: str) -> Any:
         if type(protocol) is not int or protocol != HOST_PLUGIN_PROTOCOL:
             raise _unusable(
                 f"{about} speaks protocol {protocol!r}; this sandboxverify speaks "
-                f"{HOST_PLUGIN_PROTOCOL}"
+                f"{HOST_PLUGIN_PROTOCOL}",
+                stage,
             )
         if isinstance(groups, str) or not isinstance(groups, (list, tuple, set, frozenset)):
-            raise _unusable(f"{about} has no list of the groups it judges (groups = {groups!r})")
+            raise _unusable(
+                f"{about} has no list of the groups it judges (groups = {groups!r})", stage
+            )
         if group not in [g for g in groups if type(g) is str]:
-            raise _unusable(f"{about} does not judge group {group!r} (its groups: {groups!r})")
+            raise _unusable(
+                f"{about} does not judge group {group!r} (its groups: {groups!r})", stage
+            )
         if not callable(load):
-            raise _unusable(f"{about} has no load(entry_point, context) to call")
+            raise _unusable(f"{about} has no load(entry_point, context) to call", stage)
     except PluginLoadError:
         raise
     except (Exception, SystemExit) as exc:  # a property of the host raised
-        raise _unusable(f"{about} could not be asked what it judges: {exc!r}") from exc
+        raise _unusable(f"{about} could not be asked what it judges: {exc!r}", stage) from exc
     return load
 
 
@@ -108,5 +141,5 @@ def _registrations(returned: Any, about: str) -> list[dict[str, Any]]:
     return tools
 
 
-def _unusable(message: str) -> PluginLoadError:
-    return PluginLoadError("application", HostUnusable(message))
+def _unusable(message: str, stage: LoadStage = "application") -> PluginLoadError:
+    return PluginLoadError(stage, HostUnusable(message))

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtime.hosts.installed import PROBE, REPO, install
+from tests.runtime.hosts.installed import PROBE, REPO, install, probe_load
 
 GROUP = "svah.widgets"
 WIDGET = '''
@@ -187,3 +187,45 @@ def test_a_host_that_registers_nothing_passes_nothing(tmp_path: Path) -> None:
     """An empty list is a load without registrations: the host side makes it ``plugin_empty``."""
     result, _ = loaded(tmp_path, host_module(LOADS["empty"]))
     assert result["ok"] is True and result["tools"] == []
+
+
+def checked_host(tmp_path: Path, module: str, name: str = GROUP) -> dict[str, Any]:
+    """The application's own check of the host it ships (host ``host-protocol``)."""
+    site = install(
+        tmp_path / "site",
+        "svah-app",
+        {"sandboxverify.hosts": {name: "svah_app.verify:host"}},
+        {"svah_app/__init__.py": "", "svah_app/verify.py": module},
+    )
+    plugin = {"name": name, "group": "sandboxverify.hosts", "value": "svah_app.verify:host"}
+    return probe_load(tmp_path, "host-protocol", plugin, sites=[site], no_site=True)
+
+
+def test_an_application_s_own_check_passes_a_host_that_speaks_the_protocol(
+    tmp_path: Path,
+) -> None:
+    module = '"""The widgets\' host."""\n' + host_module(LOADS["good"]).replace(
+        "class Host:\n", 'class Host:\n    """Renders each widget."""\n'
+    )
+    result = checked_host(tmp_path, module)
+    assert result["ok"], result["error"]
+    assert result["tools"] == [
+        {"name": GROUP, "kind": "host", "description": "Renders each widget.", "parameters": None}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "says"),
+    [
+        (host_module(LOADS["good"], protocol="2"), GROUP, "speaks protocol 2"),
+        (host_module(LOADS["good"]), "other.group", "does not judge group 'other.group'"),
+        ("def host(entry_point, context):\n    return []\n", GROUP, "speaks protocol None"),
+    ],
+)
+def test_an_application_s_own_check_fails_a_host_that_does_not(
+    tmp_path: Path, module: str, name: str, says: str
+) -> None:
+    result = checked_host(tmp_path, module, name)
+    assert result["ok"] is False
+    assert (result["error"]["type"], result["error"]["stage"]) == ("HostUnusable", "validate")
+    assert says in result["error"]["message"]

@@ -164,7 +164,7 @@ def candidates(
     names = {canonicalize_name(name) for name, _ in wanted}
     found: list[Candidate] = []
     for extra in extras:
-        requirement = _requirement(str(extra.get("requirement", "")))
+        requirement = _requirement(str(extra.get("requirement", "")), str(extra.get("extra", "")))
         if requirement is not None and canonicalize_name(requirement.name) in names:
             found.append(Candidate(_written(requirement), requirement.name, "extra"))
     found += [Candidate(name, name, how) for name, how in wanted]
@@ -180,14 +180,16 @@ def _host(data: Any) -> ShippedHost | None:
     return ShippedHost(str(data["dist"]), str(data["value"]))
 
 
-def _requirement(line: str) -> Requirement | None:
+def _requirement(line: str, extra: str) -> Requirement | None:
     """A requirement of the plugin's METADATA (untrusted) the installer may be asked for: a
-    name and versions, never a URL."""
+    name and versions, never a URL, and only where its marker holds (``sys_platform ==
+    "win32" and extra == "x"`` is no candidate on Linux)."""
     try:
         requirement = Requirement(line)
-    except InvalidRequirement:
+        applies = requirement.marker is None or requirement.marker.evaluate({"extra": extra})
+    except (InvalidRequirement, ValueError):  # packaging's marker errors are ValueErrors
         return None
-    return None if requirement.url else requirement
+    return None if requirement.url or not applies else requirement
 
 
 def _written(requirement: Requirement) -> str:

@@ -38,11 +38,12 @@ def test_a_group_of_ours_tries_the_application_its_host_names() -> None:
     ]
 
 
-def test_a_requirement_that_points_anywhere_or_does_not_parse_is_never_tried() -> None:
+def test_a_requirement_that_points_anywhere_does_not_parse_or_apply_is_never_tried() -> None:
     extras = [
         extra('keyring @ https://example.invalid/keyring.whl ; extra == "x"'),
         extra("keyring >= ; extra == 'x'"),
         extra("--index-url https://example.invalid keyring"),
+        extra('keyring>=30; sys_platform == "nowhere" and extra == "x"', "x"),
     ]
     assert candidates("keyring.backends", None, extras, "plugin") == [
         Candidate("keyring", "keyring", "name"),

@@ -22,7 +22,15 @@ from sandboxverify.pipeline import (
     StageFinished,
     StageStarted,
 )
-from sandboxverify.report import Failure, Report, Run, SmokeCall, SmokeRecord, plugins_registering
+from sandboxverify.report import (
+    Failure,
+    PluginRecord,
+    Report,
+    Run,
+    SmokeCall,
+    SmokeRecord,
+    plugins_registering,
+)
 from sandboxverify.sandbox import format_argv
 
 _DETAIL_LINES = 20
@@ -282,6 +290,9 @@ def _run_lines(run: Run, style: Style) -> list[str]:
         if plugin.host:
             why = f" ({plugin.host_reason})" if plugin.host_reason else ""
             lines.append(style.paint(f"    {'':<{width}}judged by host {plugin.host}{why}", "dim"))
+        said = _application_said(plugin)
+        if said:
+            lines.append(style.paint(f"    {'':<{width}}{said}", "dim"))
     if run.smoke is not None:
         smoke = run.smoke
         status = "passed" if smoke.ok else "failed"
@@ -293,6 +304,24 @@ def _run_lines(run: Run, style: Style) -> list[str]:
     if run.sandbox:
         lines.append(style.paint(f"  sandbox: {run.sandbox}", "dim"))
     return lines
+
+
+def _application_said(plugin: PluginRecord) -> str:
+    """What was found of the plugin's application, when sandboxverify did something about it:
+    installed it, or looked and found none."""
+    application = plugin.application
+    if application is None or application.found_by in ("declared", "itself"):
+        return ""
+    tried = "; ".join(f"{requirement}: {why}" for requirement, why in application.tried)
+    if application.name is None:
+        return "application: none found" + (f" (tried {tried})" if tried else "")
+    version = f" {application.version}" if application.version else ""
+    how = {
+        "extra": "a requirement of its extras",
+        "name": "named after the group",
+        "registry": "the application of its host",
+    }.get(application.found_by or "", "")
+    return f"application: {application.name}{version}, installed by sandboxverify ({how})"
 
 
 def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:

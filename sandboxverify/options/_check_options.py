@@ -15,7 +15,17 @@ from sandboxverify.sandbox import InstallerChoice, IsolationChoice
 
 #: ``--host``: the registry's hosts and ``auto`` (a test holds the two to each other)
 HostName = Literal[
-    "auto", "native", "entrypoints", "llm", "mcp", "pytest", "pluggy", "flake8", "sphinx", "mkdocs"
+    "auto",
+    "native",
+    "entrypoints",
+    "llm",
+    "mcp",
+    "pytest",
+    "pluggy",
+    "flake8",
+    "sphinx",
+    "mkdocs",
+    "host-protocol",
 ]
 
 
@@ -32,6 +42,8 @@ class CheckOptions:
     callable_groups: tuple[str, ...] = ()
     #: ``GROUP=MODULE``: the hookspecs module of a pluggy application not in the known table
     hookspecs: tuple[str, ...] = ()
+    #: groups judged by the host their application ships even where sandboxverify has one
+    application_hosts: tuple[str, ...] = ()
     expect_tools: tuple[str, ...] = ()
     exact: bool = False
     expect_plugins: int | None = None

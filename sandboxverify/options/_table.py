@@ -54,7 +54,8 @@ def _auto_help() -> str:
         "Who judges the plugins. auto: each plugin by the application that loads its group ("
         + ", ".join(mapping)
         + ", sandboxverify.plugins → native, console scripts of an MCP SDK user → mcp, any other "
-        "group → EntryPoint.load()); a distribution without plugins is verified as a library."
+        "group → the host its application ships, else EntryPoint.load(), with the application "
+        "found and installed); a distribution without plugins is verified as a library."
     )
 
 
@@ -95,6 +96,18 @@ OPTIONS: tuple[Option, ...] = (
         multiple=True,
         default=(),
         metavar="GROUP=MODULE",
+    ),
+    Option(
+        "application-host",
+        Kind(example="myapp.plugins"),
+        "Judge GROUP's plugins with the host their application ships (its entry point in group "
+        "sandboxverify.hosts) even where sandboxverify has a host for GROUP (repeatable); for "
+        "any other group an application's own host is used unasked.",
+        CHECK,
+        dest="application_hosts",
+        multiple=True,
+        default=(),
+        metavar="GROUP",
     ),
     Option(
         "server-command",

@@ -237,6 +237,7 @@ def one_failure_per_cause(
     attributed to the plugin, the server's failure goes, and the plugin's record points at it."""
     imports = [f for f in failures if f.code == "import_failed" and f.module]
     records = {plugin.name: plugin for plugin in plugins}
+    pointed: dict[str, PluginRecord] = {}  # the records that now point at an import failure
     owners: dict[int, str] = {}  # id of an import failure -> the plugin it brought down
     dropped: set[int] = set()
     for failure in failures:
@@ -250,7 +251,7 @@ def one_failure_per_cause(
         owners.setdefault(id(cause), record.name)
         if record.error is not None:
             pointer = f" (caused by: {cause.message}; reported as import_failed)"
-            records[record.name] = replace(
+            pointed[record.name] = replace(
                 record, error=replace(record.error, message=record.error.message + pointer)
             )
     kept = [
@@ -258,7 +259,13 @@ def one_failure_per_cause(
         for f in failures
         if id(f) not in dropped
     ]
-    return kept, tuple(records[plugin.name] for plugin in plugins)
+    # plugins of one name in several groups are several plugins: each keeps its own record
+    return kept, tuple(
+        pointed[plugin.name]
+        if plugin is records[plugin.name] and plugin.name in pointed
+        else plugin
+        for plugin in plugins
+    )
 
 
 def _shared_cause(failure: Failure, imports: Sequence[Failure]) -> Failure | None:

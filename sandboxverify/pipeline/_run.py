@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import platform
 import sysconfig
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
+from sandboxverify.pipeline._applications import Applications, find_applications
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
+from sandboxverify.pipeline._stages import StageTimer
 from sandboxverify.pipeline._state import Built, CheckState, Installed
 from sandboxverify.report import (
     Failure,
@@ -26,6 +29,7 @@ from sandboxverify.sandbox import Interpreter, Sandbox, SandboxPaths, create_san
 from sandboxverify.stages import (
     PlannedPlugin,
     Playbook,
+    PluginPlan,
     no_smoke_driver,
     plan_plugins,
     run_smoke,
@@ -97,25 +101,43 @@ class Verifier:
         *,
         early: EarlySandbox | None,
     ) -> None:
+        ctx = self.state.context.with_runtime(self.built.runtime).for_python(interpreter.version)
+        looked_for: list[Applications] = []
+
+        def applications(sandbox: Sandbox, wheel: Artifact, timer: StageTimer) -> None:
+            """Part of stage ``install``: the applications the plugins need, found and added
+            (an MCP server command replaces the plugins: there is none to look for)."""
+            if self.state.request.server is not None:
+                return
+            done = find_applications(self.state, Installed(sandbox, wheel, ctx), self._plan(wheel))
+            timer.fail_with(*done.failures)
+            timer.summary = " ".join(filter(None, (timer.summary, done.summary)))
+            looked_for.append(done)
+
         ready, failures = sandbox_with_wheel(
-            self.state, self.built.result, interpreter, paths, found.stages, early=early
+            self.state,
+            self.built.result,
+            interpreter,
+            paths,
+            found.stages,
+            early=early,
+            then=applications,
         )
         found.failures.extend(failures)
         if ready is None:
             return
-        ctx = self.state.context.with_runtime(self.built.runtime).for_python(interpreter.version)
         installed = Installed(*ready, ctx)
-        to_load = self._inspect(installed, found)
+        plan = looked_for[0].plan if looked_for else self._plan(installed.wheel)
+        found.notes.extend(note for done in looked_for for note in done.notes)
+        to_load = self._inspect(installed, plan, found)
         playbook = self.state.request.playbook
         if to_load is not None and playbook is not None:
             self._smoke(installed, playbook, to_load, found)
 
-    def _inspect(self, installed: Installed, found: _Findings) -> list[PlannedPlugin] | None:
-        """Stages ``probe``, ``imports`` and ``scripts``: the plugins loaded, or ``None`` when
-        the probe failed. What the wheel ships beyond the plugins is checked even when a plugin
-        failed, so one run shows every problem; the smoke run needs plugins that loaded."""
-        request, options, wheel = self.state.request, self.state.options, installed.wheel
-        plan = plan_plugins(
+    def _plan(self, wheel: Artifact) -> PluginPlan:
+        """Which host judges each plugin of ``wheel``, before any application is looked for."""
+        request, options = self.state.request, self.state.options
+        return plan_plugins(
             wheel.entry_points,
             wheel.dependencies,
             host=options.host,
@@ -123,6 +145,14 @@ class Verifier:
             callable_groups=options.callable_groups,
             hookspecs=options.hookspecs_by_group,
         )
+
+    def _inspect(
+        self, installed: Installed, plan: PluginPlan, found: _Findings
+    ) -> list[PlannedPlugin] | None:
+        """Stages ``probe``, ``imports`` and ``scripts``: the plugins loaded, or ``None`` when
+        the probe failed. What the wheel ships beyond the plugins is checked even when a plugin
+        failed, so one run shows every problem; the smoke run needs plugins that loaded."""
+        request = self.state.request
         to_load = (
             [PlannedPlugin(request.server, "mcp", "--server-command")]
             if request.server is not None
@@ -197,10 +227,12 @@ def sandbox_with_wheel(
     stages: list[Stage],
     *,
     early: EarlySandbox | None = None,
+    then: Callable[[Sandbox, Artifact, StageTimer], None] | None = None,
 ) -> tuple[tuple[Sandbox, Artifact] | None, list[Failure]]:
     """Stages ``venv`` and ``install``: a fresh sandbox with the wheel that fits
     ``interpreter`` (and ``--with``) installed, or the failures that stopped it. ``early``:
-    the sandbox, made while the build ran."""
+    the sandbox, made while the build ran; ``then``: what stage ``install`` does once the wheel
+    is in (the applications its plugins need)."""
     python = interpreter.version
     ctx = state.context.for_python(python)
     wheel = select_wheel(build.wheels, interpreter.version_info)
@@ -227,6 +259,8 @@ def sandbox_with_wheel(
             )
         )
         timer.summary = wheel.path.name
+        if then is not None and not timer.failed:
+            then(sandbox, wheel, timer)
     return (None if timer.failed else (sandbox, wheel)), timer.failures
 
 

@@ -11,9 +11,11 @@ from typing import TYPE_CHECKING, Any
 
 from sandboxverify.report._diagnostics import reached_for_network, summarize
 from sandboxverify.report._model import (
+    ApplicationRecord,
     ArtifactRecord,
     ErrorCode,
     Failure,
+    FoundBy,
     PluginError,
     PluginRecord,
     Report,
@@ -56,9 +58,11 @@ if TYPE_CHECKING:
 __all__ = [
     "SECRET_NAME",
     "AllowedFailure",
+    "ApplicationRecord",
     "ArtifactRecord",
     "ErrorCode",
     "Failure",
+    "FoundBy",
     "ImportFailure",
     "ImportsRecord",
     "Merged",

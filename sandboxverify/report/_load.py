@@ -9,14 +9,16 @@ v1 raises :class:`ReportFormatError` naming the field.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 from sandboxverify.report._model import (
     REPORT_VERSION,
+    ApplicationRecord,
     ArtifactRecord,
     ErrorCode,
     Failure,
     FailureCode,
+    FoundBy,
     PluginError,
     PluginRecord,
     Report,
@@ -144,6 +146,25 @@ def _plugin(item: object, where: str) -> PluginRecord:
         else {},
         host=optional_str(plugin.get("host")),
         host_reason=optional_str(plugin.get("host_reason")),
+        application=_application(plugin.get("application")),
+    )
+
+
+def _application(item: object) -> ApplicationRecord | None:
+    if not isinstance(item, Mapping):
+        return None
+    found_by = item.get("found_by")
+    tried = item.get("tried")
+    return ApplicationRecord(
+        name=optional_str(item.get("name")),
+        version=optional_str(item.get("version")),
+        found_by=cast(FoundBy, found_by) if found_by in get_args(FoundBy) else None,
+        installed=item.get("installed") is True,
+        tried=tuple(
+            (str(t.get("requirement") or ""), str(t.get("outcome") or ""))
+            for t in (tried if isinstance(tried, list) else [])
+            if isinstance(t, Mapping)
+        ),
     )
 
 

@@ -125,6 +125,36 @@ class PluginError:
         }
 
 
+#: how the application of a plugin's group was found: installed with the plugin (``declared``:
+#: its dependencies or ``--with``), the distribution itself (``itself``), a requirement of one of
+#: its extras (``extra``), its name from the group's (``name``), the registry of known hosts
+#: (``registry``)
+FoundBy = Literal["declared", "itself", "extra", "name", "registry"]
+
+
+@dataclass(frozen=True)
+class ApplicationRecord:
+    """The application that loads a plugin's group, as it was looked for (``name`` ``None``:
+    none was found, and the plugin was loaded without it)."""
+
+    name: str | None
+    version: str | None = None
+    found_by: FoundBy | None = None
+    #: sandboxverify installed it in the sandbox: the plugin does not bring it
+    installed: bool = False
+    #: what was tried and turned down: ``(requirement, why)``
+    tried: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "found_by": self.found_by,
+            "installed": self.installed,
+            "tried": [{"requirement": r, "outcome": outcome} for r, outcome in self.tried],
+        }
+
+
 @dataclass(frozen=True)
 class PluginRecord:
     name: str
@@ -137,6 +167,8 @@ class PluginRecord:
     #: the host that judged the plugin, and why (``--host auto``: its group chose it)
     host: str | None = None
     host_reason: str | None = None
+    #: the application that loads the plugin's group, where one was looked for
+    application: ApplicationRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -149,6 +181,7 @@ class PluginRecord:
             "handlers": dict(self.handlers),
             "host": self.host,
             "host_reason": self.host_reason,
+            "application": self.application.to_json() if self.application else None,
         }
 
 

@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from sandboxverify.runtime._applications import application_names
     from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec
     from sandboxverify.runtime._schema import schema_from_signature
     from sandboxverify.runtime.hosts import EVENTS, PluginAPI
@@ -23,6 +24,7 @@ __all__ = [
     "PluginRegistrationError",
     "Registry",
     "ToolSpec",
+    "application_names",
     "live",
     "parse_entry_points",
     "record",
@@ -40,6 +42,7 @@ _LAZY = {
     "EntryPointRef": "sandboxverify.runtime._protocol",
     "parse_entry_points": "sandboxverify.runtime._protocol",
     "server_ref": "sandboxverify.runtime._protocol",
+    "application_names": "sandboxverify.runtime._applications",
     "live": "sandboxverify.runtime._recording",
     "record": "sandboxverify.runtime._recording",
     "smoke": "sandboxverify.runtime._smoke",

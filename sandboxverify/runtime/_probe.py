@@ -11,6 +11,8 @@ Actions:
   imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports;
 - ``smoke``: run a playbook against the installed plugins (see ``_smoke``);
 - ``imports``: import every module the distribution ships, one by one (see ``_imports``);
+- ``applications``: which installed distribution loads each of some groups, and the host it
+  ships for them (see ``_applications``); it reads files, never imports what it scans;
 - ``record``: a live model drives the installed plugins' tools (``record --sandbox``; see
   ``_recording``).
 
@@ -59,6 +61,8 @@ def main() -> None:
         from sandboxverify.runtime._imports import import_all  # noqa: PLC0415
 
         result.update(import_all(request))
+    elif request["action"] == "applications":
+        result.update(applications(request))
     elif request["action"] == "record":
         from sandboxverify.runtime._recording import record  # noqa: PLC0415 - imports llm
 
@@ -126,6 +130,14 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def applications(request: dict[str, Any]) -> dict[str, Any]:
+    """Which installed distribution loads each group, and the host it ships (see
+    ``_applications``: it reads files, never imports what it scans)."""
+    from sandboxverify.runtime._applications import applications as find  # noqa: PLC0415
+
+    return find(request)
+
+
 def load(request: dict[str, Any]) -> dict[str, Any]:
     # only plugin loads pay for the hosts (load_plugin imports the requested one alone)
     from sandboxverify.runtime._registrations import Registry  # noqa: PLC0415
@@ -148,7 +160,8 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         hookspecs=options.get("hookspecs"),
     )
     try:
-        loaded = load_plugin(request["host"], ref, registry, context)
+        shipped = options.get("shipped")
+        loaded = load_plugin(request["host"], ref, registry, context, shipped=shipped)
     except PluginLoadError as exc:
         record = _error_record(exc.cause)
         record["message"] = exc.message

@@ -43,7 +43,13 @@ from sandboxverify.sandbox._toolchain import (
     InstallerChoice,
     choose_toolchain,
 )
-from sandboxverify.sandbox._venv import Sandbox, create_sandbox, install_wheel, learn_interpreter
+from sandboxverify.sandbox._venv import (
+    Sandbox,
+    create_sandbox,
+    fetch_alone,
+    install_wheel,
+    learn_interpreter,
+)
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
 
 __all__ = [
@@ -77,6 +83,7 @@ __all__ = [
     "choose_isolation",
     "choose_toolchain",
     "create_sandbox",
+    "fetch_alone",
     "fingerprint",
     "floor_note",
     "format_argv",

@@ -57,8 +57,21 @@ class Installer(Protocol):
     def name(self) -> str: ...
 
     def install(
-        self, python: Path, wheel: Path, index: IndexOptions, extra: Sequence[str] = ()
-    ) -> list[str]: ...
+        self,
+        python: Path,
+        wheel: Path,
+        index: IndexOptions,
+        extra: Sequence[str] = (),
+        *,
+        binary_only: bool = False,
+    ) -> list[str]:
+        """Install the wheel and ``extra`` requirements; ``binary_only``: nothing new is built
+        (what sandboxverify adds of its own accord, an application, comes as wheels)."""
+
+    def fetch(self, python: Path, requirement: str, target: Path, index: IndexOptions) -> list[str]:
+        """Unpack ``requirement``'s wheel alone (no dependencies, nothing built) into the
+        directory ``target``, for ``python``: a candidate application, read before it is
+        installed."""
 
     def check(self, python: Path) -> list[str]: ...
 
@@ -113,7 +126,13 @@ class PipInstaller:
     name: str = "pip"
 
     def install(
-        self, python: Path, wheel: Path, index: IndexOptions, extra: Sequence[str] = ()
+        self,
+        python: Path,
+        wheel: Path,
+        index: IndexOptions,
+        extra: Sequence[str] = (),
+        *,
+        binary_only: bool = False,
     ) -> list[str]:
         return [
             str(python),
@@ -122,9 +141,28 @@ class PipInstaller:
             "install",
             "--no-input",
             "--disable-pip-version-check",
+            *(["--only-binary", ":all:"] if binary_only else []),
             *index.flags(),
             str(wheel),
             *extra,
+        ]
+
+    def fetch(self, python: Path, requirement: str, target: Path, index: IndexOptions) -> list[str]:
+        return [
+            str(python),
+            "-m",
+            "pip",
+            "install",
+            "--no-input",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--only-binary",
+            ":all:",
+            "--target",
+            str(target),
+            *index.flags(),
+            "--",
+            requirement,
         ]
 
     def check(self, python: Path) -> list[str]:
@@ -159,7 +197,13 @@ class UvInstaller:
     name: str = "uv"
 
     def install(
-        self, python: Path, wheel: Path, index: IndexOptions, extra: Sequence[str] = ()
+        self,
+        python: Path,
+        wheel: Path,
+        index: IndexOptions,
+        extra: Sequence[str] = (),
+        *,
+        binary_only: bool = False,
     ) -> list[str]:
         return [
             str(self.uv),
@@ -168,10 +212,30 @@ class UvInstaller:
             "--no-python-downloads",
             "--python",
             str(python),
+            *(["--no-build"] if binary_only else []),
             *_link_mode(self.link_mode),
             *index.flags(),
             str(wheel),
             *extra,
+        ]
+
+    def fetch(self, python: Path, requirement: str, target: Path, index: IndexOptions) -> list[str]:
+        return [
+            str(self.uv),
+            "pip",
+            "install",
+            "--no-python-downloads",
+            "--python",
+            str(python),
+            "--no-deps",
+            "--no-build",
+            "--target",
+            str(target),
+            "--link-mode",
+            "copy",
+            *index.flags(),
+            "--",
+            requirement,
         ]
 
     def check(self, python: Path) -> list[str]:

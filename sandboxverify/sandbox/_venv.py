@@ -91,6 +91,7 @@ def install_wheel(
     extra: tuple[str, ...] = (),
     requires_python: str | None = None,
     requirements: bool = True,
+    binary_only: bool = False,
 ) -> list[Failure]:
     """Install the wheel with its declared dependencies (and ``extra`` requirements: the
     application that hosts the plugins), then make the installer check them, if there are any
@@ -98,7 +99,8 @@ def install_wheel(
 
     The wheel's ``requires_python`` is enforced here, before any installer runs: pip refuses a
     wheel whose Requires-Python excludes the interpreter, but ``uv pip install <path>`` installs
-    it anyway, and both installers must reach the same verdict."""
+    it anyway, and both installers must reach the same verdict. ``binary_only``: nothing new
+    is built (an application sandboxverify adds of its own accord comes as wheels)."""
     version = sandbox.interpreter.version
     installer = ctx.toolchain.installer
     refusal = _requires_python_refusal(wheel, requires_python, sandbox.interpreter)
@@ -111,7 +113,7 @@ def install_wheel(
                 hint=_install_hint(refusal, version),
             )
         ]
-    argv = installer.install(sandbox.python, wheel, ctx.index, extra)
+    argv = installer.install(sandbox.python, wheel, ctx.index, extra, binary_only=binary_only)
     outcome = _run(argv, sandbox, "install", ctx)
     if not outcome.ok:
         cause = summarize(outcome.tail)
@@ -125,6 +127,14 @@ def install_wheel(
             )
         ]
     return _broken_requirements(sandbox, ctx) if requirements or extra else []
+
+
+def fetch_alone(sandbox: Sandbox, requirement: str, target: Path, ctx: RunContext) -> Outcome:
+    """Unpack ``requirement``'s wheel alone into ``target`` with the trusted installer, for the
+    sandbox's interpreter (nothing is built, nothing of the sandbox changes): a candidate
+    application, read before it is installed."""
+    argv = ctx.toolchain.installer.fetch(sandbox.python, requirement, target, ctx.index)
+    return _run(argv, sandbox, f"fetch-{target.name}", ctx)
 
 
 def _broken_requirements(sandbox: Sandbox, ctx: RunContext) -> list[Failure]:

@@ -6,6 +6,7 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 
 from __future__ import annotations
 
+from sandboxverify.stages._applications import Finder, Found, ShippedHost
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import (
     PlannedPlugin,
@@ -14,6 +15,7 @@ from sandboxverify.stages._hosts import (
     no_smoke_driver,
     plan_plugins,
     smoke_driver,
+    with_applications,
 )
 from sandboxverify.stages._imports import (
     ImportRun,
@@ -23,18 +25,23 @@ from sandboxverify.stages._imports import (
 )
 from sandboxverify.stages._live_recording import failure_error, record_live_session
 from sandboxverify.stages._probe import ProbeOutcome, probe
+from sandboxverify.stages._runtime_call import ProbeError
 from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 from sandboxverify.stages._smoke import Playbook, load_smoke_playbook, run_smoke
 
 __all__ = [
     "Expectations",
+    "Finder",
+    "Found",
     "ImportRun",
     "Judgement",
     "PlannedPlugin",
     "Playbook",
     "PluginPlan",
+    "ProbeError",
     "ProbeOutcome",
     "ScriptsOutcome",
+    "ShippedHost",
     "check_scripts",
     "default_groups",
     "evaluate",
@@ -49,4 +56,5 @@ __all__ = [
     "run_imports",
     "run_smoke",
     "smoke_driver",
+    "with_applications",
 ]

@@ -12,7 +12,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from sandboxverify.report import Failure, PluginRecord, ToolRecord, reached_for_network
-from sandboxverify.runtime.hosts import HOSTS, KNOWN_GROUPS, SCRIPT_GROUPS, Wording
+from sandboxverify.runtime.hosts import (
+    APPLICATION_HOST_WORDING,
+    HOSTS,
+    KNOWN_GROUPS,
+    SCRIPT_GROUPS,
+    Wording,
+)
 from sandboxverify.stages._hosts import PluginPlan, host_for_group
 from sandboxverify.stages._probe import Discovery, PluginLoad
 
@@ -83,7 +89,7 @@ def evaluate(
     if plan.near_misses:
         failures.append(_near_miss(python, plan, discovery))
     tools = [tool for load in loads for tool in load.tools]
-    failures += _duplicates(python, tools)
+    failures += _duplicates(python, loads)
     if expected.plugins is not None and expected.plugins != len(loads):
         names = ", ".join(load.record.name for load in loads)
         failures.append(
@@ -264,9 +270,11 @@ def _load_hint(
     if error.stage == "application" and error.type == "ApplicationMissing":
         known = KNOWN_GROUPS.get(record.group)
         application = known[1].application if known and known[1].application else "the application"
+        tried = record.application.tried if record.application is not None else ()
+        said = f" (sandboxverify could not install it: {tried[-1][1]})" if tried else ""
         return (
-            f"install {application} in the sandbox: add it to [project] dependencies if the "
-            f"plugin cannot work without it, or pass --with {application}"
+            f"install {application} in the sandbox{said}: add it to [project] dependencies if "
+            f"the plugin cannot work without it, or pass --with {application}"
         )
     if reached_for_network(error.message) or reached_for_network(error.traceback):
         return (
@@ -282,6 +290,12 @@ def _load_hint(
             f"the plugin runs the program {name!r}, which is not installed here: install it on "
             f"the machine that checks (apt-get install {name}, brew install {name}), or, if "
             f"the plugin is fine without it, pass --plugin-allow-fail {record.name}"
+        )
+    if error.stage == "application" and error.type == "HostUnusable":  # not the plugin's fault
+        return (
+            "the host the application ships cannot judge plugins: tell the application's "
+            f"maintainers; meanwhile --host entrypoints --group {record.group} loads the plugin "
+            "without it"
         )
     if error.stage == "application":
         return wording.setup
@@ -321,13 +335,17 @@ def _load_hint(
     return "the plugin's module raised at import (traceback in details)"
 
 
-def _duplicates(python: str, tools: Sequence[ToolRecord]) -> list[Failure]:
-    """Two plugins registering the same tool (or fixture, model...) under one name: the
-    application keeps one of them. Hooks are meant to be implemented by many."""
-    owners: dict[tuple[str, str], list[str]] = {}
-    for tool in tools:
-        if tool.kind != "hook":
-            owners.setdefault((tool.kind, tool.name), []).append(tool.plugin)
+def _duplicates(python: str, loads: Sequence[PluginLoad]) -> list[Failure]:
+    """Two plugins of one group registering the same tool (or fixture, model...) under one
+    name: the application keeps one of them. Hooks are meant to be implemented by many, and
+    plugins of different groups go to different registries (Mako's ``mako`` lexer and ``mako``
+    extractor)."""
+    owners: dict[tuple[str, str, str], list[str]] = {}
+    for load in loads:
+        for tool in load.tools:
+            if tool.kind != "hook":
+                key = (load.record.group, tool.kind, tool.name)
+                owners.setdefault(key, []).append(tool.plugin)
     return [
         Failure(
             "tool_duplicate",
@@ -338,7 +356,7 @@ def _duplicates(python: str, tools: Sequence[ToolRecord]) -> list[Failure]:
             tool=name,
             hint=f"{kind} names must be unique across a distribution's plugins: rename one",
         )
-        for (kind, name), plugins in owners.items()
+        for (_, kind, name), plugins in owners.items()
         if len(plugins) > 1
     ]
 
@@ -403,5 +421,7 @@ def _groups(groups: Sequence[str]) -> str:
 
 def wording_of(host: str) -> Wording:
     """The words of ``host``'s failures; ``auto`` (no plugin yet, or plugins of several hosts)
-    speaks of any group, as the ``entrypoints`` host does."""
-    return HOSTS["entrypoints" if host == "auto" else host].wording
+    speaks of any group, as the ``entrypoints`` host does; a host no registry entry names is one
+    an application ships."""
+    known = HOSTS.get("entrypoints" if host == "auto" else host)
+    return known.wording if known is not None else APPLICATION_HOST_WORDING

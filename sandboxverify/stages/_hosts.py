@@ -8,12 +8,13 @@ every plugin of its groups, as it always has.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from sandboxverify.report import Failure
+from sandboxverify.report import ApplicationRecord, Failure
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.runtime.hosts import (
+    HOST_PLUGIN_GROUP,
     HOSTS,
     KNOWN_GROUPS,
     MCP_SDKS,
@@ -21,6 +22,7 @@ from sandboxverify.runtime.hosts import (
     SESSION_HOSTS,
     near_miss,
 )
+from sandboxverify.stages._applications import Found, ShippedHost
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,22 @@ class PlannedPlugin:
     kind: str = "tool"
     #: ``pluggy``: the hookspecs module named by ``--hookspecs``
     hookspecs: str | None = None
+    #: the application of its group is looked for (``--host auto``): the registry's, or by name
+    finds_application: bool = False
+    #: the application of its group, as it was looked for
+    found: ApplicationRecord | None = None
+    #: the host its application ships, which judges it instead of ours
+    shipped: ShippedHost | None = None
 
     def load_options(self) -> dict[str, Any]:
-        return {"callable": self.require_callable, "kind": self.kind, "hookspecs": self.hookspecs}
+        options: dict[str, Any] = {
+            "callable": self.require_callable,
+            "kind": self.kind,
+            "hookspecs": self.hookspecs,
+        }
+        if self.shipped is not None:
+            options["shipped"] = self.shipped.to_json()
+        return options
 
 
 @dataclass(frozen=True)
@@ -53,6 +68,15 @@ class PluginPlan:
     @property
     def hosts(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(plugin.host for plugin in self.plugins))
+
+    def application_searches(self) -> dict[str, str | None]:
+        """The groups whose application is looked for, each with the application the registry
+        names for it (``None``: found by the literal and the name rule)."""
+        return {
+            plugin.ref.group: _registry_application(plugin.ref.group)
+            for plugin in self.plugins
+            if plugin.finds_application
+        }
 
 
 def default_groups(host: str) -> tuple[str, ...]:
@@ -124,6 +148,7 @@ def _planned(
             f"--hookspecs {group}={hookspecs[group]}",
             application=known.application if known else None,
             hookspecs=hookspecs[group],
+            finds_application=known is None or known.application is not None,
         )
     if judge is not None and known is not None:
         reason = (
@@ -132,7 +157,11 @@ def _planned(
             else f"loaded by {known.application}"
         )
         return PlannedPlugin(
-            ref, judge.name, f"group {group!r} is {reason}", application=known.application
+            ref,
+            judge.name,
+            f"group {group!r} is {reason}",
+            application=known.application,
+            finds_application=known.application is not None,
         )
     if group == "console_scripts" and sdks:
         return PlannedPlugin(
@@ -145,11 +174,57 @@ def _planned(
     return PlannedPlugin(
         ref,
         "entrypoints",
-        f"group {group!r} belongs to no application sandboxverify knows: loaded as "
+        f"group {group!r} belongs to no application sandboxverify has a host for: loaded as "
         f"EntryPoint.load() does ({wanted})",
         require_callable=wants_callable,
         kind="entry_point",
+        finds_application=group not in SCRIPT_GROUPS,  # scripts are run, not loaded
     )
+
+
+def _registry_application(group: str) -> str | None:
+    known = KNOWN_GROUPS.get(group)
+    return known[1].application if known is not None else None
+
+
+def with_applications(
+    plan: PluginPlan, found: Mapping[str, Found], application_hosts: Sequence[str] = ()
+) -> PluginPlan:
+    """The plan once each group's application was looked for: every plugin says what was found,
+    and the host an application ships judges its plugins where no host of ours does (or where
+    ``--application-host`` asks for it over ours)."""
+    plugins = tuple(
+        _judged(plugin, found[plugin.ref.group], application_hosts)
+        if plugin.finds_application and plugin.ref.group in found
+        else plugin
+        for plugin in plan.plugins
+    )
+    return replace(plan, plugins=plugins)
+
+
+def _judged(plugin: PlannedPlugin, found: Found, application_hosts: Sequence[str]) -> PlannedPlugin:
+    group, record, shipped = plugin.ref.group, found.record, found.host
+    planned = replace(plugin, found=record)
+    if record.name is None:
+        return replace(planned, reason=f"{plugin.reason}; its application was not found")
+    if shipped is not None and plugin.hookspecs is None:
+        if group in application_hosts or group not in KNOWN_GROUPS:
+            return replace(
+                planned,
+                host=shipped.dist,
+                reason=f"its application {record.name} ships its own host for {group!r}: "
+                f"{HOST_PLUGIN_GROUP} entry point {shipped.value}",
+                shipped=shipped,
+            )
+        return replace(
+            planned,
+            reason=f"{plugin.reason}; {record.name} ships a host of its own for it, used with "
+            f"--application-host {group}",
+        )
+    if group in KNOWN_GROUPS:
+        added = ", installed by sandboxverify" if record.installed else ""
+        return replace(planned, reason=f"{plugin.reason}{added}")
+    return replace(planned, reason=f"{plugin.reason}, in its application {record.name}")
 
 
 def host_for_group(group: str) -> str | None:
@@ -162,6 +237,8 @@ def smoke_driver(plugins: Sequence[PlannedPlugin], host: str) -> PlannedPlugin |
     """The plugin whose host a smoke run drives a model through: a named host's first plugin,
     else the first plugin whose host exposes tools to a model."""
     for plugin in plugins:
+        if plugin.shipped is not None:  # an application's host exposes no tools to a model
+            continue
         if plugin.host in SESSION_HOSTS or (host != "auto" and plugin.host == host):
             return plugin
     return None

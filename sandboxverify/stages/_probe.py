@@ -11,9 +11,11 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
+
+from packaging.utils import canonicalize_name as canonical
 
 from sandboxverify.report import Failure, PluginError, PluginRecord, ToolRecord
 from sandboxverify.runtime import EntryPointRef
@@ -135,6 +137,7 @@ def probe(
     leaks = isolation_leaks(found, ctx.runtime_copy)
     if leaks:
         return ProbeOutcome(found, loads, (_leak_failure(found, leaks, sandbox),))
+    loads = tuple(_application_version(load, found.installed) for load in loads)
     installed = [EntryPointRef.from_json(plugin) for plugin in found.plugins]
     if sorted(installed, key=repr) != sorted(planned, key=repr):
         mismatch = Failure(
@@ -146,6 +149,19 @@ def probe(
         )
         return ProbeOutcome(found, loads, (mismatch,))
     return ProbeOutcome(found, loads, ())
+
+
+def _application_version(load: PluginLoad, installed: Sequence[dict[str, str]]) -> PluginLoad:
+    """The plugin's application with the version the sandbox holds, as discovery saw it."""
+    application = load.record.application
+    if application is None or application.name is None:
+        return load
+    wanted = canonical(application.name)
+    version = next((d["version"] for d in installed if canonical(d["name"]) == wanted), None)
+    if version is None or version == application.version:
+        return load
+    record = replace(load.record, application=replace(application, version=version))
+    return replace(load, record=record)
 
 
 def isolation_leaks(found: Discovery, runtime: Path) -> list[str]:
@@ -291,6 +307,7 @@ def _record(
         handlers=handlers or {},
         host=planned.host,
         host_reason=planned.reason,
+        application=planned.found,
     )
 
 

@@ -22,6 +22,7 @@ from sandboxverify.report._merge import (
     problems,
 )
 from sandboxverify.report._model import (
+    ApplicationRecord,
     ArtifactRecord,
     Failure,
     PluginError,
@@ -48,6 +49,9 @@ def report(python: str = "3.12.1", os: str | None = "Linux", *, broken: bool = F
         handlers={"tool_call": 1},
         host="native",
         host_reason="its group",
+        application=ApplicationRecord(
+            "pkg-app", "2.0", "name", installed=True, tried=(("pkg_x", "does not name it"),)
+        ),
     )
     run = Run(
         python=python,

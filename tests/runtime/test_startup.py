@@ -58,6 +58,15 @@ def setup(api):
 
 def main():
     """The command line."""
+
+class Host:
+    protocol = 1
+    groups = ["sandboxverify.plugins"]
+
+    def load(self, entry_point, context):
+        return [{"name": entry_point.name, "kind": "command", "description": None}]
+
+host = Host()
 '''
 SERVER = Path(__file__).parent / "hosts" / "mcp_fake_server.py"
 #: what no load needs, whatever its host
@@ -98,6 +107,29 @@ def requests(python: Path) -> dict[str, tuple[dict[str, Any], set[str]]]:
             NOT_FOR_A_LOAD
             | HOSTS - {"sandboxverify.runtime.hosts._entrypoints"}
             | {"sandboxverify.runtime._schema"},
+        ),
+        "applications": (
+            {"action": "applications", "dist": "svstart-demo", "groups": {"svstart.x": None}},
+            {
+                "dataclasses",
+                "platform",
+                "sandboxverify.runtime._imports",
+                "sandboxverify.runtime._registrations",
+                *HOSTS,
+                "sandboxverify.runtime.hosts._application_host",
+            },
+        ),
+        "shipped": (
+            {
+                "action": "load",
+                "host": "svstart-demo",
+                "plugin": ref("cli", "svstart_demo:main"),
+                "options": {"shipped": {"dist": "svstart-demo", "value": "svstart_demo:host"}},
+            },
+            # the application's host is handed an importlib.metadata.EntryPoint (and so pathlib)
+            (NOT_FOR_A_LOAD - {"importlib.metadata", "pathlib"})
+            | HOSTS
+            | {"sandboxverify.runtime._applications", "sandboxverify.runtime._schema"},
         ),
         "mcp": (
             {"action": "load", "host": "mcp", "timeout": 30, "plugin": ref("fake", server)},

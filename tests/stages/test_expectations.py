@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
 from sandboxverify.stages._expectations import Expectations, evaluate
 from sandboxverify.stages._hosts import PluginPlan
@@ -141,6 +143,16 @@ def test_duplicates_across_plugins() -> None:
     assert failure.code == "tool_duplicate"
     assert failure.tool == "search"
     assert "registered by 2 plugins: 'a', 'b'" in failure.message
+
+
+def test_plugins_of_different_groups_may_register_the_same_name() -> None:
+    """Each group's application keeps its own registry: Mako's ``mako`` lexer and ``mako``
+    extractor are two registrations, not one registered twice."""
+    lexer, extractor = loaded("mako", "mako"), loaded("mako", "mako")
+    extractor = PluginLoad(
+        replace(extractor.record, group="babel.extractors"), extractor.tools, None
+    )
+    assert run(discovery("mako"), [lexer, extractor]) == []
 
 
 def test_missing_tool_suggests_a_close_name() -> None:

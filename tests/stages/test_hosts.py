@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
+from sandboxverify.report import ApplicationRecord
 from sandboxverify.runtime._protocol import EntryPointRef
-from sandboxverify.stages._hosts import PluginPlan, default_groups, plan_plugins, smoke_driver
+from sandboxverify.stages._applications import Found, ShippedHost
+from sandboxverify.stages._hosts import (
+    PluginPlan,
+    default_groups,
+    plan_plugins,
+    smoke_driver,
+    with_applications,
+)
 
 
 def ref(group: str, name: str = "p", value: str = "pkg.mod") -> EntryPointRef:
@@ -93,3 +101,72 @@ def test_smoke_drives_the_first_plugin_whose_tools_a_model_can_call() -> None:
     driver = smoke_driver(plan.plugins, "auto")
     assert driver is not None and driver.ref.name == "b"
     assert smoke_driver(plan.plugins[:1], "auto") is None
+
+
+def found(name: str | None, how: str = "declared", host: str | None = None) -> Found:
+    shipped = ShippedHost(str(name), host) if host else None
+    return Found(ApplicationRecord(name, "1.0", how, installed=how != "declared"), shipped)  # type: ignore[arg-type]
+
+
+def test_the_application_of_every_group_but_ours_and_scripts_is_looked_for() -> None:
+    refs = [
+        ref("sandboxverify.plugins", "a"),
+        ref("pytest11", "b"),
+        ref("keyring.backends", "c"),
+        ref("sandboxverify.hosts", "d"),
+        ref("console_scripts", "e"),
+    ]
+    plan = plan_plugins(refs, frozenset({"mcp"}), host="auto", groups=())
+    assert plan.application_searches() == {"pytest11": "pytest", "keyring.backends": None}
+    named, _ = hosts(refs, host="entrypoints", groups=["keyring.backends"])
+    assert named.application_searches() == {}  # a named host loads what the sandbox holds
+
+
+def test_the_host_an_application_ships_judges_a_group_no_host_of_ours_loads() -> None:
+    plan, _ = hosts([ref("myapp.widgets", "w"), ref("other.things", "t")])
+    judged = with_applications(
+        plan,
+        {
+            "myapp.widgets": found("myapp", host="myapp.verify:host"),
+            "other.things": found(None, "name"),
+        },
+    )
+    widget, thing = judged.plugins
+    assert (widget.host, widget.shipped) == ("myapp", ShippedHost("myapp", "myapp.verify:host"))
+    assert widget.reason == (
+        "its application myapp ships its own host for 'myapp.widgets': sandboxverify.hosts "
+        "entry point myapp.verify:host"
+    )
+    assert widget.load_options()["shipped"] == {"dist": "myapp", "value": "myapp.verify:host"}
+    assert widget.found is not None and widget.found.name == "myapp"
+    assert (thing.host, thing.shipped) == ("entrypoints", None)
+    assert thing.reason.endswith("; its application was not found")
+    assert "shipped" not in thing.load_options()
+    assert smoke_driver(judged.plugins, "auto") is None
+
+
+def test_a_host_of_ours_is_overridden_by_the_application_s_only_when_asked() -> None:
+    plan, _ = hosts([ref("pytest11", "p")])
+    shipping = {"pytest11": found("pytest", host="pytest.verify:host")}
+    [kept] = with_applications(plan, shipping).plugins
+    assert kept.host == "pytest" and kept.shipped is None
+    assert "--application-host pytest11" in kept.reason
+    [asked] = with_applications(plan, shipping, application_hosts=["pytest11"]).plugins
+    assert asked.shipped == ShippedHost("pytest", "pytest.verify:host")
+    hooked, _ = hosts([ref("myapp.hooks", "h")], hookspecs={"myapp.hooks": "myapp.specs"})
+    [pluggy] = with_applications(
+        hooked, {"myapp.hooks": found("myapp", host="myapp.verify:host")}, ["myapp.hooks"]
+    ).plugins
+    assert (pluggy.host, pluggy.shipped) == ("pluggy", None)  # --hookspecs wins
+
+
+def test_the_reason_says_where_the_application_came_from() -> None:
+    plan, _ = hosts([ref("pytest11", "p"), ref("svt_lamps.bulbs", "b")])
+    judged = with_applications(
+        plan, {"pytest11": found("pytest", "registry"), "svt_lamps.bulbs": found("svt-lamps")}
+    )
+    pytest_plugin, bulb = judged.plugins
+    assert (
+        pytest_plugin.reason == "group 'pytest11' is loaded by pytest, installed by sandboxverify"
+    )
+    assert bulb.reason.endswith(", in its application svt-lamps")

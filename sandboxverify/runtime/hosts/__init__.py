@@ -3,7 +3,8 @@
 ``native`` calls the plugin's ``setup(api)``; ``entrypoints`` treats every entry point as one
 tool; ``llm`` registers an llm plugin module with llm's plugin manager; ``mcp`` starts a server
 and lists its tools; ``pytest``, ``pluggy``, ``flake8``, ``sphinx`` and ``mkdocs`` load the
-plugin in its real application. Every host fills a
+plugin in its real application; a host an application ships itself (group
+``sandboxverify.hosts``) judges that application's plugins when asked to. Every host fills a
 :class:`~sandboxverify.runtime._registrations.Registry` or returns its registrations, each with a
 ``kind``.
 """
@@ -27,7 +28,10 @@ from sandboxverify.runtime.hosts._base import (
     resolve,
 )
 from sandboxverify.runtime.hosts._registry import (
+    APPLICATION_HOST_WORDING,
     HOST_CHOICES,
+    HOST_PLUGIN_GROUP,
+    HOST_PLUGIN_PROTOCOL,
     HOSTS,
     KNOWN_GROUPS,
     MCP_SDKS,
@@ -41,15 +45,20 @@ from sandboxverify.runtime.hosts._registry import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from sandboxverify.runtime._registrations import Registry
     from sandboxverify.runtime.hosts._llm import describe_hooks
     from sandboxverify.runtime.hosts._native import EVENTS, PluginAPI
 
 __all__ = [
+    "APPLICATION_HOST_WORDING",
     "DEFAULT_TIMEOUT",
     "EVENTS",
     "HOSTS",
     "HOST_CHOICES",
+    "HOST_PLUGIN_GROUP",
+    "HOST_PLUGIN_PROTOCOL",
     "KNOWN_GROUPS",
     "MCP_SDKS",
     "SCRIPT_GROUPS",
@@ -85,9 +94,16 @@ def __getattr__(name: str) -> Any:
 
 
 def load_plugin(
-    host: str, ref: EntryPointRef, registry: Registry, context: HostContext | None = None
+    host: str,
+    ref: EntryPointRef,
+    registry: Registry,
+    context: HostContext | None = None,
+    *,
+    shipped: Mapping[str, str] | None = None,
 ) -> LoadedPlugin:
     """Load one plugin with ``host`` into ``registry``; raises :class:`PluginLoadError`.
+    ``shipped`` (``{"dist", "value"}``): the host the plugin's application ships, which judges
+    it instead (``host`` is then only its name).
 
     A host's module is imported when a plugin of its own is loaded, not before: a load pays for
     its host alone (and the hosts that drive an application import it only then), so a check of
@@ -95,6 +111,10 @@ def load_plugin(
     from sandboxverify.runtime.hosts._registry import HOSTS  # noqa: PLC0415
 
     context = context or HostContext()
+    if shipped is not None:
+        from sandboxverify.runtime.hosts._application_host import load_shipped  # noqa: PLC0415
+
+        return load_shipped(ref, context, shipped)
     spec = HOSTS.get(host)
     if spec is None:
         raise PluginLoadError("validate", ValueError(f"unknown host {host!r}"))

@@ -104,6 +104,28 @@ def _pluggy(name: str, application: str, hookspecs: str) -> Group:
 
 _SETUP_REGISTER = "register it in the plugin's setup(api), or fix --expect-tools"
 
+#: where an application ships its own host: an entry point named after the group it judges,
+#: naming an object that speaks :data:`HOST_PLUGIN_PROTOCOL` (see the README, "Hosts as plugins")
+HOST_PLUGIN_GROUP = "sandboxverify.hosts"
+#: the version of that protocol: ``protocol``, ``groups`` and ``load(entry_point, context)``
+HOST_PLUGIN_PROTOCOL = 1
+#: how the failures of a plugin judged by a host its application ships explain themselves
+APPLICATION_HOST_WORDING = Wording(
+    empty="registered nothing with its application's own host",
+    empty_hint="the application's host reports what a plugin provides: check with the "
+    "application's documentation what its plugins must offer",
+    setup="the application's own host refused the plugin (its message is above, its traceback "
+    "in details): fix what it names, as the application's documentation says",
+    validate_hint="the application's own host could not judge the plugin: a host shipped through "
+    "the 'sandboxverify.hosts' group must speak protocol 1 (see the README)",
+    declare_hint='declare one in pyproject.toml: [project.entry-points."{group}"] '
+    'name = "package.module:object"',
+    register_hint="provide it as the application's host reports it, or fix --expect-tools",
+)
+#: a distribution depending on one of these ships MCP servers as console scripts
+MCP_SDKS = frozenset({"mcp", "fastmcp"})
+
+
 HOSTS: dict[str, Host] = {
     host.name: host
     for host in (
@@ -304,6 +326,26 @@ HOSTS: dict[str, Host] = {
                 register_hint="register it through the entry point, or fix --expect-tools",
             ),
         ),
+        Host(
+            "host-protocol",
+            loader="_application_host:load_host_protocol",
+            groups=[Group(HOST_PLUGIN_GROUP)],
+            loading="the host an application ships must speak protocol 1: `protocol`, `groups` "
+            "(holding the group its entry point is named after) and `load(entry_point, context)` "
+            "([below](#hosts-as-plugins-an-application-ships-its-own))",
+            kinds=["host"],
+            wording=Wording(
+                empty="judges nothing",
+                empty_hint="name the entry point after the group the host judges",
+                setup="the host could not be asked what it judges (traceback in details)",
+                validate_hint="a host in group 'sandboxverify.hosts' is an object with protocol = "
+                "1, groups (a list holding the group its entry point is named after) and "
+                "load(entry_point, context): see the README, 'Hosts as plugins'",
+                declare_hint='declare it in pyproject.toml: [project.entry-points."{group}"] '
+                '"myapp.plugins" = "myapp.verify:host"',
+                register_hint="name the host's entry point after that group, or fix --expect-tools",
+            ),
+        ),
     )
 }
 
@@ -318,8 +360,6 @@ KNOWN_GROUPS: dict[str, tuple[Host, Group]] = {
 }
 #: groups no application loads as plugins: commands, not plugins
 SCRIPT_GROUPS = ("console_scripts", "gui_scripts")
-#: a distribution depending on one of these ships MCP servers as console scripts
-MCP_SDKS = frozenset({"mcp", "fastmcp"})
 
 
 def host_named(name: str) -> Host:

@@ -12,6 +12,7 @@ every plugin-load process finds its loader here. What declares a host (``Host``,
 from __future__ import annotations
 
 from sandboxverify.runtime.hosts._hostspec import Group, Host, Wording
+from sandboxverify.runtime.hosts._registry_apps import APPLICATION_HOSTS
 
 #: what declares a host is read through the registry too
 __all__ = [
@@ -236,6 +237,7 @@ HOSTS: dict[str, Host] = {
                 register_hint="register it through the entry point, or fix --expect-tools",
             ),
         ),
+        *APPLICATION_HOSTS,
     )
 }
 

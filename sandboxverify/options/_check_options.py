@@ -15,7 +15,26 @@ from sandboxverify.sandbox import InstallerChoice, IsolationChoice
 
 #: ``--host``: the registry's hosts and ``auto`` (a test holds the two to each other)
 HostName = Literal[
-    "auto", "native", "entrypoints", "llm", "mcp", "pytest", "pluggy", "flake8", "sphinx", "mkdocs"
+    "auto",
+    "native",
+    "entrypoints",
+    "llm",
+    "mcp",
+    "pytest",
+    "pluggy",
+    "flake8",
+    "sphinx",
+    "mkdocs",
+    "pygments",
+    "keyring",
+    "fsspec",
+    "sqlalchemy",
+    "setuptools",
+    "markdown",
+    "napari",
+    "matplotlib",
+    "pyinstaller",
+    "opentelemetry",
 ]
 
 

@@ -40,9 +40,9 @@ _KINDS = {"napari.manifest": "manifest"}
 
 def load_napari(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
     """Find the manifest file, have npe2 read and validate it, import what it names; raises
-    :class:`PluginLoadError`: ``import`` (no such package, no such file, a ``python_name`` that
-    does not import), ``validate`` (not ``package:file``, npe2 refuses the manifest),
-    ``application`` (npe2 missing)."""
+    :class:`PluginLoadError`: ``import`` (no such package, no such file), ``validate`` (not
+    ``package:file``), ``application`` (npe2 missing, it refuses the manifest, or a
+    ``python_name`` does not import)."""
     del registry, context  # a manifest registers no tools, and needs no limits
     kind_of_group(_KINDS, "npe2", ref.group)
     manifest_file(ref)
@@ -55,11 +55,11 @@ def load_napari(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     try:
         manifest = npe2.PluginManifest.from_distribution(name)
     except (Exception, SystemExit) as exc:  # the schema's ValidationError, a name mismatch
-        raise PluginLoadError("validate", exc, where=what) from exc
+        raise PluginLoadError("application", exc, where=what) from exc
     try:
         manifest.validate_imports()
     except (Exception, SystemExit) as exc:
-        raise PluginLoadError("import", exc, where=f"{what}.validate_imports()") from exc
+        raise PluginLoadError("application", exc, where=f"{what}.validate_imports()") from exc
     return LoadedPlugin(ref=ref, tools=_registrations(manifest), handlers={})
 
 

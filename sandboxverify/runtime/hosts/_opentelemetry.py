@@ -85,7 +85,8 @@ def load_opentelemetry(
         )
     _use(f"{cls.__qualname__}().instrument()", instrumentor.instrument, skip_dep_check=True)
     _use(f"{cls.__qualname__}().uninstrument()", instrumentor.uninstrument)
-    description = f"{summary(cls) or cls.__qualname__} (instruments {', '.join(needs)})"
+    libraries = ", ".join(needs) or "no library beyond the standard library"
+    description = f"{summary(cls) or cls.__qualname__} (instruments {libraries})"
     registration = {"name": ref.name, "kind": "instrumentor", "description": description}
     return LoadedPlugin(ref=ref, tools=[{**registration, "parameters": None}], handlers={})
 

@@ -14,8 +14,11 @@ With the library there, it loads the entry point (a ``BaseInstrumentor`` subclas
 with no arguments and calls ``instrument()``, as ``BaseDistro.load_instrumentor`` does, then
 ``uninstrument()``; ``instrumentation_dependencies()`` must name requirements that are met here.
 
-Registrations: kind ``instrumentor``, named by the entry point (the library). OpenTelemetry is
-imported at call time only.
+The ``opentelemetry_pre_instrument`` and ``opentelemetry_post_instrument`` hooks are called with
+no arguments around the instrumentors, as OpenTelemetry calls them.
+
+Registrations: kind ``instrumentor``, named by the entry point (the library), and ``hook``.
+OpenTelemetry is imported at call time only.
 """
 
 from __future__ import annotations
@@ -30,12 +33,17 @@ from sandboxverify.runtime.hosts._base import (
     PluginLoadError,
     import_application,
     kind_of_group,
+    require_callable,
     resolve,
     summary,
 )
 from sandboxverify.runtime.hosts._extras import distribution_of
 
-_KINDS = {"opentelemetry_instrumentor": "instrumentor"}
+_KINDS = {
+    "opentelemetry_instrumentor": "instrumentor",
+    "opentelemetry_pre_instrument": "hook",
+    "opentelemetry_post_instrument": "hook",
+}
 APPLICATION = "opentelemetry-instrumentation"
 
 
@@ -47,7 +55,8 @@ def load_opentelemetry(
     a version the instrumentor does not instrument), ``import``, ``validate`` (not a
     ``BaseInstrumentor``), ``setup`` (creating or instrumenting raised)."""
     del registry, context  # an instrumentor registers no tools, and needs no limits
-    kind_of_group(_KINDS, "OpenTelemetry", ref.group)
+    if kind_of_group(_KINDS, "OpenTelemetry", ref.group) == "hook":
+        return _hook(ref)
     dependencies = import_application(
         "opentelemetry.instrumentation.dependencies", APPLICATION, ref.group
     )
@@ -88,6 +97,17 @@ def load_opentelemetry(
     libraries = ", ".join(needs) or "no library beyond the standard library"
     description = f"{summary(cls) or cls.__qualname__} (instruments {libraries})"
     registration = {"name": ref.name, "kind": "instrumentor", "description": description}
+    return LoadedPlugin(ref=ref, tools=[{**registration, "parameters": None}], handlers={})
+
+
+def _hook(ref: EntryPointRef) -> LoadedPlugin:
+    """A pre- or post-instrument hook: OpenTelemetry calls what the entry point names, with no
+    arguments, before or after it instruments (an exception stops auto-instrumentation)."""
+    import_application("opentelemetry.instrumentation", APPLICATION, ref.group)
+    hook = resolve(ref)
+    require_callable(ref, hook, "a function OpenTelemetry calls")
+    _use(f"{ref.value}()", hook)
+    registration = {"name": ref.name, "kind": "hook", "description": summary(hook)}
     return LoadedPlugin(ref=ref, tools=[{**registration, "parameters": None}], handlers={})
 
 

@@ -205,11 +205,16 @@ APPLICATION_HOSTS = (
     Host(
         "opentelemetry",
         loader="_opentelemetry:load_opentelemetry",
-        groups=[Group("opentelemetry_instrumentor", application="opentelemetry-instrumentation")],
-        loading="as `opentelemetry-instrument` loads it: skipped, with a note, when the library "
-        "it instruments (its `instruments` extra) is not installed; else created, its "
-        "`instrumentation_dependencies()` checked, `instrument()` and `uninstrument()` called",
-        kinds=["instrumentor"],
+        groups=[
+            Group("opentelemetry_instrumentor", application="opentelemetry-instrumentation"),
+            Group("opentelemetry_pre_instrument", application="opentelemetry-instrumentation"),
+            Group("opentelemetry_post_instrument", application="opentelemetry-instrumentation"),
+        ],
+        loading="as `opentelemetry-instrument` loads it: an instrumentor is skipped, with a "
+        "note, when the library it instruments (its `instruments` extra) is not installed; else "
+        "created, its `instrumentation_dependencies()` checked, `instrument()` and "
+        "`uninstrument()` called; a pre- or post-instrument hook is called",
+        kinds=["instrumentor", "hook"],
         wording=Wording(
             empty="instruments nothing",
             empty_hint="name a BaseInstrumentor subclass",

@@ -12,7 +12,7 @@ import pytest
 
 from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registrations import Registry
-from sandboxverify.runtime.hosts import PluginLoadError, load_plugin
+from sandboxverify.runtime.hosts import PluginLoadError, load_plugin, near_miss
 from tests.runtime.hosts.installed import install, probe_load
 
 FILES = {
@@ -104,3 +104,18 @@ def test_the_application_missing_is_said(
     result = probe_load(tmp_path, host, plugin, sites=[site], no_site=True)
     assert result["error"]["type"] == "ApplicationMissing"
     assert result["error"]["message"].startswith(f"{application} is not installed in the sandbox")
+
+
+@pytest.mark.parametrize(
+    "group",
+    [
+        # OpenTelemetry's other groups, one edit away from opentelemetry_instrumentor
+        "opentelemetry_pre_instrument",
+        "opentelemetry_post_instrument",
+        "opentelemetry_distro",
+        "sqlalchemy.plugins",
+        "babel.extractors",
+    ],
+)
+def test_the_groups_next_to_the_new_ones_are_no_near_misses(group: str) -> None:
+    assert near_miss(group) is None

@@ -80,7 +80,7 @@ def evaluate(
         elif failure is not None:
             failures.append(failure)
     notes += [
-        f"plugin {load.record.name!r} ({load.record.value}) not loaded here: {load.skipped}"
+        f"plugin {load.record.name!r} ({load.record.value}) registers nothing here: {load.skipped}"
         for load in loads
         if load.skipped and load.failure is None and load.record.ok
     ]

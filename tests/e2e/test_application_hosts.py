@@ -132,7 +132,7 @@ def test_an_instrumentor_whose_library_is_not_installed_is_skipped_with_a_note()
     [plugin] = run.plugins
     assert plugin.host == "opentelemetry" and plugin.ok
     assert run.tools == ()
-    [note] = [note for note in report.notes if "not loaded here" in note]
+    [note] = [note for note in report.notes if "registers nothing here" in note]
     assert "OpenTelemetry skips it by design" in note
     assert "requests>=2.0" in note
     assert "--with 'svfix-opentelemetry-uninstalled-library[instruments]'" in note

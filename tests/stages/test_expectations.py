@@ -149,7 +149,7 @@ def test_a_plugin_its_application_skips_by_design_is_a_note_not_empty() -> None:
     )
     assert judgement.failures == ()
     assert judgement.notes == (
-        "plugin 'requests' (demo.requests:Instrumentor) not loaded here: the library it "
+        "plugin 'requests' (demo.requests:Instrumentor) registers nothing here: the library it "
         "instruments is not installed",
     )
 

@@ -57,8 +57,43 @@ def load_keyring(ref: EntryPointRef, registry: Registry, context: HostContext) -
     target = resolve(ref)  # loaded already: what it names, to find the classes it defined
     added = set(getattr(base, "_classes", ())) - before
     classes = _defined_by(ref, target, added)
+    if not classes:
+        return _no_backend(ref, target, base)
     tools = [_judge(cls) for cls in sorted(classes, key=_qualified)]
     return LoadedPlugin(ref=ref, tools=tools, handlers={})
+
+
+def _no_backend(ref: EntryPointRef, target: Any, base: type) -> LoadedPlugin:
+    """keyring loads a module that registers no backend without a word. A backend class left
+    abstract (a method keyring requires is missing) is never registered: that fails; a module
+    with no backend class at all (helpers for other backends) is said, not failed."""
+    import inspect  # noqa: PLC0415 - only this case needs it
+
+    module = inspect.getmodule(target)
+    abstract = [
+        value
+        for value in (vars(module).values() if module else ())
+        if isinstance(value, type)
+        and issubclass(value, base)
+        and getattr(value, "__abstractmethods__", None)
+        and value.__module__ == getattr(module, "__name__", None)
+    ]
+    if abstract:
+        missing = ", ".join(sorted(getattr(abstract[0], "__abstractmethods__", ())))
+        raise PluginLoadError(
+            "validate",
+            TypeError(
+                f"{_qualified(abstract[0])} is abstract (it lacks {missing}), so keyring does "
+                "not register it as a backend"
+            ),
+        )
+    return LoadedPlugin(
+        ref=ref,
+        tools=[],
+        handlers={},
+        skipped="keyring loads it without an error, and it defines no KeyringBackend "
+        "subclass (it may hold helpers other backends use)",
+    )
 
 
 @contextlib.contextmanager

@@ -55,6 +55,16 @@ FILES = {
     "    FragileBackend.__init__ = _init\n",
     "demo_kr/stale.py": "import demo_kr_no_such_module\n",
     "demo_kr/nothing.py": "VALUE = 1\n",
+    "demo_kr/unfinished.py": """
+        from keyring.backend import KeyringBackend
+
+
+        class UnfinishedBackend(KeyringBackend):
+            priority = 1
+
+            def get_password(self, service, username):
+                return None
+    """,
 }
 
 ENTRY_POINTS = {
@@ -64,6 +74,7 @@ ENTRY_POINTS = {
         "fragile": "demo_kr.fragile",
         "stale": "demo_kr.stale",
         "nothing": "demo_kr.nothing",
+        "unfinished": "demo_kr.unfinished",
     }
 }
 
@@ -115,8 +126,17 @@ def test_keyrings_error_initializing_plugin_fails(site: Path) -> None:
     assert "keyring: Error initializing plugin 'stale'" in error.message
 
 
-def test_a_module_without_a_backend_registers_nothing(site: Path) -> None:
-    assert load("nothing").tools == []
+def test_a_module_without_a_backend_class_registers_nothing_and_is_said(site: Path) -> None:
+    loaded = load("nothing")
+    assert loaded.tools == []
+    assert loaded.skipped is not None
+    assert "defines no KeyringBackend subclass" in loaded.skipped
+
+
+def test_a_backend_class_left_abstract_is_never_registered_and_fails(site: Path) -> None:
+    error = load_error("unfinished")
+    assert error.stage == "validate"
+    assert "UnfinishedBackend is abstract (it lacks set_password)" in error.message
 
 
 def test_the_probe_and_keyring_missing(tmp_path: Path) -> None:

@@ -26,6 +26,16 @@ HostName = Literal[
     "sphinx",
     "mkdocs",
     "host-protocol",
+    "pygments",
+    "keyring",
+    "fsspec",
+    "sqlalchemy",
+    "setuptools",
+    "markdown",
+    "napari",
+    "matplotlib",
+    "pyinstaller",
+    "opentelemetry",
 ]
 
 

@@ -180,6 +180,8 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         "tools": loaded.tools,
         "handlers": loaded.handlers,
     }
+    if loaded.skipped:
+        result["skipped"] = loaded.skipped
     if request["host"] == "llm" and not loaded.tools:  # its hooks registered nothing: say which
         from sandboxverify.runtime.hosts import describe_hooks  # noqa: PLC0415
 

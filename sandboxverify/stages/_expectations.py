@@ -85,6 +85,11 @@ def evaluate(
             )
         elif failure is not None:
             failures.append(failure)
+    notes += [
+        f"plugin {load.record.name!r} ({load.record.value}) registers nothing here: {load.skipped}"
+        for load in loads
+        if load.skipped and load.failure is None and load.record.ok
+    ]
     notes += _unmatched_allowances(expected.allow_fail, [load.record.name for load in loads])
     if plan.near_misses:
         failures.append(_near_miss(python, plan, discovery))
@@ -118,7 +123,7 @@ def _plugin_failure(
         return load.failure
     if not load.record.ok:
         return _load_failure(python, load.record, own_modules, wording)
-    if not load.tools and not load.record.handlers:
+    if not load.tools and not load.record.handlers and not load.skipped:
         return _empty(python, load, wording)
     return None
 

@@ -57,6 +57,8 @@ class PluginLoad:
     failure: Failure | None
     #: llm hooks the plugin implements (to explain a plugin that registers no tools)
     hooks: tuple[str, ...] = ()
+    #: why its application leaves it out here by design: a note, not a failure
+    skipped: str | None = None
 
 
 def discover(sandbox: Sandbox, dist: str, groups: tuple[str, ...], ctx: RunContext) -> Discovery:
@@ -270,7 +272,9 @@ def load(sandbox: Sandbox, planned: PlannedPlugin, ctx: RunContext, index: int =
         seconds=float(result.get("seconds", 0.0)),
         handlers=dict(result.get("handlers") or {}),
     )
-    return PluginLoad(record, _tools(result, name), None, tuple(result.get("hooks") or ()))
+    hooks = tuple(result.get("hooks") or ())
+    skipped = str(result["skipped"]) if result.get("skipped") else None
+    return PluginLoad(record, _tools(result, name), None, hooks, skipped)
 
 
 def _tools(result: dict[str, Any], plugin: str) -> tuple[ToolRecord, ...]:

@@ -138,6 +138,24 @@ def test_a_plugin_that_registers_nothing_is_empty_but_hooks_alone_count() -> Non
     assert run(discovery("h"), [PluginLoad(hooks_only, (), None)]) == []
 
 
+def test_a_plugin_its_application_skips_by_design_is_a_note_not_empty() -> None:
+    record = PluginRecord(name="requests", group="g", value="demo.requests:Instrumentor", ok=True)
+    skipped = PluginLoad(record, (), None, skipped="the library it instruments is not installed")
+    judgement = evaluate(
+        python="3.12.1",
+        plan=plan(),
+        discovery=discovery("requests"),
+        loads=[skipped],
+        expected=NOTHING_EXPECTED,
+        own_modules=frozenset({"demo"}),
+    )
+    assert judgement.failures == ()
+    assert judgement.notes == (
+        "plugin 'requests' (demo.requests:Instrumentor) registers nothing here: the library it "
+        "instruments is not installed",
+    )
+
+
 def test_duplicates_across_plugins() -> None:
     [failure] = run(discovery("a", "b"), [loaded("a", "search"), loaded("b", "search")])
     assert failure.code == "tool_duplicate"

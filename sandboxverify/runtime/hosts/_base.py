@@ -87,13 +87,21 @@ class LoadedPlugin:
     """What loading one plugin registered."""
 
     def __init__(
-        self, ref: EntryPointRef, tools: list[dict[str, Any]], handlers: dict[str, int]
+        self,
+        ref: EntryPointRef,
+        tools: list[dict[str, Any]],
+        handlers: dict[str, int],
+        *,
+        skipped: str | None = None,
     ) -> None:
         self.ref: Final = ref
         #: the registrations: ``{"name", "kind", "description", "parameters"}`` each; ``kind``
         #: is what the application knows it as (``tool``, ``fixture``, ``model``, ``hook``...)
         self.tools: Final = tools
         self.handlers: Final = handlers
+        #: why the application leaves the plugin out here by design (an instrumentor whose
+        #: library is not installed): a note, not a failure, though it registers nothing
+        self.skipped: Final = skipped
 
 
 #: A server-to-client request answered on behalf of the user or the model: takes the request's

@@ -5,97 +5,30 @@ default groups, the host ``--host auto`` chooses per group, hints, the configura
 the README's table (a test holds the README to it).
 
 Shared by both sides, so it is plain data: the host side plans and words its failures from it,
-every plugin-load process finds its loader here. Plain classes, not dataclasses: importing
-``dataclasses`` would cost each sandbox process more than this whole table.
+every plugin-load process finds its loader here. What declares a host (``Host``, ``Group``,
+``Wording``) is in ``_hostspec``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from sandboxverify.runtime.hosts._hostspec import Group, Host, Wording
+from sandboxverify.runtime.hosts._registry_apps import APPLICATION_HOSTS
 
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Final
-
-
-class Wording:
-    """How one host's failures explain themselves: what a plugin is there and how it registers.
-    ``{group}`` in ``declare_hint`` is the group looked in."""
-
-    def __init__(
-        self,
-        *,
-        empty: str,
-        empty_hint: str,
-        setup: str,
-        validate_hint: str,
-        declare_hint: str,
-        register_hint: str = "register it in the plugin's setup(api), or fix --expect-tools",
-    ) -> None:
-        self.empty: Final = empty
-        self.empty_hint: Final = empty_hint
-        self.setup: Final = setup
-        self.validate_hint: Final = validate_hint
-        self.declare_hint: Final = declare_hint
-        self.register_hint: Final = register_hint
-
-
-class Group:
-    """An entry-point group an application loads."""
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        application: str | None = None,
-        hookspecs: str | None = None,
-        names_module: bool = False,
-    ) -> None:
-        self.name: Final = name
-        #: the distribution whose application loads the group (``None``: sandboxverify's own)
-        self.application: Final = application
-        #: a pluggy application's hookspecs module: its plugins' hooks are validated against it
-        self.hookspecs: Final = hookspecs
-        #: the application loads a module, so an entry point naming a bare module is complete
-        self.names_module: Final = names_module
-
-
-class Host:
-    """Who judges the plugins of some groups, by loading them as their application does."""
-
-    def __init__(
-        self,
-        name: str,
-        *,
-        loader: str,
-        groups: Iterable[Group] = (),
-        default_group: str | None = None,
-        drives_sessions: bool = False,
-        loading: str,
-        kinds: Iterable[str],
-        wording: Wording,
-    ) -> None:
-        self.name: Final = name
-        #: ``module:function`` of the runtime that loads one plugin (imported only for a load)
-        self.loader: Final = loader
-        #: the groups ``--host auto`` gives this host
-        self.groups: Final = tuple(groups)
-        #: the group a named ``--host`` looks in when no ``--group`` is given and it owns none
-        self.default_group: Final = default_group
-        #: a smoke run can drive a model through its plugins' tools
-        self.drives_sessions: Final = drives_sessions
-        #: what loading a plugin means, in a sentence (help and README)
-        self.loading: Final = loading
-        #: the kinds of registration it reports
-        self.kinds: Final = tuple(kinds)
-        self.wording: Final = wording
-
-    @property
-    def own_groups(self) -> tuple[str, ...]:
-        """The groups a named ``--host`` looks in when no ``--group`` is given."""
-        if self.groups:
-            return tuple(group.name for group in self.groups)
-        return (self.default_group,) if self.default_group else ()
+#: what declares a host is read through the registry too
+__all__ = [
+    "HOSTS",
+    "HOST_CHOICES",
+    "KNOWN_GROUPS",
+    "MCP_SDKS",
+    "SCRIPT_GROUPS",
+    "SESSION_HOSTS",
+    "Group",
+    "Host",
+    "Wording",
+    "host_named",
+    "names_module",
+    "near_miss",
+]
 
 
 def _pluggy(name: str, application: str, hookspecs: str) -> Group:
@@ -346,6 +279,7 @@ HOSTS: dict[str, Host] = {
                 register_hint="name the host's entry point after that group, or fix --expect-tools",
             ),
         ),
+        *APPLICATION_HOSTS,
     )
 }
 

@@ -18,8 +18,9 @@ from sandboxverify.artifacts._artifacts import (
     inspect_wheel,
     select_wheel,
 )
-from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
+from sandboxverify.artifacts._build import BuildResult, build_project
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
+from sandboxverify.artifacts._given import prepare_artifacts
 
 __all__ = [
     "Artifact",

@@ -65,6 +65,12 @@ class BuildResult:
     ran: bool
     #: the artifacts of an earlier build of the very same tree, from the cache
     reused: bool = False
+    #: given wheels and an sdist: the wheel built from that sdist, verified beside them (never
+    #: among ``wheels``, which are the given ones)
+    from_sdist: Artifact | None = None
+    #: what building ``from_sdist`` failed with (also among ``failures``): the given wheels are
+    #: verified all the same
+    from_sdist_failures: tuple[Failure, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -75,12 +81,16 @@ class BuildResult:
         """A wheel is left to install, and nothing failed but ``artifact_invalid``: a wheel
         whose only problems leave it installable (a stray ``tests`` package) is installed and
         its plugins loaded, so the report still says whether they work; the check fails all
-        the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.)"""
-        return bool(self.wheels) and all(f.code == "artifact_invalid" for f in self.failures)
+        the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.) Given
+        wheels are installed also when no wheel could be built from the given sdist."""
+        return bool(self.wheels) and all(
+            f.code == "artifact_invalid" or f in self.from_sdist_failures for f in self.failures
+        )
 
     @property
     def artifacts(self) -> tuple[Artifact, ...]:
-        return ((self.sdist,) if self.sdist else ()) + self.wheels
+        built = (self.from_sdist,) if self.from_sdist else ()
+        return ((self.sdist,) if self.sdist else ()) + self.wheels + built
 
 
 def build_project(

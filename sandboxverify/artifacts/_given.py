@@ -45,16 +45,23 @@ def prepare_artifacts(
     seconds = time.perf_counter() - started
     if not target.wheels:
         return replace(from_sdist, seconds=seconds)
+    # its filename may be a given wheel's: say which wheel a problem is of
+    of_sdist = tuple(
+        replace(f, message=f"{f.message} (the wheel built from {sdist.path.name})")
+        if f.code == "artifact_invalid"
+        else f
+        for f in from_sdist.failures
+    )
     return BuildResult(
         sdist,
         checked.wheels,
         from_sdist.built,
-        (*checked.failures, *from_sdist.failures),
+        (*checked.failures, *of_sdist),
         seconds,
         True,
         reused=from_sdist.reused,
         from_sdist=from_sdist.wheels[0] if from_sdist.wheels else None,
-        from_sdist_failures=from_sdist.failures,
+        from_sdist_failures=of_sdist,
     )
 
 

@@ -184,3 +184,18 @@ def test_a_given_wheel_is_verified_even_when_its_sdist_builds_no_wheel(tmp_path:
     assert [(s["name"], s["status"]) for s in run["stages"][1:]] == [
         (name, "passed") for name in ("venv", "install", "probe", "imports", "scripts")
     ]
+
+
+def test_a_problem_of_the_wheel_built_from_the_sdist_says_which_wheel_it_is(
+    tmp_path: Path,
+) -> None:
+    """Both wheels have one filename: a problem found in the one built from the sdist says so."""
+    files = sdist_and_wheel(copy_fixture("broken-sdist-excludes-module", tmp_path))
+
+    code, report = check(files, tmp_path, "--expect-files", MODULE)
+
+    assert code == 1
+    [failure] = report["failures"]
+    assert failure["code"] == "artifact_invalid"
+    assert f"no file matches --expect-files '{MODULE}'" in failure["message"]
+    assert failure["message"].endswith(f"(the wheel built from {Path(files[1]).name})")

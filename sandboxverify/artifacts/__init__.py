@@ -14,14 +14,19 @@ from sandboxverify.artifacts._artifacts import (
     ProjectTarget,
     Target,
     classify,
+    fits,
     inspect_sdist,
     inspect_wheel,
     select_wheel,
 )
-from sandboxverify.artifacts._build import BuildResult, build_project, prepare_artifacts
+from sandboxverify.artifacts._build import BuildResult, build_project
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
+from sandboxverify.artifacts._compare import SDIST_LACKS, WHEEL_STALE, compare_wheels
+from sandboxverify.artifacts._given import prepare_artifacts
 
 __all__ = [
+    "SDIST_LACKS",
+    "WHEEL_STALE",
     "Artifact",
     "ArtifactCache",
     "ArtifactProblem",
@@ -31,7 +36,9 @@ __all__ = [
     "Target",
     "build_project",
     "classify",
+    "compare_wheels",
     "default_root",
+    "fits",
     "inspect_sdist",
     "inspect_wheel",
     "prepare_artifacts",

@@ -362,13 +362,23 @@ def select_wheel(wheels: Sequence[Artifact], version_info: tuple[int, int, int])
     """The wheel an installer would pick for this Python version on this platform."""
     if len(wheels) == 1:
         return wheels[0]
-    python_version = version_info[:2]
-    interpreter = f"cp{python_version[0]}{python_version[1]}"  # else cpXY-none-any is missed
-    supported = [*cpython_tags(python_version), *compatible_tags(python_version, interpreter)]
-    rank = {tag: index for index, tag in enumerate(supported)}
+    rank = _supported_tags(version_info)
     best: tuple[int, Artifact] | None = None
     for wheel in wheels:
         scores = [rank[tag] for tag in wheel.tags if tag in rank]
         if scores and (best is None or min(scores) < best[0]):
             best = (min(scores), wheel)
     return best[1] if best else None
+
+
+def fits(wheel: Artifact, version_info: tuple[int, int, int]) -> bool:
+    """Whether an installer would install ``wheel`` on this Python version on this platform."""
+    return not wheel.tags.isdisjoint(_supported_tags(version_info))
+
+
+def _supported_tags(version_info: tuple[int, int, int]) -> dict[Tag, int]:
+    """The tags this Python version installs here, the most specific first, by rank."""
+    python_version = version_info[:2]
+    interpreter = f"cp{python_version[0]}{python_version[1]}"  # else cpXY-none-any is missed
+    supported = [*cpython_tags(python_version), *compatible_tags(python_version, interpreter)]
+    return {tag: index for index, tag in enumerate(supported)}

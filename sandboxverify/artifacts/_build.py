@@ -1,4 +1,4 @@
-"""Stage ``build``: the sdist, then the wheel from the unpacked sdist; or given artifacts as-is.
+"""Stage ``build``: the sdist, then the wheel from the unpacked sdist (given artifacts: ``_given``).
 
 The project is copied first: build backends write into the tree they build (``*.egg-info``,
 ``build/``), and the user's source tree must stay byte-for-byte unchanged, also where a symbolic
@@ -21,11 +21,9 @@ from sandboxverify.artifacts._artifacts import (
     UNREADABLE,
     Artifact,
     ArtifactProblem,
-    ArtifactsTarget,
     ProjectTarget,
     inspect_sdist,
     inspect_wheel,
-    same_release_named,
 )
 from sandboxverify.artifacts._backend import BuildFrontend, HookRun
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key, tree_digest
@@ -67,6 +65,12 @@ class BuildResult:
     ran: bool
     #: the artifacts of an earlier build of the very same tree, from the cache
     reused: bool = False
+    #: given wheels and an sdist: the wheel built from that sdist, verified beside them (never
+    #: among ``wheels``, which are the given ones)
+    from_sdist: Artifact | None = None
+    #: what building ``from_sdist`` failed with (also among ``failures``): the given wheels are
+    #: verified all the same
+    from_sdist_failures: tuple[Failure, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -77,12 +81,16 @@ class BuildResult:
         """A wheel is left to install, and nothing failed but ``artifact_invalid``: a wheel
         whose only problems leave it installable (a stray ``tests`` package) is installed and
         its plugins loaded, so the report still says whether they work; the check fails all
-        the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.)"""
-        return bool(self.wheels) and all(f.code == "artifact_invalid" for f in self.failures)
+        the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.) Given
+        wheels are installed also when no wheel could be built from the given sdist."""
+        return bool(self.wheels) and all(
+            f.code == "artifact_invalid" or f in self.from_sdist_failures for f in self.failures
+        )
 
     @property
     def artifacts(self) -> tuple[Artifact, ...]:
-        return ((self.sdist,) if self.sdist else ()) + self.wheels
+        built = (self.from_sdist,) if self.from_sdist else ()
+        return ((self.sdist,) if self.sdist else ()) + self.wheels + built
 
 
 def build_project(
@@ -112,8 +120,8 @@ def build_project(
         reused = cache.get(key, workspace.dist)
         if reused is not None:  # sdists first, as built
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
-            inspected = _inspected(paths, expect_files, built=True, started=started)
-            return replace(inspected, reused=True)
+            result = inspected(paths, expect_files, built=True, started=started)
+            return replace(result, reused=True)
     frontend = BuildFrontend(workspace, ctx, cache)
     try:
         built = _sdist_then_wheel(frontend, workspace, started)
@@ -124,7 +132,7 @@ def build_project(
     sdists, wheels = built
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
-    return _inspected(sdists + wheels, expect_files, built=True, started=started)
+    return inspected(sdists + wheels, expect_files, built=True, started=started)
 
 
 def _sdist_then_wheel(
@@ -135,7 +143,7 @@ def _sdist_then_wheel(
     hooks = frontend.build("sdist", workspace.src)
     sdists = sorted(workspace.dist.glob("*.tar.gz"))
     if not hooks.ok or len(sdists) != 1:
-        failure = _build_failure(
+        failure = build_failure(
             "building the sdist",
             hooks,
             "the project itself does not build; run the same build by hand to see the full log",
@@ -152,13 +160,13 @@ def _sdist_then_wheel(
         )
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     # the wheel is built from the sdist as sandboxverify unpacked it, never as a frontend would
-    tree = _unpack_sdist(sdists[0], frontend.unpacked)
+    tree = unpack_sdist(sdists[0], frontend.unpacked)
     if isinstance(tree, tuple):
         return BuildResult(None, (), (), tree, time.perf_counter() - started, True)
     hooks = frontend.build("wheel", tree)
     wheels = sorted(workspace.dist.glob("*.whl"))
     if not hooks.ok or len(wheels) != 1:
-        failure = _build_failure(
+        failure = build_failure(
             "building the wheel from the sdist",
             hooks,
             "the sdist builds but a wheel cannot be built from it: a file the build needs "
@@ -179,50 +187,6 @@ def _cache_key(tree: Path, ctx: RunContext) -> str | None:
     index = {"index_url": ctx.index.index_url, "find_links": list(ctx.index.find_links)}
     return cache_key(
         digest, frontend=ctx.toolchain.name, index=index, env=build_inputs(ctx.pass_env)
-    )
-
-
-def prepare_artifacts(
-    target: ArtifactsTarget,
-    workspace: Workspace,
-    ctx: RunContext,
-    *,
-    cache: ArtifactCache | None = None,
-    expect_files: Sequence[str] = (),
-) -> BuildResult:
-    """Verify given artifacts; only when no wheel is given is one built, from the sdist (with
-    the build hints of ``cache``, when given). ``expect_files``: path globs every wheel must
-    match."""
-    started = time.perf_counter()
-    same_release_named([*target.sdists, *target.wheels])
-    given = [*target.sdists, *target.wheels]
-    if target.wheels:
-        return _inspected(given, expect_files, built=False, started=started)
-    inspected = _inspected(given, expect_files, built=False, started=started)
-    if inspected.failures or inspected.sdist is None:
-        return inspected
-    sdist = inspected.sdist
-    tree = _unpack_sdist(sdist.path, workspace.root / "sdist")
-    if isinstance(tree, tuple):
-        return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
-    hooks = BuildFrontend(workspace, ctx, cache).build("wheel", tree)
-    wheels = sorted(workspace.dist.glob("*.whl"))
-    if not hooks.ok or len(wheels) != 1:
-        failure = _build_failure(
-            f"building a wheel from {sdist.path.name}",
-            hooks,
-            "a file the build needs is probably missing from the sdist",
-        )
-        return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
-    wheel_result = _inspected(wheels, expect_files, built=True, started=started)
-    mismatch = _release_mismatch([sdist, *wheel_result.wheels])
-    return BuildResult(
-        sdist,
-        () if mismatch else wheel_result.wheels,
-        wheel_result.built,
-        (*wheel_result.failures, *([mismatch] if mismatch else [])),
-        time.perf_counter() - started,
-        True,
     )
 
 
@@ -322,7 +286,7 @@ def _special(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
-def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
+def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
     outcome = hooks.failed
     if outcome is not None and outcome.timed_out:
         return Failure(
@@ -351,7 +315,7 @@ def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
     )
 
 
-def _inspected(
+def inspected(
     paths: Sequence[Path], expect_files: Sequence[str], *, built: bool, started: float
 ) -> BuildResult:
     """Static checks of every artifact; every problem of every artifact becomes a failure."""
@@ -376,7 +340,7 @@ def _inspected(
             wheels.append(artifact)
         else:
             sdist = artifact
-    mismatch = _release_mismatch(([sdist] if sdist else []) + wheels)
+    mismatch = release_mismatch(([sdist] if sdist else []) + wheels)
     if mismatch is not None:
         failures.append(mismatch)
     return BuildResult(
@@ -389,7 +353,7 @@ def _inspected(
     )
 
 
-def _release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
+def release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
     """Artifacts built in one run must be one release (given ones are checked by filename
     before anything runs)."""
     if len({(a.name, a.version) for a in artifacts}) <= 1:
@@ -404,7 +368,7 @@ def _release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
     )
 
 
-def _unpack_sdist(sdist: Path, destination: Path) -> Path | tuple[Failure, ...]:
+def unpack_sdist(sdist: Path, destination: Path) -> Path | tuple[Failure, ...]:
     """The sdist unpacked by the one safe extraction (every member checked first): its
     top-level directory, or ``artifact_invalid`` failures when it must not be unpacked."""
     try:

@@ -14,7 +14,16 @@ from pathlib import Path
 
 from sandboxverify.cli._tomllines import Key, Toml
 from sandboxverify.options import split_commas
-from sandboxverify.report import Failure, Merged, Report, ReportError, Run, problems
+from sandboxverify.report import (
+    Failure,
+    Merged,
+    Report,
+    ReportError,
+    Run,
+    problems,
+    run_of,
+    wheel_origin,
+)
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")
@@ -41,9 +50,9 @@ def error_annotations(report: Report, sources: GitHubSources) -> list[str]:
     locator = _Locator(report, sources)
     commands = []
     for failure in report.failures:
-        title = f"sandboxverify: {failure.code}" + (
-            f" [{failure.python}]" if failure.python else ""
-        )
+        origin = wheel_origin(failure.wheel_built, report.runs)
+        where = f"{failure.python}, {origin}" if origin else failure.python
+        title = f"sandboxverify: {failure.code}" + (f" [{where}]" if where else "")
         properties: list[tuple[str, str]] = []
         place = locator.place(failure)
         relative = _relative(place.file, sources.root) if place else None
@@ -107,7 +116,7 @@ class _Locator:
         self._documents: dict[Path, Toml | None] = {}
 
     def place(self, failure: Failure) -> _Place | None:
-        run = next((r for r in self.report.runs if r.python == failure.python), None)
+        run = run_of(failure, self.report.runs)
         code = failure.code
         if code == "script_failed" and failure.plugin:
             return self._entry_point(failure.plugin, run, scripts_only=True)

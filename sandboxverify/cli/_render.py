@@ -30,6 +30,7 @@ from sandboxverify.report import (
     SmokeCall,
     SmokeRecord,
     plugins_registering,
+    wheel_origin,
 )
 from sandboxverify.sandbox import format_argv
 
@@ -125,13 +126,13 @@ class Progress:
             if event.warning:  # shown even with --quiet: it says what the check cannot promise
                 self._print(f"{self.style.paint('warning:', 'error')} {event.warning}")
         elif isinstance(event, StageStarted):
-            self._running[(event.stage, event.python)] = self.clock()
+            self._running[(event.stage, _run_name(event))] = self.clock()
             self._start_ticking()
             self._redraw()
         elif isinstance(event, StageFinished):
-            self._running.pop((event.stage, event.python), None)
+            self._running.pop((event.stage, _run_name(event)), None)
             if not self.quiet or event.status == "failed":
-                where = f"[{event.python}] " if event.python else ""
+                where = f"[{_run_name(event)}] " if event.python else ""
                 line = (
                     f"{self.style.mark(event.status)} {where}{event.stage:<8} "
                     f"{event.seconds:6.2f}s  {event.summary}"
@@ -140,7 +141,7 @@ class Progress:
             self._redraw()
         elif isinstance(event, CommandFinished) and self.verbose:
             outcome = event.outcome
-            where = f"[{event.python}] " if event.python else ""
+            where = f"[{_run_name(event)}] " if event.python else ""
             self._print(
                 self.style.paint(
                     f"  {where}$ {format_argv(outcome.command.argv)}  "
@@ -156,7 +157,7 @@ class Progress:
             status = "passed" if event.plugin.ok else "failed"
             tools = ", ".join(event.tools) or "no tools"
             self._print(
-                f"  {self.style.mark(status)} [{event.python}] plugin "
+                f"  {self.style.mark(status)} [{_run_name(event)}] plugin "
                 f"{event.plugin.name} ({event.plugin.seconds:.2f}s): {tools}"
             )
 
@@ -197,6 +198,14 @@ class Progress:
             self.stream.write("\r\x1b[K")
 
 
+def _run_name(event: StageStarted | StageFinished | CommandFinished | PluginLoaded) -> str | None:
+    """How progress names the run an event is of: its Python, and given a wheel and an sdist,
+    which of the two runs of that Python (the other installs the given wheel)."""
+    if event.python is None:
+        return None
+    return event.python + (" from sdist" if event.from_sdist else "")
+
+
 def _unicode(stream: TextIO) -> bool:
     return str(getattr(stream, "encoding", None) or "").lower().replace("-", "") == "utf8"
 
@@ -206,9 +215,10 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
     lines: list[str] = []
     if not quiet:
         for run in report.runs:
-            lines.extend(_run_lines(run, style))
+            lines.extend(_run_lines(run, style, wheel_origin(run.wheel_built, report.runs)))
     for failure in report.failures:
-        lines.extend(_failure_lines(failure, style, verbose))
+        origin = wheel_origin(failure.wheel_built, report.runs)
+        lines.extend(_failure_lines(failure, style, verbose, origin))
     lines.extend(f"note: {note}" for note in report.notes)
     if not quiet or report.isolation_fallback:
         why = report.isolation_fallback
@@ -267,9 +277,12 @@ def _call_lines(calls: Sequence[SmokeCall], style: Style, indent: str = "") -> l
     return lines
 
 
-def _run_lines(run: Run, style: Style) -> list[str]:
+def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
+    """``origin``: which of its interpreter's two runs this is (a wheel and an sdist given)."""
     lines = [
-        style.paint(f"Python {run.python}", "bold") + style.paint(f"  {run.interpreter}", "dim")
+        style.paint(f"Python {run.python}", "bold")
+        + style.paint(f"  {run.interpreter}", "dim")
+        + (f"  {origin}: {run.wheel}" if origin else "")
     ]
     by_plugin: dict[str, list[str]] = {}
     for tool in run.tools:
@@ -324,8 +337,10 @@ def _application_said(plugin: PluginRecord) -> str:
     return f"application: {application.name}{version}, installed by sandboxverify ({how})"
 
 
-def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
-    where = f" [{failure.python}]" if failure.python else ""
+def _failure_lines(
+    failure: Failure, style: Style, verbose: int, origin: str | None = None
+) -> list[str]:
+    where = f" [{failure.python}{f', {origin}' if origin else ''}]" if failure.python else ""
     lines = [f"{style.paint('FAILED', 'failed')} {failure.code}{where}: {failure.message}"]
     if failure.hint:
         lines.append(f"  hint: {failure.hint}")
@@ -343,7 +358,7 @@ def _failure_lines(failure: Failure, style: Style, verbose: int) -> list[str]:
 
 
 def _verdict(report: Report, style: Style) -> str:
-    pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
+    pythons = ", ".join(dict.fromkeys(run.python for run in report.runs)) or "no interpreter"
     counts = f"{plugins_registering(report.runs)} on Python {pythons} in {report.seconds:.1f}s"
     if report.ok:
         return f"{style.paint('PASSED', 'passed')}: {counts}"

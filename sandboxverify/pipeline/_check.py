@@ -19,6 +19,7 @@ from sandboxverify.artifacts import (
     prepare_artifacts,
 )
 from sandboxverify.options import CheckOptions
+from sandboxverify.pipeline._from_sdist import compared, planned_runs, with_differences
 from sandboxverify.pipeline._headstart import (
     Footing,
     build_meanwhile,
@@ -86,18 +87,24 @@ def build(state: CheckState, footing: Footing) -> Built:
     interpreters = list(footing.interpreters)
     if selectors:
         interpreters = _selected(interpreters, selectors, result)
-    return Built(result, runtime, tuple(_labelled(interpreters)), early)
+    pythons = tuple(_labelled(interpreters))
+    return Built(result, runtime, pythons, early, *compared(result, pythons))
 
 
 def verify_each_python(state: CheckState, built: Built) -> list[RunResult]:
     """A sandbox per interpreter, the wheel installed, then its stages: every interpreter at
-    once."""
+    once (given a wheel and an sdist, a run of each wheel: ``_from_sdist``)."""
     from sandboxverify.pipeline._run import Verifier  # noqa: PLC0415 - imported ahead
 
-    verifier = Verifier(state, built)
-    return parallel_map(
-        lambda python: verifier.run(*python), list(built.pythons), max_workers=len(built.pythons)
+    given = Verifier(state, built)
+    from_sdist = Verifier(state.of_wheel_from_sdist(), built, from_sdist=True)
+    planned = planned_runs(built)
+    results = parallel_map(
+        lambda run: (from_sdist if run.from_sdist else given).run(run.interpreter, run.label),
+        planned,
+        max_workers=len(planned),
     )
+    return with_differences(planned, results)
 
 
 def verdict(
@@ -110,10 +117,12 @@ def verdict(
     """What every run found, as the report (after the runs: our own files are compared to what
     they were before any package code ran)."""
     options, artifacts = state.options, built.result
-    failures = [*artifacts.failures, *(f for result in results for f in result.failures)]
+    failures = [*artifacts.failures, *built.differences]
+    failures.extend(f for result in results for f in result.failures)
     failures.extend(_host_modified(footing.installation))
     notes = _floor_notes(options, [interpreter for interpreter, _ in built.pythons], artifacts)
     notes += dict.fromkeys(note for result in results for note in result.notes)
+    notes += built.notes
     return Report(
         target=" ".join(options.targets),
         artifacts=_artifact_records(artifacts),
@@ -150,6 +159,11 @@ def build_target(state: CheckState) -> BuildResult:
     summary = names if result.ran else f"verifying as given: {names}"
     if result.reused:
         summary = f"reused (unchanged since they were built): {names}"
+    wheel = result.from_sdist
+    if wheel is not None:  # beside given wheels
+        given = ", ".join(a.path.name for a in result.artifacts if a is not wheel)
+        how = "reused, as built from the sdist" if result.reused else "built from the sdist"
+        summary = f"verifying as given: {given}; {how}: {wheel.path.name}"
     state.on_event(
         StageFinished(
             "build",
@@ -165,7 +179,11 @@ def build_target(state: CheckState) -> BuildResult:
 def _artifact_records(build: BuildResult) -> tuple[ArtifactRecord, ...]:
     return tuple(
         ArtifactRecord(
-            a.kind, a.path.name, a.sha256, built=a.path in build.built, reused=build.reused
+            a.kind,
+            a.path.name,
+            a.sha256,
+            built=a.path in build.built,
+            reused=build.reused and a.path in build.built,
         )
         for a in build.artifacts
     )

@@ -8,7 +8,7 @@ at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Union
 
 from sandboxverify.report import PluginRecord, StageName, StageStatus
@@ -21,6 +21,8 @@ class StageStarted:
 
     stage: StageName
     python: str | None
+    #: the run installs the wheel built from the given sdist (beside the given wheel's run)
+    from_sdist: bool = False
 
 
 @dataclass(frozen=True)
@@ -32,6 +34,7 @@ class StageFinished:
     status: StageStatus
     seconds: float
     summary: str = ""
+    from_sdist: bool = False
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class CommandFinished:
 
     python: str | None
     outcome: Outcome
+    from_sdist: bool = False
 
 
 @dataclass(frozen=True)
@@ -49,6 +53,7 @@ class PluginLoaded:
     python: str
     plugin: PluginRecord
     tools: tuple[str, ...]
+    from_sdist: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,6 +68,18 @@ class IsolationChosen:
 #: what an ``on_event`` callable receives
 Event = Union[StageStarted, StageFinished, CommandFinished, PluginLoaded, IsolationChosen]
 EventSink = Callable[[Event], None]
+
+
+def of_wheel_from_sdist(sink: EventSink) -> EventSink:
+    """``sink``, hearing every event of a run as one of the wheel built from the given sdist
+    (``from_sdist``): given a wheel and an sdist, an interpreter has a run of each."""
+
+    def tagged(event: Event) -> None:
+        if isinstance(event, (StageStarted, StageFinished, CommandFinished, PluginLoaded)):
+            event = replace(event, from_sdist=True)
+        sink(event)
+
+    return tagged
 
 
 def ignore(event: Event) -> None:

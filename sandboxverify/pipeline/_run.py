@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import platform
 import sysconfig
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 
 from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
 from sandboxverify.pipeline._applications import Applications, find_applications
@@ -67,14 +67,20 @@ class _Findings:
     imports: ImportsRecord | None = None
     scripts: tuple[ScriptRecord, ...] | None = None
     installed: tuple[dict[str, str], ...] = ()
+    #: the wheel the run installs, if any fits its interpreter
+    wheel: Artifact | None = None
 
 
 class Verifier:
     """One interpreter's share of the check: sandbox, install, probe, expectations."""
 
-    def __init__(self, state: CheckState, built: Built) -> None:
+    def __init__(self, state: CheckState, built: Built, *, from_sdist: bool = False) -> None:
         self.state = state
         self.built = built
+        #: the runs install the wheel built from the given sdist, not a given wheel
+        self.from_sdist = from_sdist
+        build = built.result
+        self.wheels = (build.from_sdist,) if from_sdist and build.from_sdist else build.wheels
         options = state.options
         self.stage_names: tuple[StageName, ...] = (
             ("venv", "install", "probe")
@@ -87,10 +93,12 @@ class Verifier:
         """Stages ``venv`` and ``install``, then ``probe``, ``imports`` and ``scripts`` at
         once, then ``smoke``; each only if the one before left something to go on with."""
         build = self.built.result
-        paths = self.state.workspace.sandbox(label)
+        paths = self.state.workspace.sandbox(f"{label}-from-sdist" if self.from_sdist else label)
         found = _Findings([Stage("build", "passed" if build.ok else "failed", build.seconds)])
-        if build.installable:
-            self._verify(interpreter, paths, found, early=self.built.early.get(label))
+        if self.from_sdist or build.installable:
+            found.wheel = select_wheel(self.wheels, interpreter.version_info)
+            early = None if self.from_sdist else self.built.early.get(label)
+            self._verify(interpreter, paths, found, early=early)
         return self._finish(interpreter, paths, found)
 
     def _verify(
@@ -122,6 +130,7 @@ class Verifier:
             found.stages,
             early=early,
             then=applications,
+            wheels=self.wheels,
         )
         found.failures.extend(failures)
         if ready is None:
@@ -198,6 +207,9 @@ class Verifier:
 
     def _finish(self, interpreter: Interpreter, paths: SandboxPaths, found: _Findings) -> RunResult:
         """The run's record: a stage that never started is ``skipped``."""
+        wheel = found.wheel
+        wheel_name = wheel.path.name if wheel else None
+        built = (self.from_sdist or wheel.path in self.built.result.built) if wheel else None
         done = {stage.name for stage in found.stages}
         stages = [*found.stages]
         stages.extend(Stage(name, "skipped", 0.0) for name in self.stage_names if name not in done)
@@ -215,8 +227,11 @@ class Verifier:
             installed=found.installed,
             os=operating_system(),
             platform=sysconfig.get_platform(),
+            wheel=wheel_name,
+            wheel_built=built,
         )
-        return RunResult(run, tuple(found.failures), tuple(found.notes))
+        failures = tuple(replace(f, wheel=wheel_name, wheel_built=built) for f in found.failures)
+        return RunResult(run, failures, tuple(found.notes))
 
 
 def sandbox_with_wheel(
@@ -228,16 +243,18 @@ def sandbox_with_wheel(
     *,
     early: EarlySandbox | None = None,
     then: Callable[[Sandbox, Artifact, StageTimer], None] | None = None,
+    wheels: Sequence[Artifact] | None = None,
 ) -> tuple[tuple[Sandbox, Artifact] | None, list[Failure]]:
-    """Stages ``venv`` and ``install``: a fresh sandbox with the wheel that fits
-    ``interpreter`` (and ``--with``) installed, or the failures that stopped it. ``early``:
-    the sandbox, made while the build ran; ``then``: what stage ``install`` does once the wheel
-    is in (the applications its plugins need)."""
+    """Stages ``venv`` and ``install``: a fresh sandbox with the wheel of ``wheels`` (default:
+    the build's) that fits ``interpreter`` (and ``--with``) installed, or the failures that
+    stopped it. ``early``: the sandbox, made while the build ran; ``then``: what stage
+    ``install`` does once the wheel is in (the applications its plugins need)."""
     python = interpreter.version
     ctx = state.context.for_python(python)
-    wheel = select_wheel(build.wheels, interpreter.version_info)
+    wheels = build.wheels if wheels is None else wheels
+    wheel = select_wheel(wheels, interpreter.version_info)
     if wheel is None:
-        return None, [_no_wheel_fits(python, build)]
+        return None, [_no_wheel_fits(python, wheels)]
     with state.stage(stages, "venv", python) as timer:
         if early is None:
             sandbox, failure = create_sandbox(interpreter, paths, ctx)
@@ -264,10 +281,10 @@ def sandbox_with_wheel(
     return (None if timer.failed else (sandbox, wheel)), timer.failures
 
 
-def _no_wheel_fits(python: str, build: BuildResult) -> Failure:
+def _no_wheel_fits(python: str, wheels: Sequence[Artifact]) -> Failure:
     return Failure(
         "install_failed",
-        f"none of the wheels fits Python {python}: " + ", ".join(w.path.name for w in build.wheels),
+        f"none of the wheels fits Python {python}: " + ", ".join(w.path.name for w in wheels),
         python=python,
         hint="build a wheel for this interpreter, or drop it from --python",
     )

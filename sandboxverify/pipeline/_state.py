@@ -4,16 +4,16 @@ works, what every command runs with and who hears of it; then what the build pro
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from sandboxverify.artifacts import Artifact, BuildResult
 from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._headstart import EarlySandbox
-from sandboxverify.pipeline._progress import EventSink
+from sandboxverify.pipeline._progress import EventSink, of_wheel_from_sdist
 from sandboxverify.pipeline._request import CheckRequest
 from sandboxverify.pipeline._stages import AnnouncingRunner, StageTimer
-from sandboxverify.report import Stage, StageName
+from sandboxverify.report import Failure, Stage, StageName
 from sandboxverify.sandbox import (
     SUBPROCESSES,
     IndexOptions,
@@ -44,6 +44,15 @@ class CheckState:
     def stage(self, stages: list[Stage], name: StageName, python: str | None) -> StageTimer:
         """A stage of ``python`` (``None``: the build), recorded in ``stages`` and announced."""
         return StageTimer(stages, name, python, self.on_event)
+
+    def of_wheel_from_sdist(self) -> CheckState:
+        """The check as the runs of the wheel built from the given sdist see it: each event
+        they send, and each command they run, is announced as theirs."""
+        on_event = of_wheel_from_sdist(self.on_event)
+        runner = self.context.runner
+        if isinstance(runner, AnnouncingRunner):
+            runner = AnnouncingRunner(runner.runner, on_event)
+        return replace(self, on_event=on_event, context=replace(self.context, runner=runner))
 
 
 def run_context(
@@ -80,6 +89,10 @@ class Built:
     pythons: tuple[tuple[Interpreter, str], ...]
     #: sandboxes made while the build ran, by label
     early: Mapping[str, EarlySandbox]
+    #: given a wheel and an sdist: where the given wheel and the one built from the sdist
+    #: differ (``_from_sdist``), and what the check could not compare
+    differences: tuple[Failure, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

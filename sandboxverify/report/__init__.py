@@ -27,7 +27,9 @@ from sandboxverify.report._model import (
     ToolRecord,
     plugins_registering,
     registrations,
+    run_of,
     stopped_report,
+    wheel_origin,
 )
 from sandboxverify.report._records import (
     AllowedFailure,
@@ -94,9 +96,11 @@ __all__ = [
     "redact",
     "registrations",
     "report_from_json",
+    "run_of",
     "step_summary",
     "stopped_report",
     "summarize",
+    "wheel_origin",
 ]
 
 #: the writers of one surface each, and reading reports back: imported when a check or a merge

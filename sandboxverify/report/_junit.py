@@ -18,7 +18,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
-from sandboxverify.report._model import Failure, PluginRecord, Report, Run, Stage
+from sandboxverify.report._model import (
+    Failure,
+    PluginRecord,
+    Report,
+    Run,
+    Stage,
+    run_of,
+    wheel_origin,
+)
 
 #: what XML 1.0 allows (anything else makes the document unreadable), and terminal colour codes
 _FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -31,7 +39,7 @@ _STAGE_CODES = {
     "scripts": ("script_failed",),
     "smoke": ("smoke_failed",),
 }
-_BUILD_CODES = ("build_failed", "artifact_invalid", "timeout")
+_BUILD_CODES = ("build_failed", "artifact_invalid", "timeout", "artifact_mismatch")
 #: codes any stage may report (without a plugin or module to tell which)
 _STAGELESS_CODES = ("timeout", "probe_crashed", "artifact_invalid")
 
@@ -113,11 +121,24 @@ def _error_case(report: Report) -> _Case | None:
 def _build_suite(report: Report, pending: list[Failure]) -> _Suite:
     stage = next((s for run in report.runs for s in run.stages if s.name == "build"), None)
     build = _Case("build", seconds=stage.seconds if stage else 0.0)
-    artifacts = {a.filename: _Case(f"{a.kind} {a.filename}") for a in report.artifacts}
+    # given a wheel and an sdist, the wheel built from the sdist may share the given's filename
+    given_wheel = any(a.kind == "wheel" and not a.built for a in report.artifacts)
+    artifacts = {
+        (a.filename, a.built): _Case(
+            f"{a.kind} {a.filename}"
+            + (" (built from the sdist)" if given_wheel and a.built and a.kind == "wheel" else "")
+        )
+        for a in report.artifacts
+    }
+    # beside a given wheel, what was built is the wheel of the given sdist
+    built = [case for (_, was_built), case in artifacts.items() if was_built and given_wheel]
+    from_sdist = built[0] if built else None
     for failure in _take(pending, lambda f: f.python is None and f.code in _BUILD_CODES):
-        named = [case for filename, case in artifacts.items() if filename in failure.message]
+        named = [case for (name, _), case in artifacts.items() if name in failure.message]
         if failure.code == "artifact_invalid" and len(named) == 1:
             named[0].failures.append(failure)
+        elif failure.code == "artifact_mismatch" and from_sdist is not None:
+            from_sdist.failures.append(failure)
         else:
             build.failures.append(failure)
     covered = build.failed or any(case.failed for case in artifacts.values())
@@ -138,20 +159,30 @@ def _build_suite(report: Report, pending: list[Failure]) -> _Suite:
 
 
 def _run_suite(report: Report, run: Run, pending: list[Failure], index: int) -> _Suite:
-    duplicate = sum(r.python == run.python for r in report.runs[:index])
+    duplicate = sum(_same_run(r, run) for r in report.runs[:index])
     label = run.python + (f"-{duplicate + 1}" if duplicate else "")
+    origin = wheel_origin(run.wheel_built, report.runs)
     cases = _RunCases(run, report.expect_tools)
-    # failures name an interpreter by version: the first run of a version takes them
-    for failure in _take(pending, lambda f: f.python == run.python) if not duplicate else []:
-        cases.place(failure)
+    # failures name an interpreter by version (and which of its runs, given a wheel and an
+    # sdist): the first run of a version takes them
+    if not duplicate:
+        for failure in _take(pending, lambda f: run_of(f, [run]) is run):
+            cases.place(failure)
     cases.settle()
     return _Suite(
-        f"python {label}",
-        "sandboxverify.py" + re.sub(r"[^0-9A-Za-z]+", "_", label),
+        f"python {label}" + (f" ({origin})" if origin else ""),
+        "sandboxverify.py"
+        + re.sub(r"[^0-9A-Za-z]+", "_", label)
+        + ("_from_sdist" if origin and run.wheel_built else ""),
         cases.ordered(),
         sum(stage.seconds for stage in run.stages if stage.name != "build"),
         {"python": run.python, "interpreter": run.interpreter},
     )
+
+
+def _same_run(one: Run, other: Run) -> bool:
+    """Runs a failure could not tell apart: one Python, and one kind of wheel."""
+    return one.python == other.python and one.wheel_built == other.wheel_built
 
 
 class _RunCases:

@@ -120,6 +120,8 @@ def _run(item: object, where: str) -> Run:
         ),
         os=optional_str(run.get("os")),
         platform=optional_str(run.get("platform")),
+        wheel=optional_str(run.get("wheel")),
+        wheel_built=_optional_bool(run.get("wheel_built")),
     )
 
 
@@ -191,7 +193,13 @@ def _failure(item: object, where: str) -> Failure:
         hint=optional_str(failure.get("hint")),
         details=optional_str(failure.get("details")),
         module=optional_str(failure.get("module")),
+        wheel=optional_str(failure.get("wheel")),
+        wheel_built=_optional_bool(failure.get("wheel_built")),
     )
+
+
+def _optional_bool(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 def _artifact(item: object, where: str) -> ArtifactRecord:

@@ -21,16 +21,22 @@ from sandboxverify.report._markdown import code_span, escaped, table_lines, with
 from sandboxverify.report._model import (
     REPORT_SCHEMA,
     REPORT_VERSION,
+    Failure,
     Report,
     ReportError,
     Run,
     registrations,
+    run_of,
     stopped_report,
+    wheel_origin,
 )
 from sandboxverify.report._summary import SUMMARY_BUDGET, error_section, step_summary
 
 #: the numeric attributes of ``<testsuites>`` that add up across reports
 _COUNTS = ("tests", "failures", "errors", "skipped", "time")
+#: what a run and a failure of a report of an older sandboxverify lack
+_OLDER_RUN = {"os": None, "platform": None, "wheel": None, "wheel_built": None}
+_OLDER_FAILURE = {"wheel": None, "wheel_built": None}
 
 
 @dataclass(frozen=True)
@@ -80,7 +86,9 @@ class Merged:
 
 def merge(sources: Sequence[Source]) -> Merged:
     """The reports together, each run with a label no other run has."""
-    wanted = [[run_label(run) for run in source.report.runs] for source in sources]
+    wanted = [
+        [run_label(run, source.report.runs) for run in source.report.runs] for source in sources
+    ]
     seen = Counter(label for labels in wanted for label in labels)
     run_labels = tuple(
         tuple(f"{label} ({source.name})" if seen[label] > 1 else label for label in labels)
@@ -116,9 +124,8 @@ def problems(merged: Merged) -> list[Problem]:
     its), then each report's error."""
     found: list[Problem] = []
     for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
-        by_python = _labels_by_python(source, labels)
         for failure in source.report.failures:
-            where = by_python.get(str(failure.python), label)
+            where = _run_label_of(failure, source, labels) or label
             found.append(Problem(failure.code, failure.message, failure.hint, where, source.name))
         error = source.report.error
         if error is not None:
@@ -126,13 +133,18 @@ def problems(merged: Merged) -> list[Problem]:
     return found
 
 
-def _labels_by_python(source: Source, labels: Sequence[str]) -> dict[str, str]:
-    """A failure names its run by its Python: the first run with that Python is its."""
-    return {run.python: labels[i] for i, run in reversed(list(enumerate(source.report.runs)))}
+def _run_label_of(failure: Failure, source: Source, labels: Sequence[str]) -> str | None:
+    """The label of the run a failure names (by its Python, and given a wheel and an sdist by
+    which of its runs), or ``None`` for a failure of no run."""
+    run = run_of(failure, source.report.runs)
+    return next((labels[i] for i, r in enumerate(source.report.runs) if r is run), None)
 
 
-def run_label(run: Run) -> str:
-    return f"Python {run.python} on {run.os or 'an unknown OS'}"
+def run_label(run: Run, runs: Sequence[Run] = ()) -> str:
+    """``Python 3.12.1 on Linux``; given a wheel and an sdist, which of the interpreter's runs
+    (``runs``: the report's) it is too."""
+    origin = wheel_origin(run.wheel_built, runs)
+    return f"Python {run.python} on {run.os or 'an unknown OS'}" + (f", {origin}" if origin else "")
 
 
 def merged_document(merged: Merged) -> dict[str, Any]:
@@ -146,15 +158,12 @@ def merged_document(merged: Merged) -> dict[str, Any]:
     failures: list[dict[str, Any]] = []
     artifacts: dict[tuple[str, str, str], dict[str, Any]] = {}
     for source, labels, label in zip(merged.sources, merged.run_labels, merged.labels):
-        by_python = _labels_by_python(source, labels)
         for run, run_label_ in zip(_items(source.document, "runs"), labels):
-            # a report of an older sandboxverify has no os and platform: null, as documented
-            runs.append(
-                {"os": None, "platform": None, **run, "label": run_label_, "report": source.name}
-            )
-        for failure in _items(source.document, "failures"):
-            where = by_python.get(str(failure.get("python")), label)
-            failures.append({**failure, "label": where, "report": source.name})
+            # a report of an older sandboxverify has no os, platform or wheel: null, as documented
+            runs.append({**_OLDER_RUN, **run, "label": run_label_, "report": source.name})
+        for failure, record in zip(_items(source.document, "failures"), source.report.failures):
+            where = _run_label_of(record, source, labels) or label
+            failures.append({**_OLDER_FAILURE, **failure, "label": where, "report": source.name})
         for artifact in _items(source.document, "artifacts"):
             key = (
                 str(artifact.get("kind")),
@@ -283,7 +292,7 @@ def merged_summary(merged: Merged) -> str:
     rows = []
     for source, labels in zip(merged.sources, merged.run_labels):
         for run, label in zip(source.report.runs, labels):
-            failures = [f for f in source.report.failures if f.python == run.python]
+            failures = [f for f in source.report.failures if run_of(f, source.report.runs) is run]
             rows.append(
                 (
                     escaped(label),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -35,6 +35,7 @@ FailureCode = Literal[
     "smoke_failed",
     "script_failed",
     "host_modified",
+    "artifact_mismatch",
 ]
 #: why a check stopped before its verdict: exit 2 (``usage_error``, ``config_error``), 3
 #: (``internal_error``), 130 (``interrupted``), 143 (``terminated``)
@@ -54,6 +55,10 @@ class Failure:
     details: str | None = None
     #: the module a failure is about (``import_failed``), dotted
     module: str | None = None
+    #: the wheel the run that found it installed, and whether the check built that wheel (as
+    #: ``Run``'s): with a wheel and an sdist given, an interpreter has a run of each wheel
+    wheel: str | None = None
+    wheel_built: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +70,8 @@ class Failure:
             "hint": self.hint,
             "details": self.details,
             "module": self.module,
+            "wheel": self.wheel,
+            "wheel_built": self.wheel_built,
         }
 
 
@@ -246,6 +253,11 @@ class Run:
     #: of a report merged from CI matrix jobs apart
     os: str | None = None
     platform: str | None = None
+    #: the wheel the run installed (``None``: none was), and whether the check built it (from
+    #: the sdist) rather than being given it: given a wheel and an sdist, each interpreter has
+    #: a run of the given wheel and one of the wheel built from the sdist
+    wheel: str | None = None
+    wheel_built: bool | None = None
 
     def to_json(self) -> dict[str, Any]:
         # a stage that did not run leaves its field empty, never null: consumers read the
@@ -264,7 +276,33 @@ class Run:
             "installed": [dict(dist) for dist in self.installed],
             "os": self.os,
             "platform": self.platform,
+            "wheel": self.wheel,
+            "wheel_built": self.wheel_built,
         }
+
+
+def wheel_origin(wheel_built: bool | None, runs: Iterable[Run]) -> str | None:
+    """What tells a run (or its failure) from the other run of its interpreter: ``wheel as
+    given`` or ``wheel built from the sdist``, when the runs installed both kinds; else
+    ``None`` (every run's wheel came the same way, and the interpreter names the run)."""
+    kinds = {run.wheel_built for run in runs if run.wheel is not None}
+    if wheel_built is None or kinds != {True, False}:
+        return None
+    return "wheel built from the sdist" if wheel_built else "wheel as given"
+
+
+def run_of(failure: Failure, runs: Sequence[Run]) -> Run | None:
+    """The run that found ``failure``: its interpreter's, the one of its wheel when the failure
+    says (a report of an older sandboxverify does not: the first run of the interpreter)."""
+    return next(
+        (
+            run
+            for run in runs
+            if run.python == failure.python
+            and (failure.wheel_built is None or run.wheel_built == failure.wheel_built)
+        ),
+        None,
+    )
 
 
 @dataclass(frozen=True)

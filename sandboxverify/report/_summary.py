@@ -12,7 +12,14 @@ from sandboxverify.report._markdown import (
     table_lines,
     within_budget,
 )
-from sandboxverify.report._model import Failure, Report, ReportError, Run, plugins_registering
+from sandboxverify.report._model import (
+    Failure,
+    Report,
+    ReportError,
+    Run,
+    plugins_registering,
+    wheel_origin,
+)
 from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 
 #: GitHub rejects a step summary over 1 MiB; leave room for what else the job appends
@@ -26,7 +33,7 @@ def step_summary(report: Report) -> str:
     """The Markdown summary of the check."""
     if report.error is not None and not report.runs and not report.artifacts:
         return error_section(report.error, heading="##") + "\n"
-    pythons = ", ".join(run.python for run in report.runs) or "no interpreter"
+    pythons = ", ".join(dict.fromkeys(run.python for run in report.runs)) or "no interpreter"
     verdict = "passed" if report.ok else f"failed: {len(report.failures)} failure(s)"
     lines = [
         f"## sandboxverify {'passed' if report.ok else 'failed'}",
@@ -44,20 +51,26 @@ def step_summary(report: Report) -> str:
         "",
     ]
     if report.artifacts:
+        given_wheel = any(a.kind == "wheel" and not a.built for a in report.artifacts)
         lines += table_lines(
             ("artifact", "file", "sha256"),
             [
-                (escaped(a.kind), escaped(a.filename), code_span(a.sha256[:12]))
+                (
+                    escaped(a.kind) + (" built from the sdist" if given_wheel and a.built else ""),
+                    escaped(a.filename),
+                    code_span(a.sha256[:12]),
+                )
                 for a in report.artifacts
             ],
         )
     if report.error is not None:  # it stopped after the check itself (a report not written)
         lines += [error_section(report.error, heading="###"), ""]
     for run in report.runs:
-        lines += _run_section(run)
+        lines += _run_section(run, wheel_origin(run.wheel_built, report.runs))
     text = within_budget("\n".join(lines), SUMMARY_BUDGET // 2)
     if report.failures:
-        text += "\n" + _failures_section(report.failures, SUMMARY_BUDGET - len(text.encode()))
+        budget = SUMMARY_BUDGET - len(text.encode())
+        text += "\n" + _failures_section(report.failures, report.runs, budget)
     return text.rstrip("\n") + "\n"
 
 
@@ -74,8 +87,12 @@ def error_section(error: ReportError, *, heading: str) -> str:
     return "\n".join(lines)
 
 
-def _run_section(run: Run) -> list[str]:
-    lines = [f"### Python {escaped(run.python)}", "", code_span(run.interpreter), ""]
+def _run_section(run: Run, origin: str | None = None) -> list[str]:
+    """``origin``: which of its interpreter's two runs this is (a wheel and an sdist given)."""
+    title = f"### Python {escaped(run.python)}"
+    if origin:
+        title += f", {origin}: {code_span(str(run.wheel))}"
+    lines = [title, "", code_span(run.interpreter), ""]
     lines += table_lines(
         ("stage", "status", "seconds"),
         [(s.name, s.status, f"{s.seconds:.2f}") for s in run.stages],
@@ -146,12 +163,12 @@ def _smoke_line(smoke: SmokeRecord | None) -> str | None:
     return line
 
 
-def _failures_section(failures: Sequence[Failure], budget: int) -> str:
+def _failures_section(failures: Sequence[Failure], runs: Sequence[Run], budget: int) -> str:
     """Every failure with its hint and the end of its details, within ``budget`` bytes."""
     blocks = ["### Failures", ""]
     used = len("\n".join(blocks).encode())
     for index, failure in enumerate(failures):
-        block = _failure_block(failure)
+        block = _failure_block(failure, wheel_origin(failure.wheel_built, runs))
         size = len(block.encode()) + 1
         if used + size > budget - 200:  # room for the note
             left = len(failures) - index
@@ -162,8 +179,9 @@ def _failures_section(failures: Sequence[Failure], budget: int) -> str:
     return "\n".join(blocks)
 
 
-def _failure_block(failure: Failure) -> str:
-    where = f" [{escaped(failure.python)}]" if failure.python else ""
+def _failure_block(failure: Failure, origin: str | None = None) -> str:
+    where = f"{failure.python}, {origin}" if origin else failure.python
+    where = f" [{escaped(where)}]" if where else ""
     lines = [f"#### {escaped(failure.code)}{where}", "", escaped_lines(failure.message), ""]
     if failure.hint:
         lines += [f"**hint:** {escaped_lines(failure.hint)}", ""]

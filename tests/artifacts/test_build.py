@@ -14,11 +14,11 @@ from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
 from sandboxverify.artifacts._backend import HookRun
 from sandboxverify.artifacts._build import (
     BuildResult,
-    _build_failure,
+    build_failure,
     build_project,
     copy_source,
-    prepare_artifacts,
 )
+from sandboxverify.artifacts._given import prepare_artifacts
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._toolchain import (
@@ -226,7 +226,7 @@ def test_a_build_that_reached_for_the_network_says_so(
         label="build-wheel",
     )
     outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
-    failure = _build_failure(
+    failure = build_failure(
         "building a wheel from demo-1.0.tar.gz", HookRun(failed=outcome), "missing?"
     )
     assert failure.code == "build_failed"

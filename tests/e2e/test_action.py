@@ -347,11 +347,14 @@ def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> N
 
     assert result.outputs["ok"] == "true", result.step("check").stdout
     report = json.loads(Path(result.outputs["report"]).read_text(encoding="utf-8"))
-    assert sorted(artifact["filename"] for artifact in report["artifacts"]) == [
+    given = [artifact for artifact in report["artifacts"] if not artifact["built"]]
+    assert sorted(artifact["filename"] for artifact in given) == [
         "svfix_good_hatch-1.0.0-py3-none-any.whl",
         "svfix_good_hatch-1.0.0.tar.gz",
     ]
-    assert not any(artifact["built"] for artifact in report["artifacts"])
+    # the given files as they are, and the wheel of the given sdist beside them
+    assert [artifact["built"] for artifact in report["artifacts"]] == [False, False, True]
+    assert [run["wheel_built"] for run in report["runs"]] == [False, True]
     # a pattern that matches nothing is an error, never a check of something else, and it is
     # visible: an annotation, the step summary, a report that says why
     failed = nothing.step("check")

@@ -287,9 +287,10 @@ def test_given_wheel_and_sdist_are_verified_as_they_are() -> None:
     assert relative.code == 0, relative.stdout + relative.stderr
 
     assert report.ok, report.failures
-    records = {a.kind: a for a in report.artifacts}
-    assert records["wheel"].filename == wheel.name
-    assert not records["wheel"].built  # verified as given, never rebuilt
+    records = {(a.kind, a.built): a for a in report.artifacts}
+    assert records["wheel", False].filename == wheel.name  # verified as given, never rebuilt
+    assert records["wheel", True].filename == wheel.name  # and the wheel of the given sdist
+    assert [run.wheel_built for run in report.runs] == [False, True]
     assert wheel_only.ok, wheel_only.failures
     assert {a.kind: a.built for a in wheel_only.artifacts} == {"sdist": False, "wheel": True}
 

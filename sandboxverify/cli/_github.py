@@ -14,7 +14,7 @@ from pathlib import Path
 
 from sandboxverify.cli._tomllines import Key, Toml
 from sandboxverify.options import split_commas
-from sandboxverify.report import Failure, Merged, Report, ReportError, Run, problems
+from sandboxverify.report import Failure, Merged, Report, ReportError, Run, inert, problems
 
 _FRAME = re.compile(r'^\s*File "(?P<file>[^"]+)", line (?P<line>\d+)', re.MULTILINE)
 _WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")
@@ -83,7 +83,9 @@ def _message(message: str, hint: str | None) -> str:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's data: the package's text inert (its lines kept: they end up as
+    ``%0A``, never as lines of the log), then escaped as the runner reads it."""
+    return inert(text, lines=True).replace("%", "%25").replace("\n", "%0A")
 
 
 def _escape_property(text: str) -> str:

@@ -42,6 +42,7 @@ from sandboxverify.sandbox._toolchain import (
     IndexOptions,
     InstallerChoice,
     choose_toolchain,
+    direct_references,
 )
 from sandboxverify.sandbox._venv import Sandbox, create_sandbox, install_wheel, learn_interpreter
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
@@ -77,6 +78,7 @@ __all__ = [
     "choose_isolation",
     "choose_toolchain",
     "create_sandbox",
+    "direct_references",
     "fingerprint",
     "floor_note",
     "format_argv",

@@ -3,6 +3,12 @@
 Each piece sits behind a small Protocol that only *describes* commands (argv lists); the stages
 run them through the one subprocess helper. uv is the fast path when it is available, never a
 requirement.
+
+Installers are trusted and run outside the sandbox, so they never build anything: every sdist
+is the package's (or a dependency's) code. uv installs with ``--no-build``, pip with
+``--only-binary :all:``; and since pip still builds what a direct reference
+(``name @ file:///...tar.gz``, ``name @ https://...``) points at, no requirement with a URL or
+a path is ever handed to an installer (``direct_references``).
 """
 
 from __future__ import annotations
@@ -122,6 +128,7 @@ class PipInstaller:
             "install",
             "--no-input",
             "--disable-pip-version-check",
+            *_PIP_NO_BUILD,
             *index.flags(),
             str(wheel),
             *extra,
@@ -143,6 +150,7 @@ class PipInstaller:
             "install",
             "--no-input",
             "--disable-pip-version-check",
+            *_PIP_NO_BUILD,
             *index.flags(),
             "--",
             *requirements,
@@ -169,6 +177,7 @@ class UvInstaller:
             "--python",
             str(python),
             *_link_mode(self.link_mode),
+            "--no-build",
             *index.flags(),
             str(wheel),
             *extra,
@@ -193,6 +202,7 @@ class UvInstaller:
             "--python",
             str(python),
             *_link_mode(self.link_mode),
+            "--no-build",
             *index.flags(),
             "--",
             *requirements,
@@ -232,6 +242,28 @@ def find_uv() -> Path | None:
             return candidate
     located = shutil.which("uv")
     return Path(located) if located else None
+
+
+#: pip installs wheels only (a flag: ``PIP_ONLY_BINARY`` of the caller's cannot undo it)
+_PIP_NO_BUILD = ("--only-binary", ":all:")
+
+
+def direct_references(requirements: Sequence[str]) -> list[str]:
+    """The requirements that point at a URL or a path (``name @ file:///...``), which no
+    installer may get: pip builds what one points at even with ``--only-binary :all:``. A
+    string that is no PEP 508 requirement counts too: pip takes ``./evil.tar.gz`` or a bare
+    URL as one."""
+    # imported when asked: --help imports this module for the installer choices
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+    found = []
+    for text in requirements:
+        try:
+            if Requirement(text).url:
+                found.append(text)
+        except InvalidRequirement:
+            found.append(text)
+    return found
 
 
 def _link_mode(mode: str | None) -> list[str]:

@@ -7,9 +7,7 @@ link leads out of it.
 
 from __future__ import annotations
 
-import os
 import shutil
-import stat
 import tarfile
 import time
 from collections.abc import Sequence
@@ -29,6 +27,7 @@ from sandboxverify.artifacts._artifacts import (
 )
 from sandboxverify.artifacts._backend import BuildFrontend, HookRun
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key, tree_digest
+from sandboxverify.artifacts._copy import copy_problem, copy_source
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -37,22 +36,6 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.report import Failure, reached_for_network, summarize
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs
-
-#: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
-_SKIP_NAMES = frozenset(
-    {
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".venv",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".eggs",
-        "node_modules",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -101,7 +84,7 @@ def build_project(
     except (shutil.Error, OSError) as exc:
         failure = Failure(
             "build_failed",
-            f"cannot copy the project to build it: {_copy_problem(exc)}",
+            f"cannot copy the project to build it: {copy_problem(exc)}",
             hint="sandboxverify builds from a copy so your tree stays untouched; make every "
             "file in the project readable, and no symbolic link point at a directory that "
             "holds it (or remove them)",
@@ -224,102 +207,6 @@ def prepare_artifacts(
         time.perf_counter() - started,
         True,
     )
-
-
-def copy_source(source: Path, destination: Path) -> None:
-    """Copy the project to build it, leaving out environments, caches and special files.
-
-    A symbolic link that stays inside the project becomes a relative link to the same place in
-    the copy; one that leaves it (an absolute ``src``, say) is replaced by a copy of what it
-    points at: nothing a build writes through a link may reach a real file. Like copytree,
-    every file that cannot be copied is collected into one :class:`shutil.Error`."""
-    root = source.resolve()
-    errors: list[tuple[str, str, str]] = []
-    _copy_tree(source, destination, _CopyRun(root, destination, errors), frozenset())
-    if errors:
-        raise shutil.Error(errors)
-
-
-@dataclass(frozen=True)
-class _CopyRun:
-    root: Path
-    destination: Path
-    errors: list[tuple[str, str, str]]
-
-
-def _copy_tree(source: Path, destination: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
-    ancestors = ancestors | {Path(os.path.realpath(source))}
-    destination.mkdir(parents=True)
-    try:
-        names = sorted(os.listdir(source))
-    except OSError as exc:
-        run.errors.append((str(source), str(destination), str(exc)))
-        return
-    for name in names:
-        if _skipped(source / name):
-            continue
-        item, target = source / name, destination / name
-        try:
-            if item.is_symlink():
-                _copy_link(item, target, run, ancestors)
-            elif item.is_dir():
-                _copy_tree(item, target, run, ancestors)
-            else:
-                shutil.copy2(item, target)
-        except OSError as exc:
-            run.errors.append((str(item), str(target), str(exc)))
-    try:
-        shutil.copystat(source, destination)
-    except OSError as exc:
-        run.errors.append((str(source), str(destination), str(exc)))
-
-
-_LOOP = "a symbolic link to a directory that contains it (a loop): remove it or point it elsewhere"
-
-
-def _copy_link(link: Path, target: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
-    real = Path(os.path.realpath(link))
-    if real == run.root or real.is_relative_to(run.root):
-        # the same place in the copy: never a way back into the real tree
-        inside = run.destination / real.relative_to(run.root)
-        os.symlink(os.path.relpath(inside, target.parent), target)
-    elif real.is_dir():
-        # a directory that holds the one being copied (or the project) would never end
-        if real in ancestors or run.root.is_relative_to(real):
-            run.errors.append((str(link), str(target), _LOOP))
-        else:
-            _copy_tree(real, target, run, ancestors)
-    elif real.is_file():
-        shutil.copy2(real, target)
-    # else dangling (or special) outside the project: nothing to copy, nothing to write through
-
-
-def _skipped(path: Path) -> bool:
-    return (
-        path.name in _SKIP_NAMES
-        or (path / "pyvenv.cfg").is_file()
-        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
-        or _special(path)
-    )
-
-
-def _copy_problem(exc: BaseException) -> str:
-    """The first file copytree could not copy (it collects them all in one shutil.Error)."""
-    problems = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
-    if isinstance(problems, list) and problems and len(problems[0]) == 3:
-        source, _, why = problems[0]
-        return f"{source}: {why}" + (
-            f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        )
-    return str(exc)
-
-
-def _special(path: Path) -> bool:
-    try:
-        mode = path.lstat().st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def _build_failure(step: str, hooks: HookRun, hint: str) -> Failure:

@@ -16,9 +16,9 @@ from sandboxverify.artifacts._build import (
     BuildResult,
     _build_failure,
     build_project,
-    copy_source,
     prepare_artifacts,
 )
+from sandboxverify.artifacts._copy import copy_source
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import Command, Outcome
 from sandboxverify.sandbox._toolchain import (

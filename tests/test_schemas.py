@@ -169,7 +169,7 @@ def load_text(text: str) -> dict[str, Any]:
 
 
 def test_the_config_schema_lists_every_key_in_both_spellings() -> None:
-    keys = set(_config.config_options())
+    keys = set(_PROJECT_KEYS)
     spellings = keys | {key.replace("-", "_") for key in keys}
     document = schema("config")
     assert set(document["properties"]) == spellings
@@ -202,7 +202,11 @@ _SAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
 }
 
 
-@pytest.mark.parametrize("key", sorted(_config.config_options()))
+#: what a project's file may set: every option of check but those only the caller may set
+_PROJECT_KEYS = sorted(key for key, option in _config.config_options().items() if option.project)
+
+
+@pytest.mark.parametrize("key", _PROJECT_KEYS)
 def test_the_loader_and_the_config_schema_agree_on_every_key(key: str, tmp_path: Path) -> None:
     option = _config.config_options()[key]
     if isinstance(option.kind, Choice):
@@ -258,3 +262,15 @@ def test_the_readme_documents_every_report_field() -> None:
         field for field in named if f"`{field}`" not in section and f"`{field}[]`" not in section
     )
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    "key", sorted(key for key, option in _config.config_options().items() if not option.project)
+)
+def test_what_only_the_caller_may_set_is_a_configuration_error_in_the_project(
+    key: str, tmp_path: Path
+) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"[tool.sandboxverify]\n{key} = true\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=key):
+        _config.load_config(pyproject)

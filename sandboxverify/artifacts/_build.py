@@ -27,7 +27,7 @@ from sandboxverify.artifacts._artifacts import (
 )
 from sandboxverify.artifacts._backend import BuildFrontend, HookRun
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key, tree_digest
-from sandboxverify.artifacts._copy import copy_problem, copy_source
+from sandboxverify.artifacts._copy import OutsideLinks, copy_problem, copy_source
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -75,20 +75,14 @@ def build_project(
     *,
     cache: ArtifactCache | None = None,
     expect_files: Sequence[str] = (),
+    follow_external_links: bool = False,
 ) -> BuildResult:
     """The sdist of a copy of the project, then the wheel from it; reused from ``cache`` (when
-    given) for an unchanged tree. ``expect_files``: path globs every wheel must match."""
+    given) for an unchanged tree. ``expect_files``: path globs every wheel must match;
+    ``follow_external_links``: what links out of the project point at is copied, not refused."""
     started = time.perf_counter()
-    try:
-        copy_source(target.path, workspace.src)
-    except (shutil.Error, OSError) as exc:
-        failure = Failure(
-            "build_failed",
-            f"cannot copy the project to build it: {copy_problem(exc)}",
-            hint="sandboxverify builds from a copy so your tree stays untouched; make every "
-            "file in the project readable, and no symbolic link point at a directory that "
-            "holds it (or remove them)",
-        )
+    failure = _copy_failure(target.path, workspace.src, follow_external_links)
+    if failure is not None:
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     key = _cache_key(workspace.src, ctx) if cache is not None else None
     if cache is not None and key is not None:
@@ -108,6 +102,32 @@ def build_project(
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
     return _inspected(sdists + wheels, expect_files, built=True, started=started)
+
+
+def _copy_failure(project: Path, copy: Path, follow_external_links: bool) -> Failure | None:
+    """Why the project could not be copied to be built, if it could not."""
+    try:
+        copy_source(project, copy, follow_external=follow_external_links)
+    except OutsideLinks as exc:
+        listed = ", ".join(f"{link} -> {target}" for link, target in exc.links[:5])
+        more = f" (and {len(exc.links) - 5} more)" if len(exc.links) > 5 else ""
+        return Failure(
+            "build_failed",
+            f"the project has symbolic links that lead out of it: {listed}{more}",
+            hint="the build reads what a link points at and may ship it in the package, so "
+            "sandboxverify never follows a link out of the project: point the links inside it "
+            "or replace them with the files; if what they point at belongs in the build, pass "
+            "--follow-external-links (never anything under /proc, /sys or /dev)",
+        )
+    except (shutil.Error, OSError) as exc:
+        return Failure(
+            "build_failed",
+            f"cannot copy the project to build it: {copy_problem(exc)}",
+            hint="sandboxverify builds from a copy so your tree stays untouched; make every "
+            "file in the project readable, and no symbolic link point at a directory that "
+            "holds it (or remove them)",
+        )
+    return None
 
 
 def _sdist_then_wheel(

@@ -56,6 +56,11 @@ def load_config(pyproject: Path) -> dict[str, Any]:
                 f"{pyproject}: unknown key {raw_key!r} in [tool.sandboxverify]",
                 hint=f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(keys)}",
             )
+        if not option.project:  # the checked project may not widen what its own code reaches
+            raise ConfigError(
+                f"{pyproject}: {raw_key!r} cannot be set in [tool.sandboxverify]",
+                hint=f"pass {option.flag} on the command line",
+            )
         result[option.dest] = coerce(pyproject, raw_key, option, value)
     return result
 

@@ -23,6 +23,8 @@ def config_schema() -> dict[str, Any]:
     properties: dict[str, Any] = {}
     aliases: dict[str, Any] = {}
     for option in options_of("check"):
+        if option.project is False:  # only the caller may set it: not a key of the project's file
+            continue
         properties[option.config_key] = {
             "description": f"{option.flag}: {option.help_for('check')}",
             **_value_schema(option),

@@ -203,11 +203,15 @@ def _copy_link(
     directory = _relative(os.path.dirname(link), run.root)
     # a link in a directory followed out of the project (--follow-external-links) is outside
     inside = None if directory is None else _resolve_inside(run.root, directory, text)
+    real = os.path.realpath(link)
+    if inside is None and directory is not None:
+        # what it leads to is the project's own after all (an absolute path naming the project
+        # through a link of the caller's, /tmp for /private/tmp): nothing outside is read
+        inside = _relative(real, run.root)
     if inside is not None:
         place = run.destination.joinpath(*inside)
         os.symlink(os.path.relpath(place, target.parent), target)
         return
-    real = os.path.realpath(link)
     if not os.path.exists(real):
         return  # dangling outside the project: nothing to copy, nothing to write through
     if not run.follow_external or _under_any(real, _PSEUDO) or _under_any(text, _PSEUDO):
@@ -246,8 +250,8 @@ def _resolve_inside(root: str, directory: list[str], text: str) -> list[str] | N
         path = os.path.join(root, *resolved, part)
         try:
             mode = os.lstat(path).st_mode
-        except OSError:
-            return [*resolved, part, *(p for p in pending if p not in ("", "."))]
+        except OSError:  # missing: the rest is text, no link (a dangling link stays one)
+            return _lexically([*resolved, part], pending)
         if not stat.S_ISLNK(mode):
             resolved.append(part)
             continue
@@ -258,6 +262,19 @@ def _resolve_inside(root: str, directory: list[str], text: str) -> list[str] | N
         if restart is None:
             return None
         resolved, pending = [], restart + pending
+    return resolved
+
+
+def _lexically(resolved: list[str], rest: list[str]) -> list[str] | None:
+    """``rest`` applied to ``resolved`` as text; ``None`` when its ``..`` climb above the root."""
+    resolved = list(resolved)
+    for part in rest:
+        if part == "..":
+            if not resolved:
+                return None
+            resolved.pop()
+        elif part not in ("", "."):
+            resolved.append(part)
     return resolved
 
 

@@ -49,6 +49,7 @@ INSIDE = {
     "via_dir_link": ("dir_link/file.txt", "pkg/sub/file.txt"),
     "loop": (".", ""),
     "dangling": ("nowhere", "nowhere"),
+    "pkg/dangling_back": ("gone/../sub/missing", "pkg/sub/missing"),
 }
 
 
@@ -88,6 +89,8 @@ def test_links_inside_the_project_stay_links_to_the_same_place_in_the_copy(
         ("pkg/dir_escape", "../../outside/secretdir"),
         ("hop", "OUTSIDE"),  # absolute, out
         ("loop_out", "../project/../outside/secret.txt"),
+        ("dangling_then_out", "nowhere/../../outside/secret.txt"),
+        ("pkg/missing_then_out", "gone/../../../outside/secret.txt"),
     ],
 )
 def test_a_link_out_of_the_project_is_refused_naming_it_and_its_target(
@@ -117,6 +120,16 @@ def test_chains_and_intermediate_components_that_leave_are_refused_every_one(
         ("through_hop", "hop/secret.txt"),
     ]
     assert not any(SECRET in p.read_text() for p in _files(tmp_path / "copy"))
+
+
+def test_an_absolute_link_naming_the_project_through_a_link_of_the_callers_stays_inside(
+    tree: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "alias").symlink_to(tree)  # as /tmp is /private/tmp on macOS
+    link(tree, "through_alias", tmp_path / "alias" / "pkg" / "mod.py")
+    copy = tmp_path / "copy"
+    copy_source(tmp_path / "alias", copy)
+    assert os.readlink(copy / "through_alias") == os.path.join("pkg", "mod.py")
 
 
 def test_a_dangling_link_out_of_the_project_is_left_out(tree: Path, tmp_path: Path) -> None:

@@ -271,3 +271,15 @@ def test_the_readme_documents_every_report_field() -> None:
         field for field in named if f"`{field}`" not in section and f"`{field}[]`" not in section
     )
     assert missing == []
+
+
+@pytest.mark.parametrize(
+    "key", sorted(key for key, option in _config.config_options().items() if not option.project)
+)
+def test_what_only_the_caller_may_set_is_a_configuration_error_in_the_project(
+    key: str, tmp_path: Path
+) -> None:
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(f"[tool.sandboxverify]\n{key} = true\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=key):
+        _config.load_config(pyproject)

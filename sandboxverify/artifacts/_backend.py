@@ -18,7 +18,9 @@ the trees it builds (the project's copy, and where its sdist is unpacked) and th
 directory are writable, the build environment and the runner are read-only, HOME and TMPDIR are
 private and empty, and its environment holds no installer settings and no credentials
 (``backend_env``). Its answers come on a pipe, never from a file it could have written.
-Requirements a backend asks for must be requirement strings, never a local path.
+Build requirements, ``build-system.requires`` and what a backend asks for alike, are names and
+version ranges only, never a URL or a path: the installer would build what one points at
+outside the sandbox (and it installs wheels only).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from sandboxverify.sandbox import (
     RunContext,
     Workspace,
     backend_env,
+    direct_references,
     installer_env,
     interpreter_roots,
 )
@@ -214,6 +217,10 @@ class BuildFrontend:
         if not created.ok or not python.exists():
             state.failed, state.doing = created, "creating its build environment"
             return None
+        refused = direct_references(system.requires)
+        if refused:
+            state.problem = f"[build-system] requires {', '.join(map(repr, refused))}: {_BY_NAME}"
+            return None
         if system.requires:
             installed = self._install(python, list(system.requires))
             if not installed.ok:
@@ -295,11 +302,19 @@ def _kept(system: BuildSystem) -> bool:
     return hasattr(os, "fork") and not system.backend_path
 
 
+#: why a build requirement with a URL or a path is refused
+_BY_NAME = (
+    "build requirements are installed by name and version range only, never from a URL or "
+    "a path (the installer, outside the sandbox, would build or read what it points at)"
+)
+
+
 def _requirements(asked: object) -> tuple[list[str], str | None]:
     """What a backend's ``get_requires_for_build_*`` asked for, if it may reach the installer:
-    requirement strings only (never an installer option in disguise), and no local path (the
+    requirement strings only (never an installer option in disguise), by name and version (the
     installer is not confined: ``x @ file:///home/...`` would bring a file of the user's into
-    the build environment, where the backend can read it)."""
+    the build environment, where the backend can read it, and an sdist's URL would be built
+    outside the sandbox)."""
     if not isinstance(asked, list):
         return [], f"the backend asked for {asked!r}, not a list of requirements"
     wanted: list[str] = []
@@ -313,9 +328,8 @@ def _requirements(asked: object) -> tuple[list[str], str | None]:
             except InvalidRequirement as exc:
                 problem = f"not a requirement: {str(exc).splitlines()[0]}"
             else:
-                url = (requirement.url or "").lower()
-                if url and not url.startswith(("https://", "http://", "git+https://")):
-                    problem = "a requirement on a local path or an unknown scheme"
+                if requirement.url:
+                    problem = f"a URL or a path: {_BY_NAME}"
         if problem is not None:
             return [], f"the backend asked for {item!r}, {problem}"
         wanted.append(str(item))

@@ -7,9 +7,7 @@ link leads out of it.
 
 from __future__ import annotations
 
-import os
 import shutil
-import stat
 import tarfile
 import time
 from collections.abc import Sequence
@@ -27,6 +25,7 @@ from sandboxverify.artifacts._artifacts import (
 )
 from sandboxverify.artifacts._backend import BuildFrontend, HookRun
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key, tree_digest
+from sandboxverify.artifacts._copy import OutsideLinks, copy_problem, copy_source
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -35,22 +34,6 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.report import Failure, reached_for_network, summarize
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs
-
-#: Never copied: environments, caches and VCS-ignored bulk that no sdist contains.
-_SKIP_NAMES = frozenset(
-    {
-        "__pycache__",
-        ".tox",
-        ".nox",
-        ".venv",
-        ".mypy_cache",
-        ".pytest_cache",
-        ".ruff_cache",
-        ".hypothesis",
-        ".eggs",
-        "node_modules",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -100,20 +83,14 @@ def build_project(
     *,
     cache: ArtifactCache | None = None,
     expect_files: Sequence[str] = (),
+    follow_external_links: bool = False,
 ) -> BuildResult:
     """The sdist of a copy of the project, then the wheel from it; reused from ``cache`` (when
-    given) for an unchanged tree. ``expect_files``: path globs every wheel must match."""
+    given) for an unchanged tree. ``expect_files``: path globs every wheel must match;
+    ``follow_external_links``: what links out of the project point at is copied, not refused."""
     started = time.perf_counter()
-    try:
-        copy_source(target.path, workspace.src)
-    except (shutil.Error, OSError) as exc:
-        failure = Failure(
-            "build_failed",
-            f"cannot copy the project to build it: {_copy_problem(exc)}",
-            hint="sandboxverify builds from a copy so your tree stays untouched; make every "
-            "file in the project readable, and no symbolic link point at a directory that "
-            "holds it (or remove them)",
-        )
+    failure = _copy_failure(target.path, workspace.src, follow_external_links)
+    if failure is not None:
         return BuildResult(None, (), (), (failure,), time.perf_counter() - started, True)
     key = _cache_key(workspace.src, ctx) if cache is not None else None
     if cache is not None and key is not None:
@@ -133,6 +110,32 @@ def build_project(
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
     return inspected(sdists + wheels, expect_files, built=True, started=started)
+
+
+def _copy_failure(project: Path, copy: Path, follow_external_links: bool) -> Failure | None:
+    """Why the project could not be copied to be built, if it could not."""
+    try:
+        copy_source(project, copy, follow_external=follow_external_links)
+    except OutsideLinks as exc:
+        listed = ", ".join(f"{link} -> {target}" for link, target in exc.links[:5])
+        more = f" (and {len(exc.links) - 5} more)" if len(exc.links) > 5 else ""
+        return Failure(
+            "build_failed",
+            f"the project has symbolic links that lead out of it: {listed}{more}",
+            hint="the build reads what a link points at and may ship it in the package, so "
+            "sandboxverify never follows a link out of the project: point the links inside it "
+            "or replace them with the files; if what they point at belongs in the build, pass "
+            "--follow-external-links (never anything under /proc, /sys or /dev)",
+        )
+    except (shutil.Error, OSError) as exc:
+        return Failure(
+            "build_failed",
+            f"cannot copy the project to build it: {copy_problem(exc)}",
+            hint="sandboxverify builds from a copy so your tree stays untouched; make every "
+            "file in the project readable, and no symbolic link point at a directory that "
+            "holds it (or remove them)",
+        )
+    return None
 
 
 def _sdist_then_wheel(
@@ -188,102 +191,6 @@ def _cache_key(tree: Path, ctx: RunContext) -> str | None:
     return cache_key(
         digest, frontend=ctx.toolchain.name, index=index, env=build_inputs(ctx.pass_env)
     )
-
-
-def copy_source(source: Path, destination: Path) -> None:
-    """Copy the project to build it, leaving out environments, caches and special files.
-
-    A symbolic link that stays inside the project becomes a relative link to the same place in
-    the copy; one that leaves it (an absolute ``src``, say) is replaced by a copy of what it
-    points at: nothing a build writes through a link may reach a real file. Like copytree,
-    every file that cannot be copied is collected into one :class:`shutil.Error`."""
-    root = source.resolve()
-    errors: list[tuple[str, str, str]] = []
-    _copy_tree(source, destination, _CopyRun(root, destination, errors), frozenset())
-    if errors:
-        raise shutil.Error(errors)
-
-
-@dataclass(frozen=True)
-class _CopyRun:
-    root: Path
-    destination: Path
-    errors: list[tuple[str, str, str]]
-
-
-def _copy_tree(source: Path, destination: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
-    ancestors = ancestors | {Path(os.path.realpath(source))}
-    destination.mkdir(parents=True)
-    try:
-        names = sorted(os.listdir(source))
-    except OSError as exc:
-        run.errors.append((str(source), str(destination), str(exc)))
-        return
-    for name in names:
-        if _skipped(source / name):
-            continue
-        item, target = source / name, destination / name
-        try:
-            if item.is_symlink():
-                _copy_link(item, target, run, ancestors)
-            elif item.is_dir():
-                _copy_tree(item, target, run, ancestors)
-            else:
-                shutil.copy2(item, target)
-        except OSError as exc:
-            run.errors.append((str(item), str(target), str(exc)))
-    try:
-        shutil.copystat(source, destination)
-    except OSError as exc:
-        run.errors.append((str(source), str(destination), str(exc)))
-
-
-_LOOP = "a symbolic link to a directory that contains it (a loop): remove it or point it elsewhere"
-
-
-def _copy_link(link: Path, target: Path, run: _CopyRun, ancestors: frozenset[Path]) -> None:
-    real = Path(os.path.realpath(link))
-    if real == run.root or real.is_relative_to(run.root):
-        # the same place in the copy: never a way back into the real tree
-        inside = run.destination / real.relative_to(run.root)
-        os.symlink(os.path.relpath(inside, target.parent), target)
-    elif real.is_dir():
-        # a directory that holds the one being copied (or the project) would never end
-        if real in ancestors or run.root.is_relative_to(real):
-            run.errors.append((str(link), str(target), _LOOP))
-        else:
-            _copy_tree(real, target, run, ancestors)
-    elif real.is_file():
-        shutil.copy2(real, target)
-    # else dangling (or special) outside the project: nothing to copy, nothing to write through
-
-
-def _skipped(path: Path) -> bool:
-    return (
-        path.name in _SKIP_NAMES
-        or (path / "pyvenv.cfg").is_file()
-        # pipes, sockets and devices are never sdist content (and a pipe would block the copy)
-        or _special(path)
-    )
-
-
-def _copy_problem(exc: BaseException) -> str:
-    """The first file copytree could not copy (it collects them all in one shutil.Error)."""
-    problems = exc.args[0] if isinstance(exc, shutil.Error) and exc.args else None
-    if isinstance(problems, list) and problems and len(problems[0]) == 3:
-        source, _, why = problems[0]
-        return f"{source}: {why}" + (
-            f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-        )
-    return str(exc)
-
-
-def _special(path: Path) -> bool:
-    try:
-        mode = path.lstat().st_mode
-    except OSError:
-        return False
-    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode) or stat.S_ISLNK(mode))
 
 
 def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:

@@ -86,6 +86,7 @@ def check_metadata(
             problems.append(
                 Problem(f"{where} is invalid: {_explained(error)}", _hint_for(field, text))
             )
+    problems.extend(_direct_references(where, raw.get("requires_dist") or []))
     meta_name, meta_version = raw.get("name"), raw.get("version")
     if meta_name and meta_version:
         try:
@@ -102,6 +103,38 @@ def check_metadata(
                 )
             )
     return problems, raw.get("requires_python")
+
+
+_DIRECT_REFERENCE_HINT = (
+    "depend on the project by name and version range (publish it, or build it into a wheel and "
+    "pass its directory with --find-links); a direct reference comes from [project] "
+    "dependencies or from code in setup.py that writes one"
+)
+
+
+def _direct_references(where: str, requires_dist: list[str]) -> list[Problem]:
+    """Requirements with a URL (``name @ file:///...``, ``name @ https://...tar.gz``): PyPI
+    refuses them ("Can't have direct dependency"), and an installer given one builds what it
+    points at outside any sandbox, ``--only-binary`` or not. Nothing installs such an artifact."""
+    found = []
+    for line in requires_dist:
+        try:
+            requirement = Requirement(line)
+        except InvalidRequirement:
+            continue  # reported by the validation
+        if requirement.url:
+            found.append(line)
+    if not found:
+        return []
+    listed = "; ".join(repr(line) for line in found[:5])
+    more = f" (and {len(found) - 5} more)" if len(found) > 5 else ""
+    return [
+        Problem(
+            f"{where} has a direct reference in Requires-Dist: {listed}{more}; PyPI refuses it "
+            "and sandboxverify installs no dependency from a URL or a path",
+            _DIRECT_REFERENCE_HINT,
+        )
+    ]
 
 
 def _explained(error: Exception) -> str:

@@ -1,5 +1,6 @@
 """Static rules a wheel must satisfy before it is installed anywhere: RECORD matches the
-archive, the wheel ships importable code and no top-level ``tests``, expected files are there."""
+archive, the wheel ships importable code and no top-level ``tests`` (nor ``sandboxverify``, unless
+it is sandboxverify), expected files are there."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
+
+from packaging.utils import canonicalize_name
 
 
 @dataclass(frozen=True)
@@ -163,7 +166,23 @@ def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Pro
                 installable=True,
             )
         )
+    if "sandboxverify" in top_level_names(files) and _distribution(filename) != "sandboxverify":
+        problems.append(
+            Problem(
+                f"{filename}: the wheel ships a top-level 'sandboxverify' package or module: it "
+                "would replace sandboxverify wherever both are installed (and in the sandbox "
+                "it is never imported in place of sandboxverify's own runtime)",
+                "rename it (or move it inside your own package); the name belongs to the "
+                "sandboxverify distribution",
+                installable=True,
+            )
+        )
     return problems
+
+
+def _distribution(filename: str) -> str:
+    """The distribution a wheel's file name says it is, normalized."""
+    return canonicalize_name(filename.split("-", 1)[0])
 
 
 def _importable_path(member: str) -> str | None:

@@ -20,6 +20,7 @@ from sandboxverify.report import (
     Report,
     ReportError,
     Run,
+    inert,
     problems,
     run_of,
     wheel_origin,
@@ -92,7 +93,9 @@ def _message(message: str, hint: str | None) -> str:
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's data: the package's text inert (its lines kept: they end up as
+    ``%0A``, never as lines of the log), then escaped as the runner reads it."""
+    return inert(text, lines=True).replace("%", "%25").replace("\n", "%0A")
 
 
 def _escape_property(text: str) -> str:

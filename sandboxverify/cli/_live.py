@@ -18,7 +18,7 @@ from sandboxverify.cli._record import (
     usable,
 )
 from sandboxverify.cli._render import Style, smoke_call_lines
-from sandboxverify.report import Redactor
+from sandboxverify.report import Redactor, inert
 from sandboxverify.stages import Playbook
 
 
@@ -68,11 +68,11 @@ def run_live(
             f"{style.paint('DIVERGED', 'failed')} turn {divergence['turn']}, step "
             f"{divergence['step']} ({short(divergence['prompt'])}):"
         )
-        lines.append(f"    recorded: {divergence['recorded']}")
-        lines.append(f"    live:     {divergence['live']}")
+        lines.append(f"    recorded: {inert(divergence['recorded'])}")
+        lines.append(f"    live:     {inert(divergence['live'])}")
         if len(divergence.get("not_made") or []) + len(divergence.get("instead") or []) > 1:
-            lines += [f"      not made: {call}" for call in divergence["not_made"]]
-            lines += [f"      instead:  {call}" for call in divergence["instead"]]
+            lines += [f"      not made: {inert(call)}" for call in divergence["not_made"]]
+            lines += [f"      instead:  {inert(call)}" for call in divergence["instead"]]
     error = result.get("error")
     if error and error.get("code") != "live_diverged":
         lines += failure_lines(result, style, verbose)

@@ -24,7 +24,7 @@ from sandboxverify._errors import (
 from sandboxverify._version import __version__
 from sandboxverify.cli._commands import check, matrix, merge_reports, record, run_playbook
 from sandboxverify.cli._surfaces import Surfaces
-from sandboxverify.report import ErrorCode, Redactor
+from sandboxverify.report import ErrorCode, Redactor, inert
 
 EXIT_INTERNAL = 3
 
@@ -134,7 +134,8 @@ def _click_hint(exc: click.ClickException) -> str:
 
 def _error(message: str, hint: str | None) -> None:
     secrets = Redactor()  # an option's value may carry one (an index URL with a token)
-    sys.stderr.write(f"ERROR {secrets.text(message)}\n")
+    # a message may quote the checked project's files (a key of its pyproject.toml): inert
+    sys.stderr.write(f"ERROR {inert(secrets.text(message))}\n")
     if hint:
-        sys.stderr.write(f"  hint: {secrets.text(hint)}\n")
+        sys.stderr.write(f"  hint: {inert(secrets.text(hint))}\n")
     sys.stderr.flush()

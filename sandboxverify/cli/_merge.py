@@ -19,6 +19,7 @@ from sandboxverify.report import (
     Merged,
     ReportFormatError,
     Source,
+    inert,
     merge,
     problems,
     report_from_json,
@@ -108,9 +109,10 @@ def render_merged(merged: Merged, *, quiet: bool = False) -> str:
             lines.append(f"FAIL {source.name}: no run ({count} failure(s))")
     for problem in problems(merged):
         what = "ERROR" if problem.error else "FAILED"
-        lines.append(f"{what} {problem.code} [{problem.label}]: {problem.message}")
+        message = "\n  ".join(inert(problem.message, lines=True).split("\n"))
+        lines.append(f"{what} {inert(problem.code)} [{inert(problem.label)}]: {message}")
         if problem.hint:
-            lines.append(f"  hint: {problem.hint}")
+            lines.append(f"  hint: {inert(problem.hint)}")
     failed = sum(not source.ok for source in merged.sources)
     reports = len(merged.sources)
     if merged.ok:

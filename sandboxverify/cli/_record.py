@@ -21,7 +21,7 @@ from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
-from sandboxverify.report import SECRET_NAME, Redactor
+from sandboxverify.report import SECRET_NAME, Redactor, inert, inert_lines
 from sandboxverify.stages.playbook import Unwritable, load_mocks, parse_playbook, render_playbook
 
 
@@ -259,11 +259,12 @@ def counts(result: dict[str, Any]) -> str:
 
 def failure_lines(result: dict[str, Any], style: Style, verbose: int) -> list[str]:
     error = result.get("error") or {}
-    lines = [f"{style.paint('FAILED', 'failed')} [{error.get('code')}] {error.get('message')}"]
-    details = (error.get("details") or "").rstrip().splitlines()
+    message = "\n  ".join(inert_lines(error.get("message")))
+    lines = [f"{style.paint('FAILED', 'failed')} [{inert(error.get('code'))}] {message}"]
+    details = inert_lines(str(error.get("details") or "").rstrip())
     lines += [style.paint(f"  | {text}", "dim") for text in (details if verbose else details[-20:])]
     if error.get("hint"):
-        lines.append(f"  hint: {error['hint']}")
+        lines.append(f"  hint: {inert(error['hint'])}")
     return lines
 
 

@@ -29,6 +29,8 @@ from sandboxverify.report import (
     Run,
     SmokeCall,
     SmokeRecord,
+    inert,
+    inert_lines,
     plugins_registering,
     wheel_origin,
 )
@@ -135,7 +137,7 @@ class Progress:
                 where = f"[{_run_name(event)}] " if event.python else ""
                 line = (
                     f"{self.style.mark(event.status)} {where}{event.stage:<8} "
-                    f"{event.seconds:6.2f}s  {event.summary}"
+                    f"{event.seconds:6.2f}s  {inert(event.summary)}"
                 ).rstrip()
                 self._print(line)
             self._redraw()
@@ -144,21 +146,21 @@ class Progress:
             where = f"[{_run_name(event)}] " if event.python else ""
             self._print(
                 self.style.paint(
-                    f"  {where}$ {format_argv(outcome.command.argv)}  "
+                    f"  {where}$ {inert(format_argv(outcome.command.argv))}  "
                     f"({outcome.describe()}, {outcome.seconds:.2f}s)",
                     "dim",
                 )
             )
             if self.verbose > 1 or not outcome.ok:
-                tail = outcome.tail.rstrip().splitlines()[-_DETAIL_LINES * 2 :]
+                tail = inert_lines(outcome.tail.rstrip())[-_DETAIL_LINES * 2 :]
                 for text in tail:
                     self._print(self.style.paint(f"    | {text}", "dim"))
         elif isinstance(event, PluginLoaded) and self.verbose:
             status = "passed" if event.plugin.ok else "failed"
-            tools = ", ".join(event.tools) or "no tools"
+            tools = inert(", ".join(event.tools)) or "no tools"
             self._print(
                 f"  {self.style.mark(status)} [{_run_name(event)}] plugin "
-                f"{event.plugin.name} ({event.plugin.seconds:.2f}s): {tools}"
+                f"{inert(event.plugin.name)} ({event.plugin.seconds:.2f}s): {tools}"
             )
 
     def _start_ticking(self) -> None:
@@ -219,15 +221,15 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
     for failure in report.failures:
         origin = wheel_origin(failure.wheel_built, report.runs)
         lines.extend(_failure_lines(failure, style, verbose, origin))
-    lines.extend(f"note: {note}" for note in report.notes)
+    lines.extend(f"note: {_block(note)}" for note in report.notes)
     if not quiet or report.isolation_fallback:
         why = report.isolation_fallback
         lines.append(
             f"isolation: {report.isolation}"
-            + (f" (the OS sandbox is unavailable: {why})" if why else "")
+            + (f" (the OS sandbox is unavailable: {inert(why)})" if why else "")
         )
     if report.workdir:
-        lines.append(f"kept: {report.workdir}")
+        lines.append(f"kept: {inert(report.workdir)}")
     lines.append(_verdict(report, style))
     return neutralise("\n".join(lines))
 
@@ -239,12 +241,13 @@ def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> s
     error = result.get("error")
     if error:
         lines.append(
-            f"{style.paint('FAILED', 'failed')} [{error.get('code')}] {error.get('message')}"
+            f"{style.paint('FAILED', 'failed')} [{inert(error.get('code'))}] "
+            f"{_block(error.get('message'))}"
         )
-        details = (error.get("details") or "").rstrip().splitlines()
+        details = inert_lines(str(error.get("details") or "").rstrip())
         shown = details if verbose else details[-_DETAIL_LINES:]
         lines.extend(style.paint(f"  | {text}", "dim") for text in shown)
-    name = result.get("playbook") or result.get("script") or "playbook"
+    name = inert(result.get("playbook") or result.get("script") or "playbook")
     counts = f"{result.get('turns', 0)} turn(s), {result.get('tool_calls', 0)} tool call(s)"
     if "seconds" in result:
         counts += f" in {result['seconds']:.2f}s"
@@ -269,10 +272,10 @@ def _call_lines(calls: Sequence[SmokeCall], style: Style, indent: str = "") -> l
             f" ({flag})" for flag, on in (("mocked", call.mocked), ("blocked", call.blocked)) if on
         )
         text = call.text.replace("\n", " ")
-        text = text if len(text) <= 60 else text[:57] + "..."
+        text = inert(text if len(text) <= 60 else text[:57] + "...")
         lines.append(
             f"{indent}{style.mark(status)} turn {call.turn} "
-            f"{call.tool_call_id} {call.tool}{flags}: {text}"
+            f"{inert(call.tool_call_id)} {inert(call.tool)}{flags}: {text}"
         )
     return lines
 
@@ -287,30 +290,33 @@ def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
     by_plugin: dict[str, list[str]] = {}
     for tool in run.tools:
         label = tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}"
-        by_plugin.setdefault(tool.plugin, []).append(label)
-    width = max((len(plugin.name) for plugin in run.plugins), default=0)
+        by_plugin.setdefault(tool.plugin, []).append(inert(label))
+    width = max((len(inert(plugin.name)) for plugin in run.plugins), default=0)
     for plugin in run.plugins:
         status = "passed" if plugin.ok else "failed"
         if plugin.ok:
             detail = ", ".join(by_plugin.get(plugin.name, [])) or "registered nothing"
         else:
             assert plugin.error is not None
-            detail = f"{plugin.error.type}: {plugin.error.message}".splitlines()[0]
+            error = f"{plugin.error.type}: {plugin.error.message}"
+            detail = inert_lines(error)[0]
         lines.append(
-            f"  {style.mark(status)} {plugin.name:<{width}}  "
-            f"{style.paint(plugin.value, 'dim')}  {detail}"
+            f"  {style.mark(status)} {inert(plugin.name):<{width}}  "
+            f"{style.paint(inert(plugin.value), 'dim')}  {detail}"
         )
         if plugin.host:
-            why = f" ({plugin.host_reason})" if plugin.host_reason else ""
-            lines.append(style.paint(f"    {'':<{width}}judged by host {plugin.host}{why}", "dim"))
+            why = f" ({inert(plugin.host_reason)})" if plugin.host_reason else ""
+            lines.append(
+                style.paint(f"    {'':<{width}}judged by host {inert(plugin.host)}{why}", "dim")
+            )
         said = _application_said(plugin)
         if said:
-            lines.append(style.paint(f"    {'':<{width}}{said}", "dim"))
+            lines.append(style.paint(f"    {'':<{width}}{inert(said)}", "dim"))
     if run.smoke is not None:
         smoke = run.smoke
         status = "passed" if smoke.ok else "failed"
         lines.append(
-            f"  {style.mark(status)} smoke {smoke.playbook}: "
+            f"  {style.mark(status)} smoke {inert(smoke.playbook)}: "
             f"{smoke.turns} turn(s), {smoke.tool_calls} tool call(s)"
         )
         lines.extend(_call_lines(smoke.calls, style, indent="      "))
@@ -341,11 +347,12 @@ def _failure_lines(
     failure: Failure, style: Style, verbose: int, origin: str | None = None
 ) -> list[str]:
     where = f" [{failure.python}{f', {origin}' if origin else ''}]" if failure.python else ""
-    lines = [f"{style.paint('FAILED', 'failed')} {failure.code}{where}: {failure.message}"]
+    message = _block(failure.message)
+    lines = [f"{style.paint('FAILED', 'failed')} {failure.code}{where}: {message}"]
     if failure.hint:
-        lines.append(f"  hint: {failure.hint}")
+        lines.append(f"  hint: {_block(failure.hint)}")
     if failure.details:
-        detail_lines = failure.details.rstrip().splitlines()
+        detail_lines = inert_lines(failure.details.rstrip())
         shown = detail_lines if verbose else detail_lines[-_DETAIL_LINES:]
         if len(shown) < len(detail_lines):
             lines.append(
@@ -355,6 +362,12 @@ def _failure_lines(
             )
         lines.extend(style.paint(f"  | {text}", "dim") for text in shown)
     return lines
+
+
+def _block(text: object) -> str:
+    """Text of the package's that may span lines, inert, its later lines indented: a line of
+    its own never starts where the report's own lines (``FAILED``, ``PASSED``) do."""
+    return "\n  ".join(inert(text, lines=True).split("\n"))
 
 
 def _verdict(report: Report, style: Style) -> str:

@@ -66,6 +66,8 @@ class CheckOptions:
     #: seconds each build, sandbox creation and install step may take
     install_timeout: float = DEFAULT_INSTALL_TIMEOUT
     keep: bool = False
+    #: copy what links out of the project point at, instead of refusing them (command line only)
+    follow_external_links: bool = False
     #: reuse the sdist and wheel of an earlier check of the very same tree (``--no-cache``)
     cache: bool = True
     pass_env: tuple[str, ...] = ()

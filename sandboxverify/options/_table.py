@@ -349,6 +349,16 @@ OPTIONS: tuple[Option, ...] = (
         project=False,
     ),
     Option(
+        "follow-external-links",
+        Flag(),
+        "Copy what symbolic links that lead out of the project point at into the copy it is "
+        "built from, instead of failing on them (never anything under /proc, /sys or /dev); "
+        "command line only.",
+        CHECK,
+        default=False,
+        project=False,
+    ),
+    Option(
         "cache",
         Toggle(),
         "Reuse the sdist and wheel of an earlier check when not one file of the project, its "

@@ -62,7 +62,6 @@ def find_applications(state: CheckState, installed: Installed, plan: PluginPlan)
             extra=(*options.with_requirements, *requirements),
             requires_python=wheel.requires_python,
             requirements=False,
-            binary_only=True,
         )
         if failures:
             found = {group: _not_installed(f, failures[0]) for group, f in found.items()}

@@ -149,7 +149,12 @@ def build_target(state: CheckState) -> BuildResult:
     state.on_event(StageStarted("build", None))
     if isinstance(target, ProjectTarget):
         result = build_project(
-            target, workspace, state.context, cache=cache, expect_files=options.expect_files
+            target,
+            workspace,
+            state.context,
+            cache=cache,
+            expect_files=options.expect_files,
+            follow_external_links=options.follow_external_links,
         )
     else:
         result = prepare_artifacts(

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from sandboxverify.report._diagnostics import reached_for_network, summarize
+from sandboxverify.report._inert import inert, inert_lines
 from sandboxverify.report._model import (
     ApplicationRecord,
     ArtifactRecord,
@@ -86,6 +87,8 @@ __all__ = [
     "StageName",
     "StageStatus",
     "ToolRecord",
+    "inert",
+    "inert_lines",
     "junit_xml",
     "merge",
     "merged_junit",

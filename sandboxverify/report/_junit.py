@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
+from sandboxverify.report._inert import inert
 from sandboxverify.report._model import (
     Failure,
     PluginRecord,
@@ -28,9 +29,8 @@ from sandboxverify.report._model import (
     wheel_origin,
 )
 
-#: what XML 1.0 allows (anything else makes the document unreadable), and terminal colour codes
+#: what XML 1.0 allows (anything else makes the document unreadable)
 _FORBIDDEN = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _STAGE_CODES = {
     "venv": ("venv_failed",),
     "install": ("install_failed", "dependency_conflict"),
@@ -346,8 +346,10 @@ def _failure_text(failure: Failure) -> str:
 
 
 def _clean(text: str) -> str:
-    """Text an XML 1.0 parser accepts: colour codes and forbidden characters removed."""
-    return _FORBIDDEN.sub("", _ANSI.sub("", text))
+    """Text an XML 1.0 parser accepts, and a viewer shows as it is: controls (colour codes,
+    carriage returns...) and bidi controls escaped (``inert``), what XML forbids besides them
+    (lone surrogates, U+FFFE, U+FFFF) removed."""
+    return _FORBIDDEN.sub("", inert(text, lines=True))
 
 
 def _seconds(seconds: float) -> str:

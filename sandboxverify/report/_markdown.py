@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from sandboxverify.report._inert import inert, inert_lines
+
 
 def table_lines(
     header: Sequence[str], rows: Iterable[Sequence[str]], *, align: Sequence[str] | None = None
@@ -26,19 +28,19 @@ _BLOCK_START = re.compile(r"^([-+=]|\d+(?=[.)]))")
 
 def escaped(text: str) -> str:
     """Plain text on one line, safe inside a line and in a table cell (``|`` escaped too)."""
-    return _SYNTAX.sub(r"\\\1", " ".join(str(text).split()))
+    return _SYNTAX.sub(r"\\\1", inert(" ".join(str(text).split())))
 
 
 def escaped_lines(text: str) -> str:
     """Plain text over several lines, kept as lines within one paragraph."""
-    joined = "<br>".join(escaped(line) for line in str(text).splitlines())
+    joined = "<br>".join(escaped(line) for line in inert_lines(str(text).rstrip("\r\n")))
     # a list item or a heading underline when it starts a line: make its marker literal
     return _BLOCK_START.sub(lambda m: m[0] + "\\" if m[0].isdigit() else "\\" + m[0], joined)
 
 
 def code_span(text: str) -> str:
     """An inline code span that holds any text, also in a table cell."""
-    flat = " ".join(str(text).split()).replace("|", "\\|")
+    flat = inert(" ".join(str(text).split())).replace("|", "\\|")
     fence = "`" * (longest_backticks([flat]) + 1)
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""
     return f"{fence}{pad}{flat}{pad}{fence}"

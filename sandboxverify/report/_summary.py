@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sandboxverify.report._inert import inert, inert_lines
 from sandboxverify.report._markdown import (
     code_span,
     escaped,
@@ -186,7 +187,7 @@ def _failure_block(failure: Failure, origin: str | None = None) -> str:
     if failure.hint:
         lines += [f"**hint:** {escaped_lines(failure.hint)}", ""]
     if failure.details:
-        detail_lines = failure.details.rstrip().splitlines()
+        detail_lines = inert_lines(failure.details.rstrip())
         shown = [_cut(line) for line in detail_lines[-DETAIL_LINES:]]
         summary = f"details ({len(detail_lines)} line(s)"
         summary += f", the last {len(shown)} shown)" if len(shown) < len(detail_lines) else ")"
@@ -197,9 +198,10 @@ def _failure_block(failure: Failure, origin: str | None = None) -> str:
 
 
 def _first_line(text: object) -> str:
-    lines = str(text or "").splitlines()
-    return lines[0] if lines else ""
+    return inert_lines(text or "")[0]
 
 
 def _cut(line: str) -> str:
+    """A line of details in a code block: inert, and at most ``_DETAIL_WIDTH`` long."""
+    line = inert(line)
     return line if len(line) <= _DETAIL_WIDTH else line[: _DETAIL_WIDTH - 1] + "…"

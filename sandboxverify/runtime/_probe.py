@@ -37,11 +37,15 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-def main() -> None:
+def main(runtime: str | None = None) -> None:
+    """Run the request on stdin. ``runtime``: the directory the runtime was imported from, in an
+    interpreter started with ``-S`` (see ``open_site``)."""
     request = json.loads(sys.stdin.read())
     # Plugins must not be able to read the request (result path, nonce) from stdin later; what
     # they find instead is an empty stdin, binary buffer included (MkDocs compares against it).
     sys.stdin = io.TextIOWrapper(io.BytesIO(b""), encoding="utf-8")
+    if runtime is not None:
+        open_site(runtime)
     result: dict[str, Any] = {
         "protocol": PROTOCOL,
         "nonce": request["nonce"],
@@ -187,6 +191,26 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
 
         result["hooks"] = describe_hooks(ref.name)
     return result
+
+
+def open_site(runtime: str) -> None:
+    """What ``python -S`` left out, now that the runtime is imported from its own directory
+    and has read its request: the sandbox's site-packages and their ``.pth`` files (the first
+    package code that runs), then the runtime's directory last on ``sys.path``. Nothing
+    installed can stand in for the runtime any more: ``sandboxverify`` and everything below
+    ``sandboxverify.runtime`` are already the runtime's. An installed sandboxverify (the
+    distribution under test may be sandboxverify itself) still provides what the runtime does
+    not carry (``sandboxverify.pytest_plugin``): its directories come after the runtime's in
+    ``sandboxverify.__path__``."""
+    import site  # noqa: PLC0415 - after the runtime, on purpose
+
+    site.main()
+    sys.path.append(runtime)
+    package = sys.modules["sandboxverify"]
+    for entry in sys.path:
+        installed = os.path.join(entry, "sandboxverify")
+        if entry != runtime and os.path.isdir(installed) and installed not in package.__path__:
+            package.__path__.append(installed)
 
 
 def write_result(path: str, result: dict[str, Any]) -> None:

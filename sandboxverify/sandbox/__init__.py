@@ -42,6 +42,7 @@ from sandboxverify.sandbox._toolchain import (
     IndexOptions,
     InstallerChoice,
     choose_toolchain,
+    direct_references,
 )
 from sandboxverify.sandbox._venv import (
     Sandbox,
@@ -83,6 +84,7 @@ __all__ = [
     "choose_isolation",
     "choose_toolchain",
     "create_sandbox",
+    "direct_references",
     "fetch_alone",
     "fingerprint",
     "floor_note",

@@ -3,6 +3,12 @@
 Each piece sits behind a small Protocol that only *describes* commands (argv lists); the stages
 run them through the one subprocess helper. uv is the fast path when it is available, never a
 requirement.
+
+Installers are trusted and run outside the sandbox, so they never build anything: every sdist
+is the package's (or a dependency's) code. uv installs with ``--no-build``, pip with
+``--only-binary :all:``; and since pip still builds what a direct reference
+(``name @ file:///...tar.gz``, ``name @ https://...``) points at, no requirement with a URL or
+a path is ever handed to an installer (``direct_references``).
 """
 
 from __future__ import annotations
@@ -62,11 +68,9 @@ class Installer(Protocol):
         wheel: Path,
         index: IndexOptions,
         extra: Sequence[str] = (),
-        *,
-        binary_only: bool = False,
     ) -> list[str]:
-        """Install the wheel and ``extra`` requirements; ``binary_only``: nothing new is built
-        (what sandboxverify adds of its own accord, an application, comes as wheels)."""
+        """Install the wheel and ``extra`` requirements, building nothing: every dependency comes
+        as a wheel."""
 
     def fetch(self, python: Path, requirement: str, target: Path, index: IndexOptions) -> list[str]:
         """Unpack ``requirement``'s wheel alone (no dependencies, nothing built) into the
@@ -131,8 +135,6 @@ class PipInstaller:
         wheel: Path,
         index: IndexOptions,
         extra: Sequence[str] = (),
-        *,
-        binary_only: bool = False,
     ) -> list[str]:
         return [
             str(python),
@@ -141,7 +143,7 @@ class PipInstaller:
             "install",
             "--no-input",
             "--disable-pip-version-check",
-            *(["--only-binary", ":all:"] if binary_only else []),
+            *_PIP_NO_BUILD,
             *index.flags(),
             str(wheel),
             *extra,
@@ -181,6 +183,7 @@ class PipInstaller:
             "install",
             "--no-input",
             "--disable-pip-version-check",
+            *_PIP_NO_BUILD,
             *index.flags(),
             "--",
             *requirements,
@@ -202,8 +205,6 @@ class UvInstaller:
         wheel: Path,
         index: IndexOptions,
         extra: Sequence[str] = (),
-        *,
-        binary_only: bool = False,
     ) -> list[str]:
         return [
             str(self.uv),
@@ -212,8 +213,8 @@ class UvInstaller:
             "--no-python-downloads",
             "--python",
             str(python),
-            *(["--no-build"] if binary_only else []),
             *_link_mode(self.link_mode),
+            "--no-build",
             *index.flags(),
             str(wheel),
             *extra,
@@ -257,6 +258,7 @@ class UvInstaller:
             "--python",
             str(python),
             *_link_mode(self.link_mode),
+            "--no-build",
             *index.flags(),
             "--",
             *requirements,
@@ -296,6 +298,28 @@ def find_uv() -> Path | None:
             return candidate
     located = shutil.which("uv")
     return Path(located) if located else None
+
+
+#: pip installs wheels only (a flag: ``PIP_ONLY_BINARY`` of the caller's cannot undo it)
+_PIP_NO_BUILD = ("--only-binary", ":all:")
+
+
+def direct_references(requirements: Sequence[str]) -> list[str]:
+    """The requirements that point at a URL or a path (``name @ file:///...``), which no
+    installer may get: pip builds what one points at even with ``--only-binary :all:``. A
+    string that is no PEP 508 requirement counts too: pip takes ``./evil.tar.gz`` or a bare
+    URL as one."""
+    # imported when asked: --help imports this module for the installer choices
+    from packaging.requirements import InvalidRequirement, Requirement  # noqa: PLC0415
+
+    found = []
+    for text in requirements:
+        try:
+            if Requirement(text).url:
+                found.append(text)
+        except InvalidRequirement:
+            found.append(text)
+    return found
 
 
 def _link_mode(mode: str | None) -> list[str]:

@@ -16,6 +16,7 @@ from sandboxverify.sandbox._environment import installer_env, plugin_env
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import Confined, Confinement, Isolation, interpreter_roots
 from sandboxverify.sandbox._subprocess import Command, Outcome
+from sandboxverify.sandbox._toolchain import direct_references
 from sandboxverify.sandbox._workspace import SandboxPaths
 
 
@@ -91,7 +92,6 @@ def install_wheel(
     extra: tuple[str, ...] = (),
     requires_python: str | None = None,
     requirements: bool = True,
-    binary_only: bool = False,
 ) -> list[Failure]:
     """Install the wheel with its declared dependencies (and ``extra`` requirements: the
     application that hosts the plugins), then make the installer check them, if there are any
@@ -99,10 +99,22 @@ def install_wheel(
 
     The wheel's ``requires_python`` is enforced here, before any installer runs: pip refuses a
     wheel whose Requires-Python excludes the interpreter, but ``uv pip install <path>`` installs
-    it anyway, and both installers must reach the same verdict. ``binary_only``: nothing new
-    is built (an application sandboxverify adds of its own accord comes as wheels)."""
+    it anyway, and both installers must reach the same verdict."""
     version = sandbox.interpreter.version
     installer = ctx.toolchain.installer
+    refused = direct_references(extra)
+    if refused:
+        return [
+            Failure(
+                "install_failed",
+                f"installing {wheel.name} with {installer.name} refused: "
+                + ", ".join(map(repr, refused))
+                + " is not a name and a version range (an installer would fetch and build what "
+                "it points at, outside the sandbox)",
+                python=version,
+                hint=_DIRECT_HINT,
+            )
+        ]
     refusal = _requires_python_refusal(wheel, requires_python, sandbox.interpreter)
     if refusal is not None:
         return [
@@ -113,16 +125,23 @@ def install_wheel(
                 hint=_install_hint(refusal, version),
             )
         ]
-    argv = installer.install(sandbox.python, wheel, ctx.index, extra, binary_only=binary_only)
+    argv = installer.install(sandbox.python, wheel, ctx.index, extra)
     outcome = _run(argv, sandbox, "install", ctx)
     if not outcome.ok:
         cause = summarize(outcome.tail)
+        sdist_only = _without_wheel(outcome.tail)
+        if sdist_only is not None and not outcome.timed_out:
+            cause = (
+                f"the dependency {sdist_only!r} has no wheel for Python {version}, only a source "
+                "distribution, and sandboxverify never builds one (its code would run outside "
+                "the sandbox)"
+            )
         return [
             Failure(
                 "timeout" if outcome.timed_out else "install_failed",
                 f"installing {wheel.name} with {installer.name} {outcome.describe()}: {cause}",
                 python=version,
-                hint=_install_hint(cause, version),
+                hint=NO_WHEEL_HINT if sdist_only else _install_hint(cause, version),
                 details=outcome.tail,
             )
         ]
@@ -135,6 +154,30 @@ def fetch_alone(sandbox: Sandbox, requirement: str, target: Path, ctx: RunContex
     application, read before it is installed."""
     argv = ctx.toolchain.installer.fetch(sandbox.python, requirement, target, ctx.index)
     return _run(argv, sandbox, f"fetch-{target.name}", ctx)
+
+
+#: what to do about a dependency that has no wheel
+NO_WHEEL_HINT = (
+    "build a wheel of it yourself (pip wheel --no-deps NAME==VERSION, or python -m build "
+    "--wheel in its source) into a directory and pass that with --find-links, or ask its "
+    "maintainers to publish a wheel"
+)
+_DIRECT_HINT = (
+    "name requirements by name and version range (e.g. --with 'pytest>=8'); put a wheel of your "
+    "own in a directory and pass that with --find-links"
+)
+#: uv's words when a dependency has only an sdist (``--no-build``)
+_UV_NO_WHEEL = re.compile(
+    r"wheels are required for `([^`]+)`|building source distributions for `([^`]+)` is disabled",
+    re.IGNORECASE,
+)
+
+
+def _without_wheel(output: str) -> str | None:
+    """The dependency the installer found no wheel of, when it says so (uv does; pip says only
+    that nothing matched, see ``_install_hint``)."""
+    match = _UV_NO_WHEEL.search(output)
+    return (match[1] or match[2]) if match else None
 
 
 def _broken_requirements(sandbox: Sandbox, ctx: RunContext) -> list[Failure]:
@@ -195,7 +238,8 @@ def _install_hint(cause: str, version: str) -> str:
     ):
         return (
             "a declared dependency cannot be resolved: check its name and version range, "
-            "or point at your index with --index-url/--find-links"
+            "or point at your index with --index-url/--find-links; sandboxverify installs "
+            "wheels only, so if it has only a source distribution, " + NO_WHEEL_HINT
         )
     if "not a supported wheel" in lowered or "platform" in lowered:
         return "the wheel's tags do not match this interpreter; build one for it"

@@ -19,9 +19,13 @@ from sandboxverify.report import Failure
 from sandboxverify.runtime import PROTOCOL
 from sandboxverify.sandbox import Command, Confined, Outcome, RunContext, Sandbox, plugin_env
 
+#: The runtime is imported from its private copy before anything of the sandbox's
+#: site-packages can run or be found (``-S``: no site-packages, no ``.pth`` file yet); a wheel
+#: shipping its own ``sandboxverify`` cannot stand in for it. ``main`` then opens the site
+#: (``_probe.open_site``): the runtime's directory ends up last on ``sys.path``.
 _BOOTSTRAP = (
-    "import sys; sys.path.append(sys.argv[1]); "
-    "from sandboxverify.runtime._probe import main; main()"
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from sandboxverify.runtime._probe import main; del sys.path[0]; main(sys.argv[1])"
 )
 
 
@@ -95,7 +99,7 @@ def request_runtime(
     result_path.unlink(missing_ok=True)
     payload = {**request, "protocol": PROTOCOL, "nonce": nonce, "result": str(result_path)}
     command = Command(
-        argv=[str(sandbox.python), "-I", "-c", _BOOTSTRAP, str(ctx.runtime_copy)],
+        argv=[str(sandbox.python), "-I", "-S", "-c", _BOOTSTRAP, str(ctx.runtime_copy)],
         env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, ctx.pass_env),
         cwd=sandbox.paths.work,
         timeout=ctx.plugin_timeout,

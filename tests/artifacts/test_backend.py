@@ -145,8 +145,9 @@ def test_defaults_without_a_build_system(tmp_path: Path) -> None:
     ("asked", "problem"),
     [
         (["hatchling>=1.27", "wheel"], None),
-        (["pkg @ https://example.org/pkg-1.0.tar.gz"], None),
-        (["pkg @ file:///home/user/.pypirc"], "a requirement on a local path or an unknown scheme"),
+        (["pkg @ https://example.org/pkg-1.0.tar.gz"], "a URL or a path"),
+        (["pkg @ https://example.org/pkg-1.0-py3-none-any.whl"], "a URL or a path"),
+        (["pkg @ file:///home/user/.pypirc"], "a URL or a path"),
         (["--index-url=https://evil.example/simple"], "not a requirement"),
         ([3], "not a string"),
         ("hatchling", "not a list of requirements"),
@@ -155,7 +156,7 @@ def test_defaults_without_a_build_system(tmp_path: Path) -> None:
 def test_requirements_a_backend_asks_for_reach_the_installer_only_when_safe(
     asked: object, problem: str | None
 ) -> None:
-    # the installer is not confined: an option or a local path must never reach it
+    # the installer is not confined: an option, a URL or a path must never reach it
     wanted, said = _requirements(asked)
     if problem is None:
         assert (wanted, said) == (asked, None)

@@ -177,7 +177,7 @@ def test_one_escaped_workflow_command_per_failure(tmp_path: Path) -> None:
 
     assert command == (
         "::error title=sandboxverify%3A dependency_conflict [3.12.1]::"
-        "100%25 broken%0D%0Asecond line ::add-mask::x%0Ahint: a, b: c"
+        "100%25 broken%0Asecond line ::add-mask::x%0Ahint: a, b: c"
     )
     no_python = Failure("build_failed", "the build failed", None)
     [other] = error_annotations(

@@ -114,7 +114,7 @@ def test_the_packages_output_never_becomes_a_workflow_command() -> None:
     for line in text.splitlines():
         assert not line.lstrip().startswith("::"), line
     assert "##[" not in text
-    assert "| ::error::forged" in text
+    assert "|   ::error::forged" in text  # the message's later line: indented, then neutralised
     assert neutralise("ok\n::x::y") == "ok\n| ::x::y"
 
 

@@ -161,7 +161,15 @@ def test_a_source_directory_linked_from_elsewhere_is_copied_not_written_through(
     os.symlink(elsewhere / "src", project / "src")  # absolute, out of the project
     before = tree_digest(tmp_path)
 
-    result = run_cli(["check", str(project), "--installer", installer])
+    # a link out of the project is followed only when the caller asks for it
+    refused = run_cli(["check", str(project), "--installer", installer, "--json", "-"])
+    assert refused.code == 1
+    [failure] = refused.json()["failures"]
+    assert failure["code"] == "build_failed"
+    assert failure["message"] == (
+        f"the project has symbolic links that lead out of it: src -> {elsewhere / 'src'}"
+    )
+    result = run_cli(["check", str(project), "--installer", installer, "--follow-external-links"])
 
     assert result.code == 0, result.stdout + result.stderr
     # setuptools writes *.egg-info next to the package: into the copy, not the real directory

@@ -8,12 +8,10 @@ source tree. Stage ``scripts`` (the console scripts) is ``_scripts``.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from sandboxverify.artifacts import Artifact
@@ -29,6 +27,7 @@ from sandboxverify.report import (
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
+from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
 _SHOWN = 5
@@ -80,8 +79,8 @@ def run_imports(
     try:
         result = request_runtime(sandbox, request, label="imports", ctx=ctx, subject=_SUBJECT)
     except ProbeError as exc:
-        result = _from_progress(progress)
-        failures.append(_stopped(exc.failure, result, ctx.plugin_timeout))
+        result = from_progress(progress)
+        failures.append(stopped(exc.failure, result, ctx.plugin_timeout))
     else:
         if result.get("ok") is not True:
             error = result.get("error") or {}
@@ -151,69 +150,6 @@ def failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
         module = EntryPointRef(plugin.name, plugin.group, plugin.value).module
         modules.setdefault(module, f"plugin {plugin.name!r} failed to load from it")
     return modules
-
-
-def _from_progress(path: Path) -> dict[str, Any]:
-    """What the progress file says about a run that never wrote its result."""
-    modules: list[str] = []
-    results: list[dict[str, Any]] = []
-    current: str | None = None
-    done = False
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            note = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by the crash
-        if not isinstance(note, dict):
-            continue
-        if "planned" in note:
-            modules = [str(name) for name in note["planned"]]
-        elif "importing" in note:
-            current = str(note["importing"])
-        elif "module" in note:
-            results.append(note)
-            current = None
-        elif note.get("done"):
-            done = True
-    stopped = None if done else current
-    rest = modules[modules.index(stopped) + 1 :] if stopped in modules else []
-    return {"modules": modules, "results": results, "stopped_at": stopped, "not_checked": rest}
-
-
-def _stopped(failure: Failure, partial: dict[str, Any], timeout: float) -> Failure:
-    """The import run died or hung: name the module it was importing, if any."""
-    module = partial.get("stopped_at")
-    if module is None:
-        return failure
-    rest = len(partial.get("not_checked") or ())
-    remaining = f"; the remaining {rest} module(s) were not checked" if rest else ""
-    if failure.code == "timeout":
-        return Failure(
-            "timeout",
-            f"importing module {module!r} did not finish: the import run was killed after "
-            f"{timeout:g}s (--timeout){remaining}",
-            python=failure.python,
-            hint=f"a module must not block at import (a server, a prompt, a network call); "
-            f"if it is only slow, raise --timeout; if it must not be imported on its own, "
-            f"pass --import-skip {module}",
-            details=failure.details,
-            module=module,
-        )
-    cause = failure.message.split(" crashed: ", 1)[-1]
-    return Failure(
-        "import_failed",
-        f"importing module {module!r} crashed the interpreter: {cause}{remaining}",
-        python=failure.python,
-        hint="a module must not end or kill the interpreter at import (os._exit belongs in a "
-        "main function; a crash in an extension module is a bug there); if it must not be "
-        f"imported on its own, pass --import-skip {module}",
-        details=failure.details,
-        module=module,
-    )
 
 
 class _Judge:

@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from sandboxverify.report._diagnostics import reached_for_network, summarize
+from sandboxverify.report._excused import ExcusedModule, ExtraRecord
 from sandboxverify.report._model import (
     ArtifactRecord,
     ErrorCode,
@@ -58,6 +59,8 @@ __all__ = [
     "AllowedFailure",
     "ArtifactRecord",
     "ErrorCode",
+    "ExcusedModule",
+    "ExtraRecord",
     "Failure",
     "ImportFailure",
     "ImportsRecord",

@@ -15,7 +15,7 @@ def from_progress(path: Path) -> dict[str, Any]:
     modules: list[str] = []
     results: list[dict[str, Any]] = []
     current: str | None = None
-    done = False
+    done = reaching = False
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -31,13 +31,22 @@ def from_progress(path: Path) -> dict[str, Any]:
             modules = [str(name) for name in note["planned"]]
         elif "importing" in note:
             current = str(note["importing"])
+        elif "reaching" in note:  # an entry point's module, imported before all the others
+            current, reaching = str(note["reaching"]), True
         elif "module" in note:
             results.append(note)
             current = None
+        elif "reached" in note:
+            current, reaching = None, False
         elif note.get("done"):
             done = True
     stopped = None if done else current
-    rest = modules[modules.index(stopped) + 1 :] if stopped in modules else []
+    if stopped not in modules:
+        rest = []
+    elif reaching:  # none of the others had been imported yet
+        rest = [module for module in modules if module != stopped]
+    else:
+        rest = modules[modules.index(stopped) + 1 :]
     return {"modules": modules, "results": results, "stopped_at": stopped, "not_checked": rest}
 
 

@@ -12,7 +12,7 @@ import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import (
@@ -29,6 +29,9 @@ from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
+
+if TYPE_CHECKING:
+    from sandboxverify.stages._excuses import Settled
 
 _SHOWN = 5
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
@@ -63,8 +66,10 @@ def run_imports(
     skip: Sequence[str],
     exclude: dict[str, str],
     ctx: RunContext,
+    only: Sequence[str] | None = None,
 ) -> ImportRun:
-    """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why."""
+    """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why;
+    ``only``: import just these (a sandbox with an extra installed)."""
     python = sandbox.interpreter.version
     progress = runtime.result_dir(sandbox, "imports") / "progress"  # a fresh directory per check
     request = {
@@ -74,6 +79,8 @@ def run_imports(
         "exclude": exclude,
         "progress": str(progress),
     }
+    if only is not None:
+        request["only"] = list(only)
     started = time.perf_counter()
     failures: list[Failure] = []
     try:
@@ -95,6 +102,16 @@ def run_imports(
     return ImportRun(result, tuple(failures), time.perf_counter() - started)
 
 
+def unexplained_failures(
+    run: ImportRun, *, plugins: Sequence[PluginRecord], allow_fail: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The runtime's results of the modules that failed for a reason of their own: not allowed
+    to fail, not a failed plugin's module, not failing with a plugin's very error."""
+    result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
+    judge = _Judge("", None, plugins, allow_fail)
+    return [item for item in result.get("results") or () if judge.unexplained(item)]
+
+
 def judge_imports(
     run: ImportRun,
     *,
@@ -102,12 +119,15 @@ def judge_imports(
     wheel: Artifact,
     plugins: Sequence[PluginRecord],
     allow_fail: Sequence[str],
+    settled: Settled | None = None,
 ) -> ImportsOutcome:
     """Failures and the record of an import run, knowing which plugins failed: their modules
-    count as skipped (the plugin failure is the report), even if the run imported them."""
+    count as skipped (the plugin failure is the report), even if the run imported them; and
+    ``settled``, what the modules that need an extra, another platform or a test framework
+    did (``_excuses``)."""
     python = sandbox.interpreter.version
     result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
-    judged = _Judge(python, wheel, plugins, allow_fail).judge(result)
+    judged = _Judge(python, wheel, plugins, allow_fail, settled).judge(result)
     record = replace(judged.record, seconds=round(run.seconds, 3))
     failures = [*run.failures, *judged.failures]
     shipped = sorted(name for name in wheel.top_level if name.isidentifier())
@@ -158,23 +178,37 @@ class _Judge:
     def __init__(
         self,
         python: str,
-        wheel: Artifact,
+        wheel: Artifact | None,
         plugins: Sequence[PluginRecord],
         allow_fail: Sequence[str],
+        settled: Settled | None = None,
     ) -> None:
         self.python = python
         self.wheel = wheel
         self.allow_fail = allow_fail
+        self.settled = settled
+        self.excused = {e.module for e in settled.excused} if settled is not None else set()
         # a module raising what a plugin already raised is that plugin's failure, reported once
         self.plugin_errors = {
             (p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error
         }
+
+    def unexplained(self, item: dict[str, Any]) -> bool:
+        """``item`` failed, and neither ``--import-allow-fail`` nor a plugin's failure says why."""
+        if item.get("ok") is True:
+            return False
+        error = item.get("error") or {}
+        name = str(item["module"])
+        return not any(_matches(name, glob) for glob in self.allow_fail) and (
+            (error.get("type"), error.get("message")) not in self.plugin_errors
+        )
 
     def judge(self, result: dict[str, Any]) -> ImportsOutcome:
         failures: list[Failure] = []
         failed: list[ImportFailure] = []
         allowed: list[AllowedFailure] = []
         imported: list[str] = []
+        settled = self.settled
         for item in result.get("results") or ():
             name, error = str(item["module"]), item.get("error")
             if item.get("ok") is True:
@@ -188,9 +222,15 @@ class _Judge:
                 allowed.append(AllowedFailure(name, kind, message, allowed_by=glob))
             elif duplicate is not None:
                 failed.append(ImportFailure(name, kind, message, f"plugin {duplicate!r}"))
+            elif name in self.excused:
+                continue
+            elif settled is not None and name in settled.failed:
+                failed.append(settled.failed[name])  # its failure is the extra's, below
             else:
                 failed.append(ImportFailure(name, kind, message))
-                failures.append(self._module_failure(name, error))
+                failures.append(self._module_failure(name, error, item.get("reached_by")))
+        if settled is not None:
+            failures.extend(settled.failures)
         outside = [
             OutsideModule(str(e["module"]), str(e["file"]), e.get("pth"), e.get("shipped") is True)
             for e in result.get("outside") or ()
@@ -213,17 +253,27 @@ class _Judge:
             finished="stopped_at" not in result,
             stopped_at=result.get("stopped_at"),
             not_checked=tuple(result.get("not_checked") or ()),
+            excused=settled.excused if settled is not None else (),
+            extras=settled.records if settled is not None else (),
         )
         return ImportsOutcome(tuple(failures), record, _imports_summary(record))
 
-    def _module_failure(self, name: str, error: dict[str, Any]) -> Failure:
+    def _module_failure(self, name: str, error: dict[str, Any], reached_by: object) -> Failure:
         kind, message = str(error["type"]), str(error["message"])
         first = message.splitlines()[0] if message else ""
+        hint = self._hint(name, kind, message)
+        if isinstance(reached_by, str):
+            extra = self.settled.reached_extra.get(name) if self.settled is not None else None
+            needs = f", and only the extra {extra!r} declares what it is missing" if extra else ""
+            hint = (
+                f"entry point {reached_by} imports {name}, so its users meet this failure"
+                f"{needs}; {hint}"
+            )
         return Failure(
             "import_failed",
             f"module {name!r} failed to import: {kind}" + (f": {first}" if first else ""),
             python=self.python,
-            hint=self._hint(name, kind, message),
+            hint=hint,
             details=str(error.get("traceback") or "") or None,
             module=name,
         )
@@ -233,7 +283,7 @@ class _Judge:
         if kind == "ModuleNotFoundError" and missing:
             module = missing.group(1)
             top = module.split(".", 1)[0]
-            if top in self.wheel.top_level:
+            if self.wheel is not None and top in self.wheel.top_level:
                 return (
                     f"{module} belongs to this project but is not in the installed wheel: add it "
                     "to the wheel (check the build's include/exclude settings, MANIFEST.in, "

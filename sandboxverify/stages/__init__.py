@@ -6,6 +6,7 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 
 from __future__ import annotations
 
+from sandboxverify.stages._excuses import excuse
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import (
     PlannedPlugin,
@@ -17,9 +18,11 @@ from sandboxverify.stages._hosts import (
 )
 from sandboxverify.stages._imports import (
     ImportRun,
+    Settled,
     failed_plugin_modules,
     judge_imports,
     run_imports,
+    unexplained_failures,
 )
 from sandboxverify.stages._live_recording import failure_error, record_live_session
 from sandboxverify.stages._probe import ProbeOutcome, probe
@@ -35,9 +38,11 @@ __all__ = [
     "PluginPlan",
     "ProbeOutcome",
     "ScriptsOutcome",
+    "Settled",
     "check_scripts",
     "default_groups",
     "evaluate",
+    "excuse",
     "failed_plugin_modules",
     "failure_error",
     "judge_imports",
@@ -49,4 +54,5 @@ __all__ = [
     "run_imports",
     "run_smoke",
     "smoke_driver",
+    "unexplained_failures",
 ]

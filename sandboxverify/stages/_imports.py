@@ -10,13 +10,15 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import (
     AllowedFailure,
+    ExcusedModule,
+    ExtraRecord,
     Failure,
     ImportFailure,
     ImportsRecord,
@@ -29,9 +31,6 @@ from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
-
-if TYPE_CHECKING:
-    from sandboxverify.stages._excuses import Settled
 
 _SHOWN = 5
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
@@ -57,6 +56,20 @@ class ImportRun:
     result: dict[str, Any]
     failures: tuple[Failure, ...]
     seconds: float
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What the modules that failed in the plain install did when judged as users meet them
+    (``_excuses``): excused, or failed with the extra they need."""
+
+    excused: tuple[ExcusedModule, ...]
+    #: modules that failed with their extra too (or whose extra did not install)
+    failed: Mapping[str, ImportFailure]
+    failures: tuple[Failure, ...]
+    records: tuple[ExtraRecord, ...]
+    #: modules an entry point reached that need an extra: never excused, said in the hint
+    reached_extra: Mapping[str, str] = field(default_factory=dict)
 
 
 def run_imports(
@@ -108,8 +121,24 @@ def unexplained_failures(
     """The runtime's results of the modules that failed for a reason of their own: not allowed
     to fail, not a failed plugin's module, not failing with a plugin's very error."""
     result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
-    judge = _Judge("", None, plugins, allow_fail)
-    return [item for item in result.get("results") or () if judge.unexplained(item)]
+    errors = _plugin_errors(plugins)
+    return [
+        item
+        for item in result.get("results") or ()
+        if item.get("ok") is not True
+        and not any(_matches(str(item["module"]), glob) for glob in allow_fail)
+        and _error_key(item) not in errors
+    ]
+
+
+def _plugin_errors(plugins: Sequence[PluginRecord]) -> dict[tuple[object, object], str]:
+    """A module raising what a plugin already raised is that plugin's failure, reported once."""
+    return {(p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error}
+
+
+def _error_key(item: dict[str, Any]) -> tuple[object, object]:
+    error = item.get("error") or {}
+    return error.get("type"), error.get("message")
 
 
 def judge_imports(
@@ -178,7 +207,7 @@ class _Judge:
     def __init__(
         self,
         python: str,
-        wheel: Artifact | None,
+        wheel: Artifact,
         plugins: Sequence[PluginRecord],
         allow_fail: Sequence[str],
         settled: Settled | None = None,
@@ -188,20 +217,7 @@ class _Judge:
         self.allow_fail = allow_fail
         self.settled = settled
         self.excused = {e.module for e in settled.excused} if settled is not None else set()
-        # a module raising what a plugin already raised is that plugin's failure, reported once
-        self.plugin_errors = {
-            (p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error
-        }
-
-    def unexplained(self, item: dict[str, Any]) -> bool:
-        """``item`` failed, and neither ``--import-allow-fail`` nor a plugin's failure says why."""
-        if item.get("ok") is True:
-            return False
-        error = item.get("error") or {}
-        name = str(item["module"])
-        return not any(_matches(name, glob) for glob in self.allow_fail) and (
-            (error.get("type"), error.get("message")) not in self.plugin_errors
-        )
+        self.plugin_errors = _plugin_errors(plugins)
 
     def judge(self, result: dict[str, Any]) -> ImportsOutcome:
         failures: list[Failure] = []
@@ -283,7 +299,7 @@ class _Judge:
         if kind == "ModuleNotFoundError" and missing:
             module = missing.group(1)
             top = module.split(".", 1)[0]
-            if self.wheel is not None and top in self.wheel.top_level:
+            if top in self.wheel.top_level:
                 return (
                     f"{module} belongs to this project but is not in the installed wheel: add it "
                     "to the wheel (check the build's include/exclude settings, MANIFEST.in, "
@@ -379,6 +395,7 @@ def _imports_summary(record: ImportsRecord) -> str:
         (len(repeated), "failed as a plugin did"),
         (len(record.not_checked), "not checked"),
         (len(record.allowed_failures), "allowed to fail"),
+        (len(record.excused), "excused"),
         (len(skipped), "skipped"),
     ]
     return ", ".join([text] + [f"{count} {what}" for count, what in counts if count])

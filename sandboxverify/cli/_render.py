@@ -282,6 +282,7 @@ def _run_lines(run: Run, style: Style) -> list[str]:
         if plugin.host:
             why = f" ({plugin.host_reason})" if plugin.host_reason else ""
             lines.append(style.paint(f"    {'':<{width}}judged by host {plugin.host}{why}", "dim"))
+    lines.extend(_excused_lines(run, style))
     if run.smoke is not None:
         smoke = run.smoke
         status = "passed" if smoke.ok else "failed"
@@ -292,6 +293,26 @@ def _run_lines(run: Run, style: Style) -> list[str]:
         lines.extend(_call_lines(smoke.calls, style, indent="      "))
     if run.sandbox:
         lines.append(style.paint(f"  sandbox: {run.sandbox}", "dim"))
+    return lines
+
+
+def _excused_lines(run: Run, style: Style) -> list[str]:
+    """The modules that failed in the plain install and are not failures, each with why."""
+    if run.imports is None:
+        return []
+    lines = []
+    for excused in run.imports.excused:
+        why = f"extra {excused.extra!r}" if excused.extra else excused.reason
+        lines.append(
+            f"  {style.mark('skipped')} {excused.module}  "
+            + style.paint(f"excused ({why}): {excused.detail}", "dim")
+        )
+    for extra in run.imports.extras:
+        if not extra.installed:
+            lines.append(
+                f"  {style.mark('failed')} {extra.requirement}  "
+                + style.paint(f"did not install: {extra.error}", "dim")
+            )
     return lines
 
 

@@ -150,8 +150,19 @@ def _run_suite(report: Report, run: Run, pending: list[Failure], index: int) -> 
         "sandboxverify.py" + re.sub(r"[^0-9A-Za-z]+", "_", label),
         cases.ordered(),
         sum(stage.seconds for stage in run.stages if stage.name != "build"),
-        {"python": run.python, "interpreter": run.interpreter},
+        {"python": run.python, "interpreter": run.interpreter, **_excused_property(run)},
     )
+
+
+def _excused_property(run: Run) -> dict[str, str]:
+    """The modules the imports stage excused, each with why: never silently."""
+    excused = run.imports.excused if run.imports is not None else ()
+    if not excused:
+        return {}
+    said = [
+        f"{e.module} ({e.reason}{f' {e.extra}' if e.extra else ''}: {e.detail})" for e in excused
+    ]
+    return {"imports.excused": "; ".join(said)}
 
 
 class _RunCases:

@@ -221,6 +221,7 @@ class Inspector:
         settled = (
             excuse(
                 failed,
+                modules=[str(name) for name in run.result.get("modules") or ()],
                 sandbox=sandboxed.sandbox,
                 wheel=sandboxed.wheel,
                 installed=[dist["name"] for dist in installed],

@@ -14,9 +14,10 @@ from typing import Any
 #: ``from ctypes import WINFUNCTYPE``; ``ctypes.windll``
 _CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
 _NO_ATTRIBUTE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
-#: what test frameworks raise to skip a whole module (``unittest.SkipTest``, pytest's
-#: ``Skipped`` from ``pytest.importorskip`` or ``pytest.skip(allow_module_level=True)``)
-_SKIPS = {("unittest.case", "SkipTest"), ("_pytest.outcomes", "Skipped")}
+#: what test frameworks raise to skip a whole module: ``unittest.SkipTest``, and pytest's
+#: ``Skipped`` (``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``), which says
+#: its module is ``builtins`` but derives from ``_pytest.outcomes.OutcomeException``
+_SKIPS = {("unittest.case", "SkipTest"), ("_pytest.outcomes", "OutcomeException")}
 
 
 def cause_of(exc: BaseException) -> dict[str, Any]:
@@ -36,7 +37,11 @@ def cause_of(exc: BaseException) -> dict[str, Any]:
             found = _NO_ATTRIBUTE.search(str(link))
             if found:
                 names.append([found.group(1), found.group(2)])
-        skip = skip or any((k.__module__, k.__name__) in _SKIPS for k in type(link).__mro__)
+        kinds = type(link).__mro__
+        skip = skip or (
+            any((k.__module__, k.__name__) in _SKIPS for k in kinds)
+            and (type(link).__name__ in ("SkipTest", "Skipped"))
+        )
     return {"missing": _unique(missing), "names": names, "skip": skip}
 
 

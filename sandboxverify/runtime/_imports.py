@@ -36,6 +36,18 @@ RUNTIME_ROOT = str(Path(__file__).resolve().parents[2])
 _BYTECODE = (".pyc", ".pyo")
 
 
+class _TestOutcome(BaseException):
+    """Stands for test frameworks' outcomes until one is imported (never raised)."""
+
+
+def _test_outcomes() -> type[BaseException]:
+    """pytest's skip and fail outcomes derive from ``BaseException``: a test module shipped in
+    the wheel that skips itself at import must fail that import, not end the run."""
+    outcomes = sys.modules.get("_pytest.outcomes")
+    found = getattr(outcomes, "OutcomeException", None)
+    return found if isinstance(found, type) and issubclass(found, BaseException) else _TestOutcome
+
+
 def import_all(request: dict[str, Any]) -> dict[str, Any]:
     """Run the action: ``dist``, ``skip`` (globs), ``exclude`` ({module: reason}), ``progress``;
     ``only``: import just these modules (a sandbox with an extra installed), entry points
@@ -186,7 +198,7 @@ def reach(entries: dict[str, str], own: set[str], progress: IO[str]) -> dict[str
         sys.meta_path.insert(0, attempts)
         try:
             importlib.import_module(module)
-        except (Exception, SystemExit):
+        except (Exception, SystemExit, _test_outcomes()):
             for name in attempts.names:
                 if name in own:
                     reached.setdefault(name, entry)
@@ -212,7 +224,7 @@ def import_modules(
         _note(progress, {"importing": name})
         try:
             importlib.import_module(name)
-        except (Exception, SystemExit) as exc:
+        except (Exception, SystemExit, _test_outcomes()) as exc:
             from sandboxverify.runtime._causes import cause_of  # noqa: PLC0415 - failures only
 
             failed.add(name)

@@ -9,7 +9,7 @@ imports it, as the runtime saw) is never excused: users meet its failure.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,23 +34,30 @@ TEST_PACKAGES = frozenset({"pytest", "_pytest", "py", "hypothesis", "mock", "nos
 _TEST_PACKAGE_DIRS = frozenset({"tests", "test", "testing", "_tests"})
 
 
-def is_test_module(module: str) -> bool:
-    """A module of a test suite: in a ``tests``/``test``/``testing``/``_tests`` package, or
-    named ``test_*``, ``*_test`` or ``conftest``."""
+def is_test_module(module: str, packages: Collection[str] = ()) -> bool:
+    """A module of a test suite: a ``tests``/``test``/``testing``/``_tests`` package (one of
+    ``packages``) or a module in one, or a module named ``test_*``, ``*_test`` or ``conftest``.
+    (A plain module named ``tests`` is not one: Jinja's ``tests`` are template tests.)"""
     parts = module.split(".")
     last = parts[-1]
     return (
         bool(set(parts[:-1]) & _TEST_PACKAGE_DIRS)
-        or last in _TEST_PACKAGE_DIRS
+        or (last in _TEST_PACKAGE_DIRS and module in packages)
         or last.startswith("test_")
         or last.endswith("_test")
         or last == "conftest"
     )
 
 
+def packages_of(modules: Iterable[str]) -> set[str]:
+    """The packages among ``modules``: those with a submodule."""
+    return {module.rsplit(".", 1)[0] for module in modules if "." in module}
+
+
 def excuse(
     failed: Sequence[Mapping[str, Any]],
     *,
+    modules: Sequence[str],
     sandbox: Sandbox,
     wheel: Artifact,
     installed: Iterable[str],
@@ -59,10 +66,11 @@ def excuse(
 ) -> Settled:
     """The modules that failed in the plain install (``sandbox``), judged the way users meet
     them: each extra they need installed in a sandbox of its own, next to ``sandbox``, with
-    ``also`` (``--with``) as the plain install has it."""
+    ``also`` (``--with``) as the plain install has it. ``modules``: every module the run
+    planned to import."""
     dist = str(wheel.name)
     extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
-    found = triage(failed, own=wheel.top_level, extras=extras, installed=installed)
+    found = triage(failed, own=wheel.top_level, extras=extras, installed=installed, modules=modules)
     root = sandbox.paths.root
 
     def verify(extra: str) -> ExtraRun:
@@ -97,6 +105,8 @@ class Triage:
     fallback: tuple[str, ...] = ()
     #: modules an entry point reached that need an extra: what to say about it
     reached_extra: Mapping[str, str] = field(default_factory=dict)
+    #: the packages among the modules planned
+    packages: frozenset[str] = frozenset()
 
     @property
     def extras(self) -> list[str]:
@@ -114,11 +124,13 @@ def triage(
     own: Iterable[str],
     extras: Extras,
     installed: Iterable[str],
+    modules: Iterable[str] = (),
 ) -> Triage:
     """``failed``: the runtime's results of the modules that failed (neither allowed to nor
     a failed plugin's), each with its ``cause`` and, if an entry point reached it,
     ``reached_by``."""
     own_names = set(own)
+    packages = packages_of(modules)
     excused: dict[str, ExcusedModule] = {}
     needs: dict[str, str] = {}
     unmapped: list[str] = []
@@ -133,7 +145,7 @@ def triage(
             if extra is not None:
                 reached_extra[module] = extra
             continue
-        excuse = _excuse_at_once(module, missing, cause, extras)
+        excuse = _excuse_at_once(module, missing, cause, extras, packages)
         if excuse is not None:
             excused[module] = excuse
         elif extra is not None:
@@ -143,11 +155,22 @@ def triage(
     fallback: list[str] = []
     if unmapped:
         fallback = [e for e in extras.not_installed(installed) if e not in needs.values()]
-    return Triage(excused, needs, tuple(unmapped), tuple(fallback[:FALLBACK_EXTRAS]), reached_extra)
+    return Triage(
+        excused,
+        needs,
+        tuple(unmapped),
+        tuple(fallback[:FALLBACK_EXTRAS]),
+        reached_extra,
+        frozenset(packages),
+    )
 
 
 def _excuse_at_once(
-    module: str, missing: Sequence[str], cause: Mapping[str, Any], extras: Extras
+    module: str,
+    missing: Sequence[str],
+    cause: Mapping[str, Any],
+    extras: Extras,
+    packages: Collection[str],
 ) -> ExcusedModule | None:
     """A platform's module, or test code that needs only test packages: excused without
     installing anything."""
@@ -155,7 +178,7 @@ def _excuse_at_once(
     if rows:
         what = ", ".join(f"{row.name} ({row.source})" for row in rows)
         return ExcusedModule(module, "platform", f"needs {what}")
-    if is_test_module(module):
+    if is_test_module(module, packages):
         return _test_excuse(module, missing, cause, extras)
     return None
 
@@ -206,7 +229,7 @@ def settle(
             continue
         unfinished = {"type": "ImportRunStopped", "message": ran.stopped or "not imported"}
         error = dict((result or {}).get("error") or unfinished)
-        retried = _retest(module, result, extras)
+        retried = _retest(module, result, extras, found.packages)
         if retried is not None:
             excused.append(retried)
             continue
@@ -226,9 +249,11 @@ def settle(
     )
 
 
-def _retest(module: str, result: Mapping[str, Any] | None, extras: Extras) -> ExcusedModule | None:
+def _retest(
+    module: str, result: Mapping[str, Any] | None, extras: Extras, packages: Collection[str]
+) -> ExcusedModule | None:
     """A test module that, with its extra, still needs only test packages: test code."""
-    if result is None or not is_test_module(module):
+    if result is None or not is_test_module(module, packages):
         return None
     cause = _cause(result)
     return _test_excuse(module, list(cause["missing"]), cause, extras)

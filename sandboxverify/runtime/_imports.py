@@ -36,18 +36,6 @@ RUNTIME_ROOT = str(Path(__file__).resolve().parents[2])
 _BYTECODE = (".pyc", ".pyo")
 
 
-class _TestOutcome(BaseException):
-    """Stands for test frameworks' outcomes until one is imported (never raised)."""
-
-
-def _test_outcomes() -> type[BaseException]:
-    """pytest's skip and fail outcomes derive from ``BaseException``: a test module shipped in
-    the wheel that skips itself at import must fail that import, not end the run."""
-    outcomes = sys.modules.get("_pytest.outcomes")
-    found = getattr(outcomes, "OutcomeException", None)
-    return found if isinstance(found, type) and issubclass(found, BaseException) else _TestOutcome
-
-
 def import_all(request: dict[str, Any]) -> dict[str, Any]:
     """Run the action: ``dist``, ``skip`` (globs), ``exclude`` ({module: reason}), ``progress``;
     ``only``: import just these modules (a sandbox with an extra installed), entry points
@@ -198,7 +186,9 @@ def reach(entries: dict[str, str], own: set[str], progress: IO[str]) -> dict[str
         sys.meta_path.insert(0, attempts)
         try:
             importlib.import_module(module)
-        except (Exception, SystemExit, _test_outcomes()):
+        except BaseException as exc:  # what users would meet: pytest's skip, a config error...
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             for name in attempts.names:
                 if name in own:
                     reached.setdefault(name, entry)
@@ -224,7 +214,9 @@ def import_modules(
         _note(progress, {"importing": name})
         try:
             importlib.import_module(name)
-        except (Exception, SystemExit, _test_outcomes()) as exc:
+        except BaseException as exc:  # a module may raise any exception class at import
+            if isinstance(exc, KeyboardInterrupt):
+                raise
             from sandboxverify.runtime._causes import cause_of  # noqa: PLC0415 - failures only
 
             failed.add(name)

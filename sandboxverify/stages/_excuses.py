@@ -105,6 +105,8 @@ class Triage:
     fallback: tuple[str, ...] = ()
     #: modules an entry point reached that need an extra: what to say about it
     reached_extra: Mapping[str, str] = field(default_factory=dict)
+    #: what each unmapped module is missing
+    missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: the packages among the modules planned
     packages: frozenset[str] = frozenset()
 
@@ -135,6 +137,7 @@ def triage(
     needs: dict[str, str] = {}
     unmapped: list[str] = []
     reached_extra: dict[str, str] = {}
+    lacking: dict[str, tuple[str, ...]] = {}
     for item in failed:
         module, cause = str(item["module"]), _cause(item)
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
@@ -152,6 +155,7 @@ def triage(
             needs[module] = extra
         elif missing:
             unmapped.append(module)
+            lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))
     fallback: list[str] = []
     if unmapped:
         fallback = [e for e in extras.not_installed(installed) if e not in needs.values()]
@@ -161,6 +165,7 @@ def triage(
         tuple(unmapped),
         tuple(fallback[:FALLBACK_EXTRAS]),
         reached_extra,
+        lacking,
         frozenset(packages),
     )
 
@@ -235,17 +240,28 @@ def settle(
             continue
         failed[module] = ImportFailure(module, str(error["type"]), str(error["message"]))
         failures.append(_failed_with_extra(module, ran, dist, python, error))
+    hints = {
+        module: f"only the extra {extra!r} declares what it is missing"
+        for module, extra in found.reached_extra.items()
+    }
     for module in found.unmapped:
         helped = next((r for r in runs if _imported(r, module)), None)
         if helped is not None:
             excused.append(_with_extra(module, helped, dist))
+            continue
+        lacks = ", ".join(found.missing.get(module, ()))
+        tried = ", ".join(r.extra for r in runs) or "none: the plain install lacks no extra"
+        hints[module] = (
+            f"no extra declares a distribution named {lacks}, and it did not import with the "
+            f"extras tried ({tried})"
+        )
     records = tuple(_record(run, excused) for run in runs)
     return Settled(
         tuple(sorted(excused, key=lambda e: e.module)),
         failed,
         tuple(failures),
         records,
-        found.reached_extra,
+        hints,
     )
 
 

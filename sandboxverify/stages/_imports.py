@@ -68,8 +68,9 @@ class Settled:
     failed: Mapping[str, ImportFailure]
     failures: tuple[Failure, ...]
     records: tuple[ExtraRecord, ...]
-    #: modules an entry point reached that need an extra: never excused, said in the hint
-    reached_extra: Mapping[str, str] = field(default_factory=dict)
+    #: what more to say about modules that still fail: an entry point reaches it and an extra
+    #: declares what it is missing, or the extras it was tried with
+    hints: Mapping[str, str] = field(default_factory=dict)
 
 
 def run_imports(
@@ -278,12 +279,12 @@ class _Judge:
         kind, message = str(error["type"]), str(error["message"])
         first = message.splitlines()[0] if message else ""
         hint = self._hint(name, kind, message)
+        more = self.settled.hints.get(name) if self.settled is not None else None
+        if more:
+            hint = f"{more}; {hint}"
         if isinstance(reached_by, str):
-            extra = self.settled.reached_extra.get(name) if self.settled is not None else None
-            needs = f", and only the extra {extra!r} declares what it is missing" if extra else ""
             hint = (
-                f"entry point {reached_by} imports {name}, so its users meet this failure"
-                f"{needs}; {hint}"
+                f"entry point {reached_by} imports {name}, so its users meet this failure; {hint}"
             )
         return Failure(
             "import_failed",

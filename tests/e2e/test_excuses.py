@@ -160,7 +160,7 @@ def test_a_module_an_entry_point_reaches_is_never_excused() -> None:
     )
     assert failure.hint is not None and failure.hint.startswith(
         "entry point console_scripts:svfix-broken-reached-platform-module imports "
-        "svfix_broken_reached_platform_module.cli, so its users meet this failure"
+        "svfix_broken_reached_platform_module.cli, so users meet this failure"
     )
     imports = report.runs[0].imports
     assert imports is not None and imports.excused == ()

@@ -240,3 +240,17 @@ def test_each_standard_library_row_holds_on_this_interpreter(row: Any) -> None:
 def test_the_other_rows_are_no_standard_library_names() -> None:
     others = [row.name.split(".")[0] for row in PLATFORM_NAMES if not row.stdlib]
     assert others and not set(others) & set(sys.stdlib_module_names)
+
+
+def test_a_module_no_extra_helped_says_which_extras_it_was_tried_with() -> None:
+    found = sort(failed("webview.platforms.gtk", "gi"))
+    tried = [ran(extra, ()) for extra in found.fallback]
+    settled = settle(found, tried, dist="pytest-benchmark", python="3.11.7", extras=EXTRAS)
+    assert settled.excused == () and settled.failures == ()
+    assert settled.hints["webview.platforms.gtk"] == (
+        "no extra declares a distribution named gi, and it did not import with the extras "
+        "tried (aspect, elasticsearch, tests)"
+    )
+    helped = ran("tests", (), **{"webview.platforms.gtk": {"ok": True}})
+    settled = settle(found, [helped], dist="pywebview", python="3.11.7", extras=EXTRAS)
+    assert [(e.module, e.extra) for e in settled.excused] == [("webview.platforms.gtk", "tests")]

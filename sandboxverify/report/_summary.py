@@ -113,9 +113,9 @@ def _imports_line(record: ImportsRecord | None) -> str | None:
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
         parts.append(f"failed: {escaped(', '.join(names[:10]))}{more}")
     for reason, label in (
-        ("extra", "import only with an extra"),
-        ("platform", "are for another platform"),
-        ("test", "are test code"),
+        ("extra", "need an extra"),
+        ("platform", "for another platform"),
+        ("test", "test code"),
     ):
         excused = [e.module for e in record.excused if e.reason == reason]
         if excused:

@@ -21,14 +21,19 @@ _SKIPS = {("unittest.case", "SkipTest"), ("_pytest.outcomes", "OutcomeException"
 
 
 def cause_of(exc: BaseException) -> dict[str, Any]:
-    """``missing``: the modules not found, most recent first; ``names``: the ``[module, name]``
-    pairs a module lacked; ``skip``: a test framework skipped the module."""
+    """``missing``: the modules not found, most recent first (a module of a package that is
+    installed is not: that package lacks a name); ``names``: the ``[module, name]`` pairs a
+    module lacked; ``skip``: a test framework skipped the module."""
     missing: list[str] = []
     names: list[list[str]] = []
     skip = False
     for link in _chain(exc):
         if isinstance(link, ModuleNotFoundError) and isinstance(link.name, str) and link.name:
-            missing.append(link.name)
+            package, _, rest = link.name.partition(".")
+            if rest and _installed(package):  # ``tox.venv``: tox is there, and lacks it
+                names.append([package, rest])
+            else:
+                missing.append(link.name)
         elif isinstance(link, ImportError):
             found = _CANNOT_IMPORT.search(str(link))
             if found:
@@ -43,6 +48,15 @@ def cause_of(exc: BaseException) -> dict[str, Any]:
             and (type(link).__name__ in ("SkipTest", "Skipped"))
         )
     return {"missing": _unique(missing), "names": names, "skip": skip}
+
+
+def _installed(package: str) -> bool:
+    import importlib.util  # noqa: PLC0415 - only a failure needs it
+
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

@@ -250,11 +250,8 @@ def settle(
             excused.append(_with_extra(module, helped, dist))
             continue
         lacks = ", ".join(found.missing.get(module, ()))
-        tried = ", ".join(r.extra for r in runs) or "none: the plain install lacks no extra"
-        hints[module] = (
-            f"no extra declares a distribution named {lacks}, and it did not import with the "
-            f"extras tried ({tried})"
-        )
+        tried = f", and it did not import with the extras tried ({_names(runs)})" if runs else ""
+        hints[module] = f"no extra declares a distribution named {lacks}{tried}"
     records = tuple(_record(run, excused) for run in runs)
     return Settled(
         tuple(sorted(excused, key=lambda e: e.module)),
@@ -263,6 +260,10 @@ def settle(
         records,
         hints,
     )
+
+
+def _names(runs: Sequence[ExtraRun]) -> str:
+    return ", ".join(run.extra for run in runs)
 
 
 def _retest(

@@ -76,3 +76,13 @@ def test_a_test_framework_skipping_the_module_is_a_skip(
     assert cause_of(unittest_skip)["skip"] is True
     assert cause_of(pytest_skip)["skip"] is True
     assert cause_of(RuntimeError("boom")) == {"missing": [], "names": [], "skip": False}
+
+
+def test_a_module_an_installed_package_lacks_is_a_missing_name_not_a_missing_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tox.venv`` gone from the installed tox is an API break, not a dependency to add."""
+    exc = failure_of(tmp_path, monkeypatch, "import json.svtest_gone\n")
+    assert cause_of(exc) == {"missing": [], "names": [["json", "svtest_gone"]], "skip": False}
+    absent = failure_of(tmp_path, monkeypatch, "import svtest_absent.sub\n")
+    assert cause_of(absent)["missing"] == ["svtest_absent"]

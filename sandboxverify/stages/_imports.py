@@ -245,7 +245,7 @@ class _Judge:
                 failed.append(settled.failed[name])  # its failure is the extra's, below
             else:
                 failed.append(ImportFailure(name, kind, message))
-                failures.append(self._module_failure(name, error, item.get("reached_by")))
+                failures.append(self._module_failure(name, error, item))
         if settled is not None:
             failures.extend(settled.failures)
         outside = [
@@ -275,10 +275,20 @@ class _Judge:
         )
         return ImportsOutcome(tuple(failures), record, _imports_summary(record))
 
-    def _module_failure(self, name: str, error: dict[str, Any], reached_by: object) -> Failure:
+    def _module_failure(self, name: str, error: dict[str, Any], item: dict[str, Any]) -> Failure:
         kind, message = str(error["type"]), str(error["message"])
         first = message.splitlines()[0] if message else ""
         hint = self._hint(name, kind, message)
+        lacked = [".".join(pair) for pair in (item.get("cause") or {}).get("names") or ()]
+        missing = _MISSING_MODULE.search(message)
+        if kind == "ModuleNotFoundError" and missing and missing.group(1) in lacked:
+            top = missing.group(1).split(".", 1)[0]
+            hint = (
+                f"{top} is installed, and this version of it has no {missing.group(1)}: {name} "
+                f"was written for another version of {top}; declare the range it works with, "
+                "or update it to the installed version"
+            )
+        reached_by = item.get("reached_by")
         more = self.settled.hints.get(name) if self.settled is not None else None
         if more:
             hint = f"{more}; {hint}"

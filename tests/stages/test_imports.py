@@ -78,6 +78,17 @@ def test_only_plugins_that_failed_or_died_at_import_keep_their_modules_out() -> 
     }
 
 
+def test_a_module_an_installed_dependency_lacks_is_no_dependency_to_declare() -> None:
+    """tox_docker.tox3 imports ``tox.venv``, which tox 4 no longer has."""
+    gone = failed("svtest_pkg.tox3", "ModuleNotFoundError", "No module named 'tox.venv'")
+    gone["cause"] = {"missing": [], "names": [["tox", "venv"]], "skip": False}
+    [failure] = judge({"modules": ["svtest_pkg.tox3"], "results": [gone]}).failures
+    assert failure.hint is not None and failure.hint.startswith(
+        "tox is installed, and this version of it has no tox.venv: svtest_pkg.tox3 was written "
+        "for another version of tox"
+    )
+
+
 def test_a_module_missing_from_the_wheel_and_an_undeclared_dependency_get_different_hints() -> None:
     judged = judge(
         {

@@ -281,8 +281,15 @@ class _Judge:
         hint = self._hint(name, kind, message)
         lacked = [".".join(pair) for pair in (item.get("cause") or {}).get("names") or ()]
         missing = _MISSING_MODULE.search(message)
-        if kind == "ModuleNotFoundError" and missing and missing.group(1) in lacked:
-            top = missing.group(1).split(".", 1)[0]
+        top = missing.group(1).split(".", 1)[0] if missing else ""
+        if (
+            kind == "ModuleNotFoundError"
+            and missing
+            and missing.group(1) in lacked
+            and (
+                top not in self.wheel.top_level  # the wheel's own: it left the module out
+            )
+        ):
             hint = (
                 f"{top} is installed, and this version of it has no {missing.group(1)}: {name} "
                 f"was written for another version of {top}; declare the range it works with, "
@@ -293,9 +300,7 @@ class _Judge:
         if more:
             hint = f"{more}; {hint}"
         if isinstance(reached_by, str):
-            hint = (
-                f"entry point {reached_by} imports {name}, so its users meet this failure; {hint}"
-            )
+            hint = f"entry point {reached_by} imports {name}, so users meet this failure; {hint}"
         return Failure(
             "import_failed",
             f"module {name!r} failed to import: {kind}" + (f": {first}" if first else ""),

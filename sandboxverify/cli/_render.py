@@ -312,6 +312,7 @@ def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
         said = _application_said(plugin)
         if said:
             lines.append(style.paint(f"    {'':<{width}}{inert(said)}", "dim"))
+    lines.extend(_excused_lines(run, style))
     if run.smoke is not None:
         smoke = run.smoke
         status = "passed" if smoke.ok else "failed"
@@ -341,6 +342,26 @@ def _application_said(plugin: PluginRecord) -> str:
         "registry": "the application of its host",
     }.get(application.found_by or "", "")
     return f"application: {application.name}{version}, installed by sandboxverify ({how})"
+
+
+def _excused_lines(run: Run, style: Style) -> list[str]:
+    """The modules that failed in the plain install and are not failures, each with why."""
+    if run.imports is None:
+        return []
+    lines = []
+    for excused in run.imports.excused:
+        why = f"extra {excused.extra!r}" if excused.extra else excused.reason
+        lines.append(
+            f"  {style.mark('skipped')} {inert(excused.module)}  "
+            + style.paint(f"excused ({inert(why)}): {inert(excused.detail)}", "dim")
+        )
+    for extra in run.imports.extras:
+        if not extra.installed:
+            lines.append(
+                f"  {style.mark('failed')} {inert(extra.requirement)}  "
+                + style.paint(f"did not install: {inert(extra.error)}", "dim")
+            )
+    return lines
 
 
 def _failure_lines(

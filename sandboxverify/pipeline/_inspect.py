@@ -3,6 +3,7 @@ but the installed environment."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -31,10 +32,12 @@ from sandboxverify.stages import (
     ScriptsOutcome,
     check_scripts,
     evaluate,
+    excuse,
     failed_plugin_modules,
     judge_imports,
     probe,
     run_imports,
+    unexplained_failures,
 )
 
 
@@ -93,11 +96,15 @@ class Inspector:
         assert isinstance(scripts, ScriptsOutcome)
         plugins, failures = found.plugins, [*found.failures]
         imports: ImportsRecord | None = None
+        notes = list(found.notes)
         if import_runs:
             run = import_runs[0]
             assert isinstance(run, ImportRun)
-            imports, imported = self._judge_imports(installed, run, plugins, imports_timer)
+            imports, imported = self._judge_imports(
+                installed, run, plugins, imports_timer, installed=found.installed
+            )
             failures, plugins = one_failure_per_cause([*failures, *imported], plugins)
+            notes.extend(test_modules_note(imports))
         failures.extend(scripts.failures)
         stages.extend(probe_stages + imports_stages + scripts_stages)
         return Inspection(
@@ -108,7 +115,7 @@ class Inspector:
             failures,
             bool(found.failures),
             found.installed,
-            found.notes,
+            tuple(notes),
         )
 
     def _probe(
@@ -190,29 +197,51 @@ class Inspector:
 
     def _judge_imports(
         self,
-        installed: Installed,
+        sandboxed: Installed,
         run: ImportRun,
         plugins: tuple[PluginRecord, ...],
         timer: StageTimer,
+        *,
+        installed: Sequence[dict[str, str]],
     ) -> tuple[ImportsRecord, tuple[Failure, ...]]:
         """Stage ``imports``, judged: its record and failures; the stage ends here. If a failed
         plugin's module stopped the run, it is repeated without the failed plugins' modules
         (the runtime imports a package before its submodules, so a failed plugin stopped the
-        run only if the run stopped in that plugin's own module)."""
+        run only if the run stopped in that plugin's own module). The modules that failed for
+        a reason of their own are then judged as users meet them (``excuse``): with the extra
+        they need, as another platform's, as test code; ``installed``: what the plain install
+        holds, by name."""
         excluded = failed_plugin_modules(plugins)
         if run.result.get("stopped_at") in excluded:
-            again = self._run_imports(installed, exclude=excluded)
+            again = self._run_imports(sandboxed, exclude=excluded)
             run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
+        allow_fail = self.options.import_allow_fail
+        failed = unexplained_failures(run, plugins=plugins, allow_fail=allow_fail)
+        started = time.perf_counter()
+        settled = (
+            excuse(
+                failed,
+                modules=[str(name) for name in run.result.get("modules") or ()],
+                sandbox=sandboxed.sandbox,
+                wheel=sandboxed.wheel,
+                installed=[dist["name"] for dist in installed],
+                also=self.options.with_requirements,
+                ctx=sandboxed.ctx,
+            )
+            if failed
+            else None
+        )
         imported = judge_imports(
             run,
-            sandbox=installed.sandbox,
-            wheel=installed.wheel,
+            sandbox=sandboxed.sandbox,
+            wheel=sandboxed.wheel,
             plugins=plugins,
-            allow_fail=self.options.import_allow_fail,
+            allow_fail=allow_fail,
+            settled=settled,
         )
         timer.fail_with(*imported.failures)
         timer.summary = imported.summary
-        timer.finish(seconds=run.seconds)
+        timer.finish(seconds=run.seconds + time.perf_counter() - started)
         return imported.record, imported.failures
 
     def _run_imports(self, installed: Installed, *, exclude: dict[str, str]) -> ImportRun:
@@ -283,3 +312,16 @@ def _import_skip(skip: Sequence[str], wheel: Artifact) -> tuple[str, ...]:
     """``--import-skip``, and a stray top-level ``tests``/``test`` the wheel ships: that is
     already an ``artifact_invalid`` failure, and its test modules import test-only packages."""
     return (*skip, *sorted(wheel.top_level & {"tests", "test"}))
+
+
+def test_modules_note(record: ImportsRecord) -> list[str]:
+    """A warning about the wheel's contents: the test code it ships, which users never run."""
+    tests = [excused.module for excused in record.excused if excused.reason == "test"]
+    if not tests:
+        return []
+    shown = ", ".join(tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5 else "")
+    return [
+        f"the wheel ships {len(tests)} test module(s) that need test-only packages: {shown}; "
+        "they were not counted as import failures, but they do not belong in the wheel "
+        "(leave the tests out of the package, or exclude them from the wheel)"
+    ]

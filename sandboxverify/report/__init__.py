@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from sandboxverify.report._diagnostics import reached_for_network, summarize
+from sandboxverify.report._excused import ExcusedModule, ExtraRecord
 from sandboxverify.report._inert import inert, inert_lines
 from sandboxverify.report._model import (
     ApplicationRecord,
@@ -64,6 +65,8 @@ __all__ = [
     "ApplicationRecord",
     "ArtifactRecord",
     "ErrorCode",
+    "ExcusedModule",
+    "ExtraRecord",
     "Failure",
     "FoundBy",
     "ImportFailure",

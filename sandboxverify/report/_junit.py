@@ -176,13 +176,24 @@ def _run_suite(report: Report, run: Run, pending: list[Failure], index: int) -> 
         + ("_from_sdist" if origin and run.wheel_built else ""),
         cases.ordered(),
         sum(stage.seconds for stage in run.stages if stage.name != "build"),
-        {"python": run.python, "interpreter": run.interpreter},
+        {"python": run.python, "interpreter": run.interpreter, **_excused_property(run)},
     )
 
 
 def _same_run(one: Run, other: Run) -> bool:
     """Runs a failure could not tell apart: one Python, and one kind of wheel."""
     return one.python == other.python and one.wheel_built == other.wheel_built
+
+
+def _excused_property(run: Run) -> dict[str, str]:
+    """The modules the imports stage excused, each with why: never silently."""
+    excused = run.imports.excused if run.imports is not None else ()
+    if not excused:
+        return {}
+    said = [
+        f"{e.module} ({e.reason}{f' {e.extra}' if e.extra else ''}: {e.detail})" for e in excused
+    ]
+    return {"imports.excused": "; ".join(said)}
 
 
 class _RunCases:

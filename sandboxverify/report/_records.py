@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from sandboxverify.report._excused import ExcusedModule, ExtraRecord
+
 HelpOutcome = Literal["passed", "failed", "skipped", "server"]
 _HELP_OUTCOMES: tuple[HelpOutcome, ...] = ("passed", "failed", "skipped", "server")
 
@@ -132,6 +134,10 @@ class ImportsRecord:
     #: files the installed RECORD lists that do not exist
     missing_files: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: modules that failed in the plain install and are not failures, each with why
+    excused: tuple[ExcusedModule, ...] = ()
+    #: the extras installed, each in a sandbox of its own, to verify modules that need them
+    extras: tuple[ExtraRecord, ...] = ()
     #: False when the import run crashed or hung: ``stopped_at`` (the module it was importing,
     #: if it had started one) and ``not_checked`` (the modules after it) are then written too
     finished: bool = True
@@ -147,6 +153,8 @@ class ImportsRecord:
             "skipped": [skipped.to_json() for skipped in self.skipped],
             "outside": [outside.to_json() for outside in self.outside],
             "missing_files": list(self.missing_files),
+            "excused": [excused.to_json() for excused in self.excused],
+            "extras": [extra.to_json() for extra in self.extras],
         }
         if not self.finished:
             document.update(stopped_at=self.stopped_at, not_checked=list(self.not_checked))
@@ -170,6 +178,8 @@ class ImportsRecord:
             finished="stopped_at" not in item and "not_checked" not in item,
             stopped_at=optional_str(item.get("stopped_at")),
             not_checked=_strings(item.get("not_checked")),
+            excused=tuple(ExcusedModule.from_json(i) for i in _objects(item.get("excused"))),
+            extras=tuple(ExtraRecord.from_json(i) for i in _objects(item.get("extras"))),
         )
 
 

@@ -130,6 +130,17 @@ def _imports_line(record: ImportsRecord | None) -> str | None:
         names = [failure.module for failure in record.failed]
         more = f" and {len(names) - 10} more" if len(names) > 10 else ""
         parts.append(f"failed: {escaped(', '.join(names[:10]))}{more}")
+    for reason, label in (
+        ("extra", "need an extra"),
+        ("platform", "for another platform"),
+        ("test", "test code"),
+    ):
+        excused = [e.module for e in record.excused if e.reason == reason]
+        if excused:
+            shown = ", ".join(excused[:5]) + (
+                f" and {len(excused) - 5} more" if len(excused) > 5 else ""
+            )
+            parts.append(f"{len(excused)} {label} ({escaped(shown)})")
     for items, label in (
         (record.allowed_failures, "allowed to fail"),
         (record.skipped, "skipped"),

@@ -7,6 +7,11 @@ that if the interpreter dies or hangs the host can still name the module it died
 every loaded module must come from the sandbox's site-packages, the standard library or the
 runtime: anything else (a ``.pth`` file or a ``sys.path`` hack reaching into a source tree)
 would not exist on a stranger's machine.
+
+The modules the distribution's entry points name (its plugins and console scripts) are imported
+first, as their applications import them: a failure they meet, or a module whose failure made
+one of them fail, is ``reached_by`` that entry point, and the host never excuses it. Each
+failure carries its ``cause`` (``_causes``): what it was missing.
 """
 
 from __future__ import annotations
@@ -32,7 +37,9 @@ _BYTECODE = (".pyc", ".pyo")
 
 
 def import_all(request: dict[str, Any]) -> dict[str, Any]:
-    """Run the action: ``dist``, ``skip`` (globs), ``exclude`` ({module: reason}), ``progress``."""
+    """Run the action: ``dist``, ``skip`` (globs), ``exclude`` ({module: reason}), ``progress``;
+    ``only``: import just these modules (a sandbox with an extra installed), entry points
+    not first."""
     from sandboxverify.runtime._discovery import find_distribution  # noqa: PLC0415
 
     dist = find_distribution(request["dist"])
@@ -51,10 +58,18 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
         skip=request.get("skip") or (),
         exclude=dict(request.get("exclude") or {}),
     )
+    only = request.get("only")
+    if only is not None:
+        modules, skipped = [name for name in modules if name in set(only)], []
     with open(request["progress"], "w", encoding="utf-8") as progress:
         _note(progress, {"planned": modules})
+        entries = entry_modules(dist, modules) if only is None else {}
+        reached = reach(entries, set(modules), progress)
         results, failed_parents = import_modules(modules, progress)
         _note(progress, {"done": True})
+    for result in results:
+        if not result["ok"] and result["module"] in reached:
+            result["reached_by"] = reached[result["module"]]
     skipped += failed_parents
     own = {str(path.resolve()) for path in located if path.suffix == ".pth"}
     return {
@@ -137,6 +152,52 @@ def plan(
     return modules, skipped
 
 
+def entry_modules(dist: metadata.Distribution, modules: Sequence[str]) -> dict[str, str]:
+    """The modules of ``modules`` the distribution's entry points name, each with its first
+    entry point (``group:name``)."""
+    planned = set(modules)
+    found: dict[str, str] = {}
+    for entry in sorted(dist.entry_points, key=lambda e: (e.group, e.name)):
+        module = entry.value.split(":", 1)[0].split("[", 1)[0].strip()
+        if module in planned:
+            found.setdefault(module, f"{entry.group}:{entry.name}")
+    return found
+
+
+class _Attempts:
+    """A finder first on ``sys.meta_path`` that finds nothing: it notes each module asked for."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        self.names.append(fullname)
+
+
+def reach(entries: dict[str, str], own: set[str], progress: IO[str]) -> dict[str, str]:
+    """Import each entry point's module first, as its application does: the module itself, and
+    every module of ours whose import it attempted when it failed, are reached by it. (A
+    failure the entry point's module survived, a guarded optional import, is not met.)"""
+    reached: dict[str, str] = {}
+    for module, entry in entries.items():
+        reached.setdefault(module, entry)
+        attempts = _Attempts()
+        _note(progress, {"reaching": module})
+        sys.meta_path.insert(0, attempts)
+        try:
+            importlib.import_module(module)
+        except BaseException as exc:  # what users would meet: pytest's skip, a config error...
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            for name in attempts.names:
+                if name in own:
+                    reached.setdefault(name, entry)
+        finally:
+            sys.meta_path.remove(attempts)
+        _note(progress, {"reached": module})
+    return reached
+
+
 def import_modules(
     modules: Sequence[str], progress: IO[str]
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
@@ -153,13 +214,18 @@ def import_modules(
         _note(progress, {"importing": name})
         try:
             importlib.import_module(name)
-        except (Exception, SystemExit) as exc:
+        except BaseException as exc:  # a module may raise any exception class at import
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            from sandboxverify.runtime._causes import cause_of  # noqa: PLC0415 - failures only
+
             failed.add(name)
             error = {"type": type(exc).__name__, "message": str(exc)}
             result: dict[str, Any] = {
                 "module": name,
                 "ok": False,
                 "error": {**error, "traceback": format_traceback(exc)},
+                "cause": cause_of(exc),
             }
         else:
             result = {"module": name, "ok": True, "error": None}

@@ -7,6 +7,7 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 from __future__ import annotations
 
 from sandboxverify.stages._applications import Finder, Found, ShippedHost
+from sandboxverify.stages._excuses import excuse
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import (
     PlannedPlugin,
@@ -19,9 +20,11 @@ from sandboxverify.stages._hosts import (
 )
 from sandboxverify.stages._imports import (
     ImportRun,
+    Settled,
     failed_plugin_modules,
     judge_imports,
     run_imports,
+    unexplained_failures,
 )
 from sandboxverify.stages._live_recording import failure_error, record_live_session
 from sandboxverify.stages._probe import ProbeOutcome, probe
@@ -41,10 +44,12 @@ __all__ = [
     "ProbeError",
     "ProbeOutcome",
     "ScriptsOutcome",
+    "Settled",
     "ShippedHost",
     "check_scripts",
     "default_groups",
     "evaluate",
+    "excuse",
     "failed_plugin_modules",
     "failure_error",
     "judge_imports",
@@ -56,5 +61,6 @@ __all__ = [
     "run_imports",
     "run_smoke",
     "smoke_driver",
+    "unexplained_failures",
     "with_applications",
 ]

@@ -8,17 +8,17 @@ source tree. Stage ``scripts`` (the console scripts) is ``_scripts``.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import (
     AllowedFailure,
+    ExcusedModule,
+    ExtraRecord,
     Failure,
     ImportFailure,
     ImportsRecord,
@@ -29,6 +29,7 @@ from sandboxverify.report import (
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
+from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
 _SHOWN = 5
@@ -57,6 +58,21 @@ class ImportRun:
     seconds: float
 
 
+@dataclass(frozen=True)
+class Settled:
+    """What the modules that failed in the plain install did when judged as users meet them
+    (``_excuses``): excused, or failed with the extra they need."""
+
+    excused: tuple[ExcusedModule, ...]
+    #: modules that failed with their extra too (or whose extra did not install)
+    failed: Mapping[str, ImportFailure]
+    failures: tuple[Failure, ...]
+    records: tuple[ExtraRecord, ...]
+    #: what more to say about modules that still fail: an entry point reaches it and an extra
+    #: declares what it is missing, or the extras it was tried with
+    hints: Mapping[str, str] = field(default_factory=dict)
+
+
 def run_imports(
     sandbox: Sandbox,
     *,
@@ -64,8 +80,10 @@ def run_imports(
     skip: Sequence[str],
     exclude: dict[str, str],
     ctx: RunContext,
+    only: Sequence[str] | None = None,
 ) -> ImportRun:
-    """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why."""
+    """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why;
+    ``only``: import just these (a sandbox with an extra installed)."""
     python = sandbox.interpreter.version
     progress = runtime.result_dir(sandbox, "imports") / "progress"  # a fresh directory per check
     request = {
@@ -75,13 +93,15 @@ def run_imports(
         "exclude": exclude,
         "progress": str(progress),
     }
+    if only is not None:
+        request["only"] = list(only)
     started = time.perf_counter()
     failures: list[Failure] = []
     try:
         result = request_runtime(sandbox, request, label="imports", ctx=ctx, subject=_SUBJECT)
     except ProbeError as exc:
-        result = _from_progress(progress)
-        failures.append(_stopped(exc.failure, result, ctx.plugin_timeout))
+        result = from_progress(progress)
+        failures.append(stopped(exc.failure, result, ctx.plugin_timeout))
     else:
         if result.get("ok") is not True:
             error = result.get("error") or {}
@@ -96,6 +116,32 @@ def run_imports(
     return ImportRun(result, tuple(failures), time.perf_counter() - started)
 
 
+def unexplained_failures(
+    run: ImportRun, *, plugins: Sequence[PluginRecord], allow_fail: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The runtime's results of the modules that failed for a reason of their own: not allowed
+    to fail, not a failed plugin's module, not failing with a plugin's very error."""
+    result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
+    errors = _plugin_errors(plugins)
+    return [
+        item
+        for item in result.get("results") or ()
+        if item.get("ok") is not True
+        and not any(_matches(str(item["module"]), glob) for glob in allow_fail)
+        and _error_key(item) not in errors
+    ]
+
+
+def _plugin_errors(plugins: Sequence[PluginRecord]) -> dict[tuple[object, object], str]:
+    """A module raising what a plugin already raised is that plugin's failure, reported once."""
+    return {(p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error}
+
+
+def _error_key(item: dict[str, Any]) -> tuple[object, object]:
+    error = item.get("error") or {}
+    return error.get("type"), error.get("message")
+
+
 def judge_imports(
     run: ImportRun,
     *,
@@ -103,12 +149,15 @@ def judge_imports(
     wheel: Artifact,
     plugins: Sequence[PluginRecord],
     allow_fail: Sequence[str],
+    settled: Settled | None = None,
 ) -> ImportsOutcome:
     """Failures and the record of an import run, knowing which plugins failed: their modules
-    count as skipped (the plugin failure is the report), even if the run imported them."""
+    count as skipped (the plugin failure is the report), even if the run imported them; and
+    ``settled``, what the modules that need an extra, another platform or a test framework
+    did (``_excuses``)."""
     python = sandbox.interpreter.version
     result = _without_failed_plugins(run.result, failed_plugin_modules(plugins))
-    judged = _Judge(python, wheel, plugins, allow_fail).judge(result)
+    judged = _Judge(python, wheel, plugins, allow_fail, settled).judge(result)
     record = replace(judged.record, seconds=round(run.seconds, 3))
     failures = [*run.failures, *judged.failures]
     shipped = sorted(name for name in wheel.top_level if name.isidentifier())
@@ -153,69 +202,6 @@ def failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
     return modules
 
 
-def _from_progress(path: Path) -> dict[str, Any]:
-    """What the progress file says about a run that never wrote its result."""
-    modules: list[str] = []
-    results: list[dict[str, Any]] = []
-    current: str | None = None
-    done = False
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
-        lines = []
-    for line in lines:
-        try:
-            note = json.loads(line)
-        except ValueError:
-            continue  # a line cut short by the crash
-        if not isinstance(note, dict):
-            continue
-        if "planned" in note:
-            modules = [str(name) for name in note["planned"]]
-        elif "importing" in note:
-            current = str(note["importing"])
-        elif "module" in note:
-            results.append(note)
-            current = None
-        elif note.get("done"):
-            done = True
-    stopped = None if done else current
-    rest = modules[modules.index(stopped) + 1 :] if stopped in modules else []
-    return {"modules": modules, "results": results, "stopped_at": stopped, "not_checked": rest}
-
-
-def _stopped(failure: Failure, partial: dict[str, Any], timeout: float) -> Failure:
-    """The import run died or hung: name the module it was importing, if any."""
-    module = partial.get("stopped_at")
-    if module is None:
-        return failure
-    rest = len(partial.get("not_checked") or ())
-    remaining = f"; the remaining {rest} module(s) were not checked" if rest else ""
-    if failure.code == "timeout":
-        return Failure(
-            "timeout",
-            f"importing module {module!r} did not finish: the import run was killed after "
-            f"{timeout:g}s (--timeout){remaining}",
-            python=failure.python,
-            hint=f"a module must not block at import (a server, a prompt, a network call); "
-            f"if it is only slow, raise --timeout; if it must not be imported on its own, "
-            f"pass --import-skip {module}",
-            details=failure.details,
-            module=module,
-        )
-    cause = failure.message.split(" crashed: ", 1)[-1]
-    return Failure(
-        "import_failed",
-        f"importing module {module!r} crashed the interpreter: {cause}{remaining}",
-        python=failure.python,
-        hint="a module must not end or kill the interpreter at import (os._exit belongs in a "
-        "main function; a crash in an extension module is a bug there); if it must not be "
-        f"imported on its own, pass --import-skip {module}",
-        details=failure.details,
-        module=module,
-    )
-
-
 class _Judge:
     """From the runtime's findings to failures and the record."""
 
@@ -225,20 +211,21 @@ class _Judge:
         wheel: Artifact,
         plugins: Sequence[PluginRecord],
         allow_fail: Sequence[str],
+        settled: Settled | None = None,
     ) -> None:
         self.python = python
         self.wheel = wheel
         self.allow_fail = allow_fail
-        # a module raising what a plugin already raised is that plugin's failure, reported once
-        self.plugin_errors = {
-            (p.error.type, p.error.message): p.name for p in plugins if not p.ok and p.error
-        }
+        self.settled = settled
+        self.excused = {e.module for e in settled.excused} if settled is not None else set()
+        self.plugin_errors = _plugin_errors(plugins)
 
     def judge(self, result: dict[str, Any]) -> ImportsOutcome:
         failures: list[Failure] = []
         failed: list[ImportFailure] = []
         allowed: list[AllowedFailure] = []
         imported: list[str] = []
+        settled = self.settled
         for item in result.get("results") or ():
             name, error = str(item["module"]), item.get("error")
             if item.get("ok") is True:
@@ -252,9 +239,15 @@ class _Judge:
                 allowed.append(AllowedFailure(name, kind, message, allowed_by=glob))
             elif duplicate is not None:
                 failed.append(ImportFailure(name, kind, message, f"plugin {duplicate!r}"))
+            elif name in self.excused:
+                continue
+            elif settled is not None and name in settled.failed:
+                failed.append(settled.failed[name])  # its failure is the extra's, below
             else:
                 failed.append(ImportFailure(name, kind, message))
-                failures.append(self._module_failure(name, error))
+                failures.append(self._module_failure(name, error, item))
+        if settled is not None:
+            failures.extend(settled.failures)
         outside = [
             OutsideModule(str(e["module"]), str(e["file"]), e.get("pth"), e.get("shipped") is True)
             for e in result.get("outside") or ()
@@ -277,17 +270,42 @@ class _Judge:
             finished="stopped_at" not in result,
             stopped_at=result.get("stopped_at"),
             not_checked=tuple(result.get("not_checked") or ()),
+            excused=settled.excused if settled is not None else (),
+            extras=settled.records if settled is not None else (),
         )
         return ImportsOutcome(tuple(failures), record, _imports_summary(record))
 
-    def _module_failure(self, name: str, error: dict[str, Any]) -> Failure:
+    def _module_failure(self, name: str, error: dict[str, Any], item: dict[str, Any]) -> Failure:
         kind, message = str(error["type"]), str(error["message"])
         first = message.splitlines()[0] if message else ""
+        hint = self._hint(name, kind, message)
+        lacked = [".".join(pair) for pair in (item.get("cause") or {}).get("names") or ()]
+        missing = _MISSING_MODULE.search(message)
+        top = missing.group(1).split(".", 1)[0] if missing else ""
+        if (
+            kind == "ModuleNotFoundError"
+            and missing
+            and missing.group(1) in lacked
+            and (
+                top not in self.wheel.top_level  # the wheel's own: it left the module out
+            )
+        ):
+            hint = (
+                f"{top} is installed, and this version of it has no {missing.group(1)}: {name} "
+                f"was written for another version of {top}; declare the range it works with, "
+                "or update it to the installed version"
+            )
+        reached_by = item.get("reached_by")
+        more = self.settled.hints.get(name) if self.settled is not None else None
+        if more:
+            hint = f"{more}; {hint}"
+        if isinstance(reached_by, str):
+            hint = f"entry point {reached_by} imports {name}, so users meet this failure; {hint}"
         return Failure(
             "import_failed",
             f"module {name!r} failed to import: {kind}" + (f": {first}" if first else ""),
             python=self.python,
-            hint=self._hint(name, kind, message),
+            hint=hint,
             details=str(error.get("traceback") or "") or None,
             module=name,
         )
@@ -393,6 +411,7 @@ def _imports_summary(record: ImportsRecord) -> str:
         (len(repeated), "failed as a plugin did"),
         (len(record.not_checked), "not checked"),
         (len(record.allowed_failures), "allowed to fail"),
+        (len(record.excused), "excused"),
         (len(skipped), "skipped"),
     ]
     return ", ".join([text] + [f"{count} {what}" for count, what in counts if count])

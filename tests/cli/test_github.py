@@ -12,6 +12,7 @@ import pytest
 
 from sandboxverify.cli._github import GitHubSources, error_annotations
 from sandboxverify.cli._tomllines import Scanner
+from sandboxverify.report._excused import ExcusedModule
 from sandboxverify.report._model import (
     ArtifactRecord,
     Failure,
@@ -596,6 +597,10 @@ def full_run() -> Run:
             failed=(ImportFailure("demo.extra", "ImportError", "x"),),
             allowed_failures=(AllowedFailure("demo.win", "ImportError", "x", "demo.w*"),),
             skipped=(SkippedModule("demo.__main__", "--import-skip *.__main__"),),
+            excused=(
+                ExcusedModule("demo.chart", "extra", "imports with demo[chart]", extra="chart"),
+                ExcusedModule("demo.winreg", "platform", "needs winreg"),
+            ),
         ),
         scripts=(
             ScriptRecord("demo-cli", "demo.cli:main", "console_scripts", True, "passed"),
@@ -631,8 +636,9 @@ def test_the_summary_has_verdict_artifacts_stages_plugins_and_outcomes() -> None
     assert "| install | passed | 0.75 |" in text
     assert "| greeter | `demo.plugin:setup` | ok | greet, add |" in text
     assert (
-        "- **imports**: 10 of 12 module(s) imported; failed: demo.extra; 1 allowed to fail; 1 skipped"
-        in text.replace("\\_", "_")
+        "- **imports**: 10 of 12 module(s) imported; failed: demo.extra; "
+        "1 need an extra (demo.chart); 1 for another platform (demo.winreg); "
+        "1 allowed to fail; 1 skipped" in text.replace("\\_", "_")
     )
     assert "- **scripts**: 2 script(s): demo-cli (--help passed), demo-gui (not installed)" in text
     assert (

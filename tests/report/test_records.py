@@ -10,6 +10,7 @@ from typing import Any, Union
 import jsonschema
 import pytest
 
+from sandboxverify.report._excused import ExcusedModule, ExtraRecord
 from sandboxverify.report._load import report_from_json
 from sandboxverify.report._model import Report, Run, Stage
 from sandboxverify.report._records import (
@@ -47,6 +48,14 @@ IMPORTS = ImportsRecord(
     ),
     missing_files=("pkg/data.json",),
     seconds=0.25,
+    excused=(
+        ExcusedModule("pkg.hist", "extra", "imports with pkg[plot]", extra="plot"),
+        ExcusedModule("pkg.tests.t", "test", "needs pytest"),
+    ),
+    extras=(
+        ExtraRecord("plot", "pkg[plot]", ("pkg.hist",), (), True, ("pkg.hist",), None, 0.5),
+        ExtraRecord("gui", "pkg[gui]", ("pkg.gui",), ("pkg.x",), False, (), "no wheel", 0.1),
+    ),
 )
 DIED = ImportsRecord(
     modules=3,
@@ -134,12 +143,43 @@ def test_the_imports_record_writes_the_fields_of_report_v1_in_order() -> None:
             {"module": "other", "file": "/src/other.py"},
         ],
         "missing_files": ["pkg/data.json"],
+        "excused": [
+            {
+                "module": "pkg.hist",
+                "reason": "extra",
+                "detail": "imports with pkg[plot]",
+                "extra": "plot",
+            },
+            {"module": "pkg.tests.t", "reason": "test", "detail": "needs pytest"},
+        ],
+        "extras": [
+            {
+                "name": "plot",
+                "requirement": "pkg[plot]",
+                "modules": ["pkg.hist"],
+                "tried": [],
+                "installed": True,
+                "imported": ["pkg.hist"],
+                "error": None,
+                "seconds": 0.5,
+            },
+            {
+                "name": "gui",
+                "requirement": "pkg[gui]",
+                "modules": ["pkg.gui"],
+                "tried": ["pkg.x"],
+                "installed": False,
+                "imported": [],
+                "error": "no wheel",
+                "seconds": 0.1,
+            },
+        ],
         "seconds": 0.25,
     }
     # stopped_at and not_checked only after a crash or hang, before seconds
     assert list(DIED.to_json()) == [
         *("modules", "imported", "failed", "allowed_failures", "skipped", "outside"),
-        *("missing_files", "stopped_at", "not_checked", "seconds"),
+        *("missing_files", "excused", "extras", "stopped_at", "not_checked", "seconds"),
     ]
     assert ImportsRecord(finished=False).to_json()["stopped_at"] is None
 
@@ -154,6 +194,8 @@ def test_a_run_without_the_imports_stage_writes_an_empty_record_not_null() -> No
         "skipped": [],
         "outside": [],
         "missing_files": [],
+        "excused": [],
+        "extras": [],
         "seconds": 0.0,
     }
     assert run.to_json()["scripts"] == [] and run.to_json()["smoke"] is None

@@ -24,6 +24,7 @@ from sandboxverify.runtime._imports import (
     module_names,
     outside_modules,
     plan,
+    reach,
     record_entries,
     standard_library,
 )
@@ -136,6 +137,62 @@ def test_each_module_is_imported_and_announced_before_it_is(package: Path) -> No
     assert [n["importing"] for n in notes if "importing" in n] == [
         n for n in names if n != "svtest_pkg.broken.inner"
     ]
+
+
+def test_what_a_module_raises_is_its_failure_whatever_its_class(package: Path) -> None:
+    """A config error derived from BaseException (Mako's test helpers) fails its module, and
+    the run goes on; each failure says what it was missing."""
+    (package / "__init__.py").write_text("")
+    (package / "config.py").write_text(
+        "class MissingConfig(BaseException):\n    pass\n\nraise MissingConfig('./setup.cfg')\n"
+    )
+    (package / "chart.py").write_text(
+        "try:\n    import svtest_absent_pygal\nexcept ImportError as exc:\n"
+        "    raise ImportError('install pkg[histogram]') from exc\n"
+    )
+    (package / "later.py").write_text("")
+
+    results, _ = import_modules(
+        ["svtest_pkg", "svtest_pkg.chart", "svtest_pkg.config", "svtest_pkg.later"], io.StringIO()
+    )
+
+    by_name = {result["module"]: result for result in results}
+    assert by_name["svtest_pkg.config"]["error"]["type"] == "MissingConfig"
+    assert by_name["svtest_pkg.later"]["ok"] is True
+    assert by_name["svtest_pkg.chart"]["cause"] == {
+        "missing": ["svtest_absent_pygal"],
+        "names": [],
+        "skip": False,
+    }
+
+
+def test_entry_points_modules_and_what_their_failure_attempted_are_reached(
+    package: Path,
+) -> None:
+    """As its application does: an entry point's module imported first; a module it needed is
+    reached when its failure failed the entry point's module, not when that survived it."""
+    (package / "__init__.py").write_text("")
+    (package / "plugin.py").write_text("from svtest_pkg import helper\n")
+    (package / "helper.py").write_text("import svtest_missing_dependency\n")
+    (package / "cli.py").write_text(
+        "try:\n    from svtest_pkg import optional\nexcept ImportError:\n    optional = None\n"
+    )
+    (package / "optional.py").write_text("import svtest_missing_dependency\n")
+    own = {"svtest_pkg", *(f"svtest_pkg.{n}" for n in ("plugin", "helper", "cli", "optional"))}
+    progress = io.StringIO()
+
+    reached = reach(
+        {"svtest_pkg.plugin": "group:p", "svtest_pkg.cli": "console_scripts:c"}, own, progress
+    )
+
+    assert reached == {
+        "svtest_pkg.plugin": "group:p",
+        "svtest_pkg": "group:p",  # its package: imported first, as every import of it is
+        "svtest_pkg.helper": "group:p",
+        "svtest_pkg.cli": "console_scripts:c",
+    }
+    notes = [json.loads(line) for line in progress.getvalue().splitlines()]
+    assert notes[0] == {"reaching": "svtest_pkg.plugin"}
 
 
 def test_modules_from_outside_the_allowed_roots_are_named_with_the_pth_behind_them(

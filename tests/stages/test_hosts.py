@@ -112,13 +112,13 @@ def test_the_application_of_every_group_but_ours_and_scripts_is_looked_for() -> 
     refs = [
         ref("sandboxverify.plugins", "a"),
         ref("pytest11", "b"),
-        ref("keyring.backends", "c"),
+        ref("acme.widgets", "c"),
         ref("sandboxverify.hosts", "d"),
         ref("console_scripts", "e"),
     ]
     plan = plan_plugins(refs, frozenset({"mcp"}), host="auto", groups=())
-    assert plan.application_searches() == {"pytest11": "pytest", "keyring.backends": None}
-    named, _ = hosts(refs, host="entrypoints", groups=["keyring.backends"])
+    assert plan.application_searches() == {"pytest11": "pytest", "acme.widgets": None}
+    named, _ = hosts(refs, host="entrypoints", groups=["acme.widgets"])
     assert named.application_searches() == {}  # a named host loads what the sandbox holds
 
 

@@ -23,12 +23,11 @@ from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._toolchain import choose_toolchain
 from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.sandbox._workspace import SandboxPaths
+from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._imports import (
     ImportRun,
     ImportsOutcome,
-    _from_progress,
     _Judge,
-    _stopped,
     failed_plugin_modules,
     judge_imports,
 )
@@ -77,6 +76,17 @@ def test_only_plugins_that_failed_or_died_at_import_keep_their_modules_out() -> 
         "svtest_pkg.missing": "plugin 'missing' failed to load from it",
         "svtest_pkg.hangs": "plugin 'hangs' failed to load from it",
     }
+
+
+def test_a_module_an_installed_dependency_lacks_is_no_dependency_to_declare() -> None:
+    """tox_docker.tox3 imports ``tox.venv``, which tox 4 no longer has."""
+    gone = failed("svtest_pkg.tox3", "ModuleNotFoundError", "No module named 'tox.venv'")
+    gone["cause"] = {"missing": [], "names": [["tox", "venv"]], "skip": False}
+    [failure] = judge({"modules": ["svtest_pkg.tox3"], "results": [gone]}).failures
+    assert failure.hint is not None and failure.hint.startswith(
+        "tox is installed, and this version of it has no tox.venv: svtest_pkg.tox3 was written "
+        "for another version of tox"
+    )
 
 
 def test_a_module_missing_from_the_wheel_and_an_undeclared_dependency_get_different_hints() -> None:
@@ -242,12 +252,12 @@ def test_the_progress_file_of_a_dead_run_names_the_module_and_what_was_left(
         {"importing": "a.b"},
     )
 
-    partial = _from_progress(progress)
+    partial = from_progress(progress)
 
     assert partial["stopped_at"] == "a.b"
     assert partial["not_checked"] == ["a.c", "a.d"]
     assert [r["module"] for r in partial["results"]] == ["a"]
-    assert _from_progress(tmp_path / "absent")["stopped_at"] is None
+    assert from_progress(tmp_path / "absent")["stopped_at"] is None
 
 
 def test_a_run_that_died_after_its_imports_blames_no_module(tmp_path: Path) -> None:
@@ -259,7 +269,7 @@ def test_a_run_that_died_after_its_imports_blames_no_module(tmp_path: Path) -> N
         {"done": True},
     )
 
-    assert _from_progress(progress)["stopped_at"] is None
+    assert from_progress(progress)["stopped_at"] is None
 
 
 PARTIAL: dict[str, Any] = {"stopped_at": "a.b", "not_checked": ["a.c"]}
@@ -275,7 +285,7 @@ def test_a_crash_and_a_hang_are_reported_against_the_module() -> None:
     )
     hang = Failure("timeout", "the import of every module did not finish", python="3.12.1")
 
-    crashed, hung = _stopped(crash, partial, 5), _stopped(hang, partial, 5)
+    crashed, hung = stopped(crash, partial, 5), stopped(hang, partial, 5)
 
     assert (crashed.code, crashed.module, crashed.details) == ("import_failed", "a.b", "tail")
     assert crashed.message == (
@@ -287,7 +297,7 @@ def test_a_crash_and_a_hang_are_reported_against_the_module() -> None:
         "importing module 'a.b' did not finish: the import run was killed after 5s (--timeout); "
         "the remaining 1 module(s) were not checked"
     )
-    assert _stopped(crash, {"stopped_at": None}, 5) is crash
+    assert stopped(crash, {"stopped_at": None}, 5) is crash
 
 
 def test_the_summary_of_a_dead_run_counts_the_module_it_died_in() -> None:

@@ -1,0 +1,104 @@
+"""Modules the ``imports`` stage excused, and the extras it installed to verify modules:
+``runs[].imports.excused[]`` and ``runs[].imports.extras[]``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+ExcuseReason = Literal["extra", "platform", "test"]
+EXCUSE_REASONS: tuple[ExcuseReason, ...] = ("extra", "platform", "test")
+
+
+@dataclass(frozen=True)
+class ExcusedModule:
+    """A module that failed in the plain install and is not a failure: it imports with an
+    extra installed (``extra``), it is written for another platform (``platform``), or it is
+    test code that needs only test packages (``test``, a warning about the wheel's contents)."""
+
+    module: str
+    reason: ExcuseReason
+    #: why, in words
+    detail: str
+    #: the extra it imports with (reason ``extra``)
+    extra: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "module": self.module,
+            "reason": self.reason,
+            "detail": self.detail,
+        }
+        if self.extra is not None:
+            document["extra"] = self.extra
+        return document
+
+    @classmethod
+    def from_json(cls, document: object) -> ExcusedModule:
+        item = document if isinstance(document, Mapping) else {}
+        reason = item.get("reason")
+        return cls(
+            module=str(item.get("module") or ""),
+            reason=next((r for r in EXCUSE_REASONS if r == reason), "extra"),
+            detail=str(item.get("detail") or ""),
+            extra=_optional_str(item.get("extra")),
+        )
+
+
+@dataclass(frozen=True)
+class ExtraRecord:
+    """One extra installed in a sandbox of its own to verify the modules that need it."""
+
+    #: the extra's name, normalised
+    name: str
+    #: what was installed: ``dist[extra]`` (the wheel under test, with the extra)
+    requirement: str
+    #: the modules that need it (what they are missing is what it declares)
+    modules: tuple[str, ...] = ()
+    #: modules missing a package no extra names, tried with it too
+    tried: tuple[str, ...] = ()
+    installed: bool = False
+    #: the modules that imported with it
+    imported: tuple[str, ...] = ()
+    #: why it did not install, in the installer's words
+    error: str | None = None
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "requirement": self.requirement,
+            "modules": list(self.modules),
+            "tried": list(self.tried),
+            "installed": self.installed,
+            "imported": list(self.imported),
+            "error": self.error,
+            "seconds": self.seconds,
+        }
+
+    @classmethod
+    def from_json(cls, document: object) -> ExtraRecord:
+        item = document if isinstance(document, Mapping) else {}
+        return cls(
+            name=str(item.get("name") or ""),
+            requirement=str(item.get("requirement") or ""),
+            modules=_strings(item.get("modules")),
+            tried=_strings(item.get("tried")),
+            installed=item.get("installed") is True,
+            imported=_strings(item.get("imported")),
+            error=_optional_str(item.get("error")),
+            seconds=_number(item.get("seconds")),
+        )
+
+
+def _strings(value: object) -> tuple[str, ...]:
+    return tuple(str(item) for item in value) if isinstance(value, list) else ()
+
+
+def _optional_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

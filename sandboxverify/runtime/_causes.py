@@ -1,0 +1,73 @@
+"""What an import failure was missing, read from the exception and the ones it chains to.
+
+The host side decides from this whether a module failed for a dependency an extra declares, a
+name that exists only on another platform, or a test framework: it needs the names, not the
+wording (``ImportError("Please install pygal or pytest-benchmark[histogram]")`` raised ``from``
+``ModuleNotFoundError("No module named 'pygal'")`` is missing ``pygal``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+#: ``from ctypes import WINFUNCTYPE``; ``ctypes.windll``
+_CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+_NO_ATTRIBUTE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
+#: what test frameworks raise to skip a whole module: ``unittest.SkipTest``, and pytest's
+#: ``Skipped`` (``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``), which says
+#: its module is ``builtins`` but derives from ``_pytest.outcomes.OutcomeException``
+_SKIPS = {("unittest.case", "SkipTest"), ("_pytest.outcomes", "OutcomeException")}
+
+
+def cause_of(exc: BaseException) -> dict[str, Any]:
+    """``missing``: the modules not found, most recent first (a module of a package that is
+    installed is not: that package lacks a name); ``names``: the ``[module, name]`` pairs a
+    module lacked; ``skip``: a test framework skipped the module."""
+    missing: list[str] = []
+    names: list[list[str]] = []
+    skip = False
+    for link in _chain(exc):
+        if isinstance(link, ModuleNotFoundError) and isinstance(link.name, str) and link.name:
+            package, _, rest = link.name.partition(".")
+            if rest and _installed(package):  # ``tox.venv``: tox is there, and lacks it
+                names.append([package, rest])
+            else:
+                missing.append(link.name)
+        elif isinstance(link, ImportError):
+            found = _CANNOT_IMPORT.search(str(link))
+            if found:
+                names.append([found.group(2), found.group(1)])
+        elif isinstance(link, AttributeError):
+            found = _NO_ATTRIBUTE.search(str(link))
+            if found:
+                names.append([found.group(1), found.group(2)])
+        kinds = type(link).__mro__
+        skip = skip or (
+            any((k.__module__, k.__name__) in _SKIPS for k in kinds)
+            and (type(link).__name__ in ("SkipTest", "Skipped"))
+        )
+    return {"missing": _unique(missing), "names": names, "skip": skip}
+
+
+def _installed(package: str) -> bool:
+    import importlib.util  # noqa: PLC0415 - only a failure needs it
+
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception, then what it was raised from or while handling, to the first."""
+    seen: list[BaseException] = []
+    link: BaseException | None = exc
+    while link is not None and all(link is not other for other in seen):
+        seen.append(link)
+        link = link.__cause__ or link.__context__
+    return seen
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

@@ -1,0 +1,350 @@
+"""Modules judged the way users meet them: a module that fails here only because it needs an
+extra, another platform, or a test framework is not broken, and the report says which and why.
+
+:func:`triage` sorts the modules that failed in the plain install; the extras some of them
+need are then installed, each in a sandbox of its own (``_extras``), and :func:`settle` reads
+what the modules did there. A module an entry point reached (its plugin or console script
+imports it, as the runtime saw) is never excused: users meet its failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sandboxverify.artifacts import Artifact
+from sandboxverify.report import ExcusedModule, ExtraRecord, Failure, ImportFailure
+from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
+from sandboxverify.stages._extras import (
+    FALLBACK_EXTRAS,
+    ExtraRun,
+    Extras,
+    read_extras,
+    run_extra,
+)
+from sandboxverify.stages._imports import Settled
+from sandboxverify.stages._platform_names import elsewhere
+
+#: extras' sandboxes made and filled at once (installs are mostly waiting on the network)
+_EXTRAS_AT_ONCE = 2
+
+#: test frameworks and their helpers: a test module that needs only these is test code
+TEST_PACKAGES = frozenset({"pytest", "_pytest", "py", "hypothesis", "mock", "nose", "nose2"})
+_TEST_PACKAGE_DIRS = frozenset({"tests", "test", "testing", "_tests"})
+
+
+def is_test_module(module: str, packages: Collection[str] = ()) -> bool:
+    """A module of a test suite: a ``tests``/``test``/``testing``/``_tests`` package (one of
+    ``packages``) or a module in one, or a module named ``test_*``, ``*_test`` or ``conftest``.
+    (A plain module named ``tests`` is not one: Jinja's ``tests`` are template tests.)"""
+    parts = module.split(".")
+    last = parts[-1]
+    return (
+        bool(set(parts[:-1]) & _TEST_PACKAGE_DIRS)
+        or (last in _TEST_PACKAGE_DIRS and module in packages)
+        or last.startswith("test_")
+        or last.endswith("_test")
+        or last == "conftest"
+    )
+
+
+def packages_of(modules: Iterable[str]) -> set[str]:
+    """The packages among ``modules``: those with a submodule."""
+    return {module.rsplit(".", 1)[0] for module in modules if "." in module}
+
+
+def excuse(
+    failed: Sequence[Mapping[str, Any]],
+    *,
+    modules: Sequence[str],
+    sandbox: Sandbox,
+    wheel: Artifact,
+    installed: Iterable[str],
+    also: Sequence[str],
+    ctx: RunContext,
+) -> Settled:
+    """The modules that failed in the plain install (``sandbox``), judged the way users meet
+    them: each extra they need installed in a sandbox of its own, next to ``sandbox``, with
+    ``also`` (``--with``) as the plain install has it. ``modules``: every module the run
+    planned to import."""
+    dist = str(wheel.name)
+    extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
+    found = triage(failed, own=wheel.top_level, extras=extras, installed=installed, modules=modules)
+    root = sandbox.paths.root
+
+    def verify(extra: str) -> ExtraRun:
+        paths = SandboxPaths(root.parent / f"{root.name}-extra-{extra}")
+        paths.make()
+        needing, tried = found.modules_for(extra)
+        return run_extra(
+            extra,
+            needing,
+            tried,
+            interpreter=sandbox.interpreter,
+            paths=paths,
+            wheel=wheel,
+            also=also,
+            ctx=ctx,
+        )
+
+    runs = parallel_map(verify, found.extras, _EXTRAS_AT_ONCE) if found.extras else []
+    return settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
+
+
+@dataclass(frozen=True)
+class Triage:
+    """The plain install's failures, sorted: excused at once, or to try with an extra."""
+
+    excused: Mapping[str, ExcusedModule] = field(default_factory=dict)
+    #: module -> the extra that declares what it is missing
+    needs: Mapping[str, str] = field(default_factory=dict)
+    #: modules missing a package no extra names: tried with the extras a user could add
+    unmapped: tuple[str, ...] = ()
+    #: the extras those are tried with, beyond ``needs``' own
+    fallback: tuple[str, ...] = ()
+    #: modules an entry point reached that need an extra: what to say about it
+    reached_extra: Mapping[str, str] = field(default_factory=dict)
+    #: what each unmapped module is missing
+    missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the packages among the modules planned
+    packages: frozenset[str] = frozenset()
+
+    @property
+    def extras(self) -> list[str]:
+        """Every extra to install, each once: those modules need, then the fallback ones."""
+        return list(dict.fromkeys([*self.needs.values(), *self.fallback]))
+
+    def modules_for(self, extra: str) -> tuple[list[str], list[str]]:
+        """The modules ``extra``'s sandbox imports: those that need it, and the unmapped."""
+        return [m for m, e in self.needs.items() if e == extra], list(self.unmapped)
+
+
+def triage(
+    failed: Sequence[Mapping[str, Any]],
+    *,
+    own: Iterable[str],
+    extras: Extras,
+    installed: Iterable[str],
+    modules: Iterable[str] = (),
+) -> Triage:
+    """``failed``: the runtime's results of the modules that failed (neither allowed to nor
+    a failed plugin's), each with its ``cause`` and, if an entry point reached it,
+    ``reached_by``."""
+    own_names = set(own)
+    packages = packages_of(modules)
+    excused: dict[str, ExcusedModule] = {}
+    needs: dict[str, str] = {}
+    unmapped: list[str] = []
+    reached_extra: dict[str, str] = {}
+    lacking: dict[str, tuple[str, ...]] = {}
+    for item in failed:
+        module, cause = str(item["module"]), _cause(item)
+        missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
+        if len(missing) != len(cause["missing"]):
+            continue  # a module of the wheel's own is missing: the wheel left it out
+        extra = next((e for name in missing for e in extras.providing(name)[:1]), None)
+        if item.get("reached_by"):
+            if extra is not None:
+                reached_extra[module] = extra
+            continue
+        excuse = _excuse_at_once(module, missing, cause, extras, packages)
+        if excuse is not None:
+            excused[module] = excuse
+        elif extra is not None:
+            needs[module] = extra
+        elif missing:
+            unmapped.append(module)
+            lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))
+    fallback: list[str] = []
+    if unmapped:
+        fallback = [e for e in extras.not_installed(installed) if e not in needs.values()]
+    return Triage(
+        excused,
+        needs,
+        tuple(unmapped),
+        tuple(fallback[:FALLBACK_EXTRAS]),
+        reached_extra,
+        lacking,
+        frozenset(packages),
+    )
+
+
+def _excuse_at_once(
+    module: str,
+    missing: Sequence[str],
+    cause: Mapping[str, Any],
+    extras: Extras,
+    packages: Collection[str],
+) -> ExcusedModule | None:
+    """A platform's module, or test code that needs only test packages: excused without
+    installing anything."""
+    rows = elsewhere(missing, cause["names"])
+    if rows:
+        what = ", ".join(f"{row.name} ({row.source})" for row in rows)
+        return ExcusedModule(module, "platform", f"needs {what}")
+    if is_test_module(module, packages):
+        return _test_excuse(module, missing, cause, extras)
+    return None
+
+
+def _test_excuse(
+    module: str, missing: Sequence[str], cause: Mapping[str, Any], extras: Extras
+) -> ExcusedModule | None:
+    if cause["skip"]:
+        return ExcusedModule(module, "test", "a test module that skips itself at import")
+    test_only = [name for name in missing if _test_only(name, extras)]
+    if missing and len(test_only) == len(missing):
+        names = ", ".join(dict.fromkeys(name.split(".")[0] for name in missing))
+        return ExcusedModule(
+            module,
+            "test",
+            f"a test module shipped in the wheel; it needs {names}, which only tests use",
+        )
+    return None
+
+
+def _test_only(name: str, extras: Extras) -> bool:
+    """A test framework, or a package only the project's development extras (or none)
+    declare."""
+    top = name.split(".", maxsplit=1)[0]
+    return top in TEST_PACKAGES or top.startswith("pytest_") or not extras.for_users(top)
+
+
+def settle(
+    found: Triage, runs: Sequence[ExtraRun], *, dist: str, python: str, extras: Extras
+) -> Settled:
+    """What the modules did with their extras installed."""
+    by_extra = {run.extra: run for run in runs}
+    excused = list(found.excused.values())
+    failed: dict[str, ImportFailure] = {}
+    failures: list[Failure] = []
+    for run in runs:
+        if not run.installed and run.modules:
+            failures.append(_install_failure(run, dist, python))
+            for module in run.modules:
+                failed[module] = ImportFailure(module, "ExtraNotInstalled", str(run.error))
+    for module, extra in found.needs.items():
+        ran = by_extra.get(extra)
+        if ran is None or not ran.installed or ran.results is None:
+            continue
+        result = ran.results.get(module)
+        if result is not None and result.get("ok") is True:
+            excused.append(_with_extra(module, ran, dist))
+            continue
+        unfinished = {"type": "ImportRunStopped", "message": ran.stopped or "not imported"}
+        error = dict((result or {}).get("error") or unfinished)
+        retried = _retest(module, result, extras, found.packages)
+        if retried is not None:
+            excused.append(retried)
+            continue
+        failed[module] = ImportFailure(module, str(error["type"]), str(error["message"]))
+        failures.append(_failed_with_extra(module, ran, dist, python, error))
+    hints = {
+        module: f"only the extra {extra!r} declares what it is missing"
+        for module, extra in found.reached_extra.items()
+    }
+    for module in found.unmapped:
+        helped = next((r for r in runs if _imported(r, module)), None)
+        if helped is not None:
+            excused.append(_with_extra(module, helped, dist))
+            continue
+        lacks = ", ".join(found.missing.get(module, ()))
+        tried = f", and it did not import with the extras tried ({_names(runs)})" if runs else ""
+        hints[module] = f"no extra declares a distribution named {lacks}{tried}"
+    records = tuple(_record(run, excused) for run in runs)
+    return Settled(
+        tuple(sorted(excused, key=lambda e: e.module)),
+        failed,
+        tuple(failures),
+        records,
+        hints,
+    )
+
+
+def _names(runs: Sequence[ExtraRun]) -> str:
+    return ", ".join(run.extra for run in runs)
+
+
+def _retest(
+    module: str, result: Mapping[str, Any] | None, extras: Extras, packages: Collection[str]
+) -> ExcusedModule | None:
+    """A test module that, with its extra, still needs only test packages: test code."""
+    if result is None or not is_test_module(module, packages):
+        return None
+    cause = _cause(result)
+    return _test_excuse(module, list(cause["missing"]), cause, extras)
+
+
+def _imported(run: ExtraRun, module: str) -> bool:
+    result = (run.results or {}).get(module)
+    return result is not None and result.get("ok") is True
+
+
+def _with_extra(module: str, run: ExtraRun, dist: str) -> ExcusedModule:
+    return ExcusedModule(
+        module,
+        "extra",
+        f"imports with the extra installed ({dist}[{run.extra}])",
+        extra=run.extra,
+    )
+
+
+def _record(run: ExtraRun, excused: Sequence[ExcusedModule]) -> ExtraRecord:
+    verified = tuple(e.module for e in excused if e.reason == "extra" and e.extra == run.extra)
+    return ExtraRecord(
+        name=run.extra,
+        requirement=run.requirement,
+        modules=run.modules,
+        tried=run.tried,
+        installed=run.installed,
+        imported=verified,
+        error=run.error,
+        seconds=round(run.seconds, 3),
+    )
+
+
+def _install_failure(run: ExtraRun, dist: str, python: str) -> Failure:
+    needed = ", ".join(run.modules)
+    return Failure(
+        "install_failed",
+        f"the extra {run.extra!r} ({dist}[{run.extra}]), which module(s) {needed} need, does "
+        f"not install: {run.error}",
+        python=python,
+        hint=f"users who install {dist}[{run.extra}] meet this: fix the requirements of the "
+        f"extra {run.extra!r} ([project.optional-dependencies]) so they resolve and install "
+        "on this Python",
+        details=run.details or None,
+        module=run.modules[0] if run.modules else None,
+    )
+
+
+def _failed_with_extra(
+    module: str, run: ExtraRun, dist: str, python: str, error: Mapping[str, Any]
+) -> Failure:
+    kind, message = str(error["type"]), str(error["message"])
+    first = message.splitlines()[0] if message else ""
+    return Failure(
+        "import_failed",
+        f"module {module!r} failed to import with the extra {run.extra!r} installed "
+        f"({dist}[{run.extra}]): {kind}" + (f": {first}" if first else ""),
+        python=python,
+        hint=f"{module} needs the extra {run.extra!r}, and fails even with it: fix its import "
+        f"(traceback in details), or declare what it imports in the extra {run.extra!r}",
+        details=str(error.get("traceback") or "") or None,
+        module=module,
+    )
+
+
+def _cause(item: Mapping[str, Any]) -> dict[str, Any]:
+    cause = item.get("cause")
+    cause = cause if isinstance(cause, Mapping) else {}
+    missing = cause.get("missing")
+    names = cause.get("names")
+    return {
+        "missing": [str(n) for n in missing] if isinstance(missing, list) else [],
+        "names": [[str(p) for p in n] for n in names if isinstance(n, list)]
+        if isinstance(names, list)
+        else [],
+        "skip": cause.get("skip") is True,
+    }

@@ -1,0 +1,231 @@
+"""The extras a wheel declares, and a module verified with one: its own sandbox, the wheel
+installed as ``dist[extra]`` with the check's toolchain, index and isolation, and the modules
+that need it imported there.
+
+A module that fails only because a dependency an extra declares is missing works for every
+user who installs that extra; it is judged there, not in the plain install.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import re
+import time
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from sandboxverify.artifacts import Artifact
+from sandboxverify.report import summarize
+from sandboxverify.sandbox import (
+    Command,
+    Interpreter,
+    RunContext,
+    Sandbox,
+    SandboxPaths,
+    create_sandbox,
+    installer_env,
+)
+from sandboxverify.stages._imports import run_imports
+
+#: an extra's name as PEP 685 normalises it; anything else is not used (it names a directory)
+_EXTRA_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+#: words that make an extra one for the project's own development, not for its users
+_DEVELOPMENT_WORDS = frozenset({"test", "tests", "testing", "dev", "develop", "development", "ci"})
+#: at most this many extras are tried for a missing module no extra names
+FALLBACK_EXTRAS = 3
+_METADATA_LIMIT = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Extras:
+    """The extras of a wheel: each with the distributions it adds, normalised."""
+
+    dist: str
+    requirements: Mapping[str, tuple[str, ...]]
+
+    def providing(self, module: str) -> list[str]:
+        """The extras that add a distribution named as ``module``'s top-level name is, the
+        smallest first (the one a user would install for it)."""
+        wanted = canonicalize_name(module.split(".", 1)[0])
+        found = [extra for extra, names in self.requirements.items() if wanted in names]
+        return sorted(found, key=lambda extra: (len(self.requirements[extra]), extra))
+
+    def for_users(self, module: str) -> list[str]:
+        """:meth:`providing`, without the extras for the project's own development."""
+        return [extra for extra in self.providing(module) if not development_extra(extra)]
+
+    def not_installed(self, installed: Iterable[str]) -> list[str]:
+        """Extras that would add something the plain install lacks, the smallest first."""
+        have = {canonicalize_name(name) for name in installed}
+        found = [e for e, names in self.requirements.items() if set(names) - have - {self.dist}]
+        return sorted(found, key=lambda extra: (len(self.requirements[extra]), extra))
+
+
+def development_extra(extra: str) -> bool:
+    return bool(set(extra.split("-")) & _DEVELOPMENT_WORDS)
+
+
+def read_extras(wheel: Path, dist: str, python: Sequence[int]) -> Extras:
+    """The extras the wheel's METADATA declares, their requirements' markers evaluated for an
+    interpreter of version ``python`` on this machine."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            member = next(
+                (n for n in archive.namelist() if re.fullmatch(r"[^/]+\.dist-info/METADATA", n)),
+                None,
+            )
+            if member is None:
+                return Extras(dist, {})
+            with archive.open(member) as handle:
+                text = handle.read(_METADATA_LIMIT).decode("utf-8", "replace")
+    except (OSError, zipfile.BadZipFile):
+        return Extras(dist, {})
+    return parse_extras(text, dist, python)
+
+
+def parse_extras(metadata: str, dist: str, python: Sequence[int]) -> Extras:
+    message = email.parser.Parser().parsestr(metadata, headersonly=True)
+    requirements = [str(value) for value in message.get_all("Requires-Dist") or ()]
+    declared = [str(value) for value in message.get_all("Provides-Extra") or ()]
+    declared += [m for text in requirements for m in _EXTRA_MARKER.findall(text)]
+    names = {canonicalize_name(extra) for extra in declared}
+    version = ".".join(str(part) for part in python[:2])
+    full = ".".join(str(part) for part in python[:3])
+    found: dict[str, tuple[str, ...]] = {}
+    for extra in sorted(name for name in names if _EXTRA_NAME.match(name)):
+        environment = {"extra": extra, "python_version": version, "python_full_version": full}
+        adds = [
+            canonicalize_name(requirement.name)
+            for requirement in _requirements(requirements)
+            if requirement.marker is not None
+            and _applies(requirement, environment)
+            and not _applies(requirement, {**environment, "extra": ""})
+        ]
+        if adds:
+            found[extra] = tuple(dict.fromkeys(adds))
+    return Extras(canonicalize_name(dist), found)
+
+
+def _requirements(texts: Iterable[str]) -> Iterable[Requirement]:
+    for text in texts:
+        try:
+            yield Requirement(text)
+        except InvalidRequirement:
+            continue  # the artifact rules report invalid metadata
+
+
+def _applies(requirement: Requirement, environment: dict[str, str]) -> bool:
+    assert requirement.marker is not None
+    try:
+        return requirement.marker.evaluate(environment)
+    except (InvalidMarker, UndefinedComparison, UndefinedEnvironmentName):
+        return False
+
+
+@dataclass(frozen=True)
+class ExtraRun:
+    """A sandbox with ``dist[extra]`` installed and the modules tried there."""
+
+    extra: str
+    #: the requirement installed (``name[extra] @ file:///…``, shown without the URL)
+    requirement: str
+    #: the modules it was made for (those no extra names ride along: ``tried``)
+    modules: tuple[str, ...]
+    tried: tuple[str, ...]
+    installed: bool
+    #: why the install failed, in the installer's words
+    error: str | None = None
+    details: str | None = None
+    #: the runtime's results, by module
+    results: Mapping[str, Mapping[str, Any]] | None = None
+    #: why the import run there stopped before it imported them all (it crashed or hung)
+    stopped: str | None = None
+    seconds: float = 0.0
+
+
+def install_extra(
+    sandbox: Sandbox,
+    wheel: Path,
+    requirement: str,
+    ctx: RunContext,
+    *,
+    also: Sequence[str] = (),
+) -> tuple[bool, str, str]:
+    """``requirement`` (``name[extra] @ <the wheel>``) and ``also`` (``--with``) installed
+    with the check's installer: trusted, outside the OS sandbox, as the plain install is."""
+    argv = ctx.toolchain.installer.install_requirements(
+        sandbox.python, [f"{requirement} @ {wheel.resolve().as_uri()}", *also], ctx.index
+    )
+    label = "install-extra"
+    outcome = ctx.run(
+        Command(
+            argv=argv,
+            env=installer_env(sandbox.paths.tmp, ctx.pass_env),
+            cwd=sandbox.paths.work,
+            timeout=ctx.install_timeout,
+            log_path=sandbox.paths.logs / f"{label}.log",
+            label=label,
+        )
+    )
+    if outcome.ok:
+        return True, "", ""
+    cause = f"{outcome.describe()}: {summarize(outcome.tail)}"
+    return False, cause, outcome.tail
+
+
+def extra_sandbox(
+    interpreter: Interpreter, paths: SandboxPaths, ctx: RunContext
+) -> tuple[Sandbox | None, str, float]:
+    """A fresh sandbox for one extra, or why it could not be made."""
+    started = time.perf_counter()
+    sandbox, failure = create_sandbox(interpreter, paths, ctx)
+    if failure is not None:
+        return None, failure.message, time.perf_counter() - started
+    return sandbox, "", time.perf_counter() - started
+
+
+def run_extra(
+    extra: str,
+    modules: Sequence[str],
+    tried: Sequence[str],
+    *,
+    interpreter: Interpreter,
+    paths: SandboxPaths,
+    wheel: Artifact,
+    also: Sequence[str],
+    ctx: RunContext,
+) -> ExtraRun:
+    """``extra``'s sandbox: made, ``dist[extra]`` installed, ``modules`` and ``tried``
+    imported there (each alone, as in the plain install)."""
+    dist = str(wheel.name)
+    requirement = f"{dist}[{extra}]"
+    sandbox, why, seconds = extra_sandbox(interpreter, paths, ctx)
+    base = ExtraRun(extra, requirement, tuple(modules), tuple(tried), installed=False)
+    if sandbox is None:
+        return replace(base, error=why, seconds=seconds)
+    started = time.perf_counter()
+    installed, cause, tail = install_extra(sandbox, wheel.path, requirement, ctx, also=also)
+    if not installed:
+        return replace(base, error=cause, details=tail, seconds=seconds + _since(started))
+    ran = run_imports(sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=[*modules, *tried])
+    results = {str(item["module"]): item for item in ran.result.get("results") or ()}
+    stopped = ran.failures[0].message if ran.failures else None
+    return replace(
+        base,
+        installed=True,
+        results=results,
+        stopped=stopped,
+        seconds=seconds + _since(started),
+    )
+
+
+def _since(started: float) -> float:
+    return time.perf_counter() - started

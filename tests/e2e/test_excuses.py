@@ -1,0 +1,193 @@
+"""Stage ``imports`` judges modules the way users meet them, through the real pipeline: a module
+that needs an extra is imported with it, another platform's module and shipped test code are
+excused with their reason, and a module an entry point reaches never is."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from sandboxverify import Report
+from sandboxverify.report._excused import ExcusedModule
+from tests.e2e.test_fixtures import codes, verify
+from tests.helpers import assert_valid_report, copy_fixture, fixture, run_cli, uv_wheel
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+
+@pytest.fixture(scope="module")
+def find_links(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A directory holding the wheel of ``svfix-extra-dep``, the dependency the extras declare:
+    they install from it, never from an index."""
+    root = tmp_path_factory.mktemp("find-links")
+    uv_wheel(copy_fixture("extra-dep", root / "src"), root / "wheels")
+    return str(root / "wheels")
+
+
+def check_with_extras(name: str, find_links: str, **options: object) -> Report:
+    return verify(fixture(name), find_links=(find_links,), **options)
+
+
+def stages(report: Report) -> dict[str, str]:
+    return {stage.name: stage.status for stage in report.runs[0].stages}
+
+
+def test_a_module_that_needs_an_extra_passes_once_imported_with_it(find_links: str) -> None:
+    report = check_with_extras("good-extra-module", find_links)
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    assert imports.failed == ()
+    assert imports.excused == (
+        ExcusedModule(
+            "svfix_good_extra_module.chart",
+            "extra",
+            "imports with the extra installed (svfix-good-extra-module[chart])",
+            extra="chart",
+        ),
+    )
+    [extra] = imports.extras
+    assert (extra.name, extra.requirement, extra.installed) == (
+        "chart",
+        "svfix-good-extra-module[chart]",
+        True,
+    )
+    assert extra.modules == extra.imported == ("svfix_good_extra_module.chart",)
+    assert stages(report)["imports"] == "passed"
+    assert_valid_report(report.to_json())
+
+
+def test_a_module_allowed_to_fail_is_not_verified_with_its_extra(find_links: str) -> None:
+    report = check_with_extras(
+        "good-extra-module", find_links, import_allow_fail=("svfix_good_extra_module.chart",)
+    )
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    assert [f.module for f in imports.allowed_failures] == ["svfix_good_extra_module.chart"]
+    assert imports.excused == () and imports.extras == ()
+
+
+def test_a_module_that_fails_even_with_its_extra_reports_the_real_cause(find_links: str) -> None:
+    report = check_with_extras("broken-extra-module", find_links)
+
+    assert codes(report) == ["import_failed"]
+    [failure] = report.failures
+    assert failure.module == "svfix_broken_extra_module.chart"
+    assert failure.message.startswith(
+        "module 'svfix_broken_extra_module.chart' failed to import with the extra 'chart' "
+        "installed (svfix-broken-extra-module[chart]): ImportError: cannot import name 'pie' "
+        "from 'svfix_extra_dep'"
+    )
+    assert failure.details is not None and "from svfix_extra_dep import pie" in failure.details
+    imports = report.runs[0].imports
+    assert imports is not None and imports.excused == ()
+    assert [f.type for f in imports.failed] == ["ImportError"]
+    assert [plugin.ok for plugin in report.runs[0].plugins] == [True]
+
+
+def test_an_extra_that_does_not_install_is_a_failure_with_the_installer_s_words(
+    find_links: str,
+) -> None:
+    report = check_with_extras("broken-extra-install", find_links)
+
+    assert codes(report) == ["install_failed"]
+    [failure] = report.failures
+    assert failure.message.startswith(
+        "the extra 'chart' (svfix-broken-extra-install[chart]), which module(s) "
+        "svfix_broken_extra_install.chart need, does not install:"
+    )
+    assert failure.module == "svfix_broken_extra_install.chart"
+    assert failure.details is not None and "svfix-extra-dep>=99" in failure.details
+    imports = report.runs[0].imports
+    assert imports is not None
+    [extra] = imports.extras
+    assert not extra.installed and extra.error is not None
+    assert stages(report) == {
+        "build": "passed",
+        "venv": "passed",
+        "install": "passed",
+        "probe": "passed",
+        "imports": "failed",
+        "scripts": "passed",
+    }
+
+
+def test_another_platform_s_module_is_excused_as_such() -> None:
+    report = verify(fixture("good-platform-module"))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    [excused] = imports.excused
+    assert (excused.module, excused.reason) == ("svfix_good_platform_module.registry", "platform")
+    assert "winreg" in excused.detail
+    assert imports.extras == ()  # nothing to install for it
+
+
+def test_shipped_test_code_is_a_warning_about_the_wheel_not_a_failure() -> None:
+    result = run_cli(
+        ["check", str(fixture("good-test-module")), "--installer", "uv", "--json", "-", "--quiet"]
+    )
+
+    assert result.code == 0, result.stdout + result.stderr
+    document = result.json()
+    assert_valid_report(document)
+    assert document["runs"][0]["imports"]["excused"] == [
+        {
+            "module": "svfix_good_test_module.test_e2e",
+            "reason": "test",
+            "detail": "a test module shipped in the wheel; it needs pytest, which only tests use",
+        }
+    ]
+    [note] = document["notes"]
+    assert "svfix_good_test_module.test_e2e" in note and "do not belong in the wheel" in note
+
+
+def test_a_module_an_entry_point_reaches_is_never_excused() -> None:
+    report = verify(fixture("broken-reached-platform-module"))
+
+    assert sorted(codes(report)) == ["import_failed", "script_failed"]
+    [failure] = [f for f in report.failures if f.code == "import_failed"]
+    assert failure.module == "svfix_broken_reached_platform_module.cli"
+    assert failure.message == (
+        "module 'svfix_broken_reached_platform_module.cli' failed to import: "
+        "ModuleNotFoundError: No module named 'winreg'"
+    )
+    assert failure.hint is not None and failure.hint.startswith(
+        "entry point console_scripts:svfix-broken-reached-platform-module imports "
+        "svfix_broken_reached_platform_module.cli, so users meet this failure"
+    )
+    imports = report.runs[0].imports
+    assert imports is not None and imports.excused == ()
+
+
+def test_every_surface_lists_the_excused_modules(find_links: str, tmp_path: Path) -> None:
+    junit = tmp_path / "junit.xml"
+    result = run_cli(
+        [
+            "check",
+            str(fixture("good-extra-module")),
+            "--installer",
+            "uv",
+            "--find-links",
+            find_links,
+            "--junit-xml",
+            str(junit),
+        ]
+    )
+
+    assert result.code == 0, result.stdout + result.stderr
+    assert (
+        "svfix_good_extra_module.chart  excused (extra 'chart'): imports with the extra "
+        "installed (svfix-good-extra-module[chart])"
+    ) in result.stdout
+    properties = {prop.get("name"): prop.get("value") for prop in ET.parse(junit).iter("property")}
+    assert properties["imports.excused"] == (
+        "svfix_good_extra_module.chart (extra chart: imports with the extra installed "
+        "(svfix-good-extra-module[chart]))"
+    )

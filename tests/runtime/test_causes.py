@@ -1,0 +1,88 @@
+"""What an import failure was missing, read from real exceptions raised by real imports."""
+
+from __future__ import annotations
+
+import sys
+import unittest
+from pathlib import Path
+
+import pytest
+
+from sandboxverify.runtime._causes import cause_of
+
+
+def failure_of(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> BaseException:
+    """The exception importing a module of ``source`` raises."""
+    name = f"svtest_cause_{abs(hash(source))}"
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        __import__(name)
+    except BaseException as exc:
+        return exc
+    finally:
+        sys.modules.pop(name, None)
+    raise AssertionError("the module imported")
+
+
+def test_an_import_error_raised_from_a_missing_module_names_that_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exc = failure_of(
+        tmp_path,
+        monkeypatch,
+        "try:\n    import svtest_absent_pygal\nexcept ImportError as exc:\n"
+        "    raise ImportError(exc.args, 'Please install pygal or pkg[histogram]') from exc\n",
+    )
+    assert type(exc) is ImportError
+    assert cause_of(exc) == {"missing": ["svtest_absent_pygal"], "names": [], "skip": False}
+
+
+def test_a_fallback_import_names_both_modules_most_recent_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    exc = failure_of(
+        tmp_path,
+        monkeypatch,
+        "try:\n    import svtest_absent_new\nexcept ImportError:\n    import svtest_absent_old\n",
+    )
+    assert cause_of(exc)["missing"] == ["svtest_absent_old", "svtest_absent_new"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="ctypes has these names on Windows")
+def test_a_name_a_module_lacks_is_named_with_its_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    imported = failure_of(tmp_path, monkeypatch, "from ctypes import WINFUNCTYPE\n")
+    attribute = failure_of(tmp_path, monkeypatch, "import ctypes\nctypes.windll\n")
+    assert cause_of(imported) == {
+        "missing": [],
+        "names": [["ctypes", "WINFUNCTYPE"]],
+        "skip": False,
+    }
+    assert cause_of(attribute)["names"] == [["ctypes", "windll"]]
+
+
+def test_a_test_framework_skipping_the_module_is_a_skip(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    unittest_skip = failure_of(
+        tmp_path, monkeypatch, "import unittest\nraise unittest.SkipTest('no xarray')\n"
+    )
+    pytest_skip = failure_of(
+        tmp_path, monkeypatch, "import pytest\npytest.importorskip('svtest_absent_xarray')\n"
+    )
+    assert isinstance(unittest_skip, unittest.SkipTest)
+    assert cause_of(unittest_skip)["skip"] is True
+    assert cause_of(pytest_skip)["skip"] is True
+    assert cause_of(RuntimeError("boom")) == {"missing": [], "names": [], "skip": False}
+
+
+def test_a_module_an_installed_package_lacks_is_a_missing_name_not_a_missing_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tox.venv`` gone from the installed tox is an API break, not a dependency to add."""
+    exc = failure_of(tmp_path, monkeypatch, "import json.svtest_gone\n")
+    assert cause_of(exc) == {"missing": [], "names": [["json", "svtest_gone"]], "skip": False}
+    absent = failure_of(tmp_path, monkeypatch, "import svtest_absent.sub\n")
+    assert cause_of(absent)["missing"] == ["svtest_absent"]

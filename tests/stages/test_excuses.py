@@ -1,0 +1,256 @@
+"""Modules judged the way users meet them: the rules, on failures shaped as the runtime reports
+them for real published packages (pytest-benchmark, keyrings.alt, pywebview, hvplot,
+duckdb-engine, nuitka, catppuccin), and the platform table held to this interpreter."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import pytest
+
+from sandboxverify.stages._excuses import is_test_module, settle, triage
+from sandboxverify.stages._extras import ExtraRun, Extras, parse_extras
+from sandboxverify.stages._platform_names import PLATFORM_NAMES, elsewhere, this_platform
+
+METADATA = """\
+Metadata-Version: 2.1
+Name: pytest-benchmark
+Version: 5.3.1
+Requires-Dist: pytest>=8.1
+Requires-Dist: py-cpuinfo
+Provides-Extra: aspect
+Requires-Dist: aspectlib; extra == "aspect"
+Provides-Extra: histogram
+Requires-Dist: pygal; extra == "histogram"
+Requires-Dist: pygaljs; extra == "histogram"
+Requires-Dist: setuptools; extra == "histogram" and python_version >= "3.12"
+Provides-Extra: elasticsearch
+Requires-Dist: elasticsearch; extra == "elasticsearch"
+Provides-Extra: windows
+Requires-Dist: pywin32; extra == "windows" and sys_platform == "win32"
+Provides-Extra: tests
+Requires-Dist: xarray; extra == "tests"
+"""
+EXTRAS = parse_extras(METADATA, "pytest-benchmark", (3, 11, 7))
+
+
+def failed(
+    module: str, *missing: str, names: Any = (), skip: bool = False, **more: Any
+) -> dict[str, Any]:
+    cause = {"missing": list(missing), "names": [list(n) for n in names], "skip": skip}
+    error = {"type": "ImportError", "message": "…", "traceback": ""}
+    return {"module": module, "ok": False, "error": error, "cause": cause, **more}
+
+
+def sort(*items: dict[str, Any], extras: Extras = EXTRAS, modules: tuple[str, ...] = ()) -> Any:
+    own = {str(item["module"]).split(".")[0] for item in items}
+    return triage(
+        items, own=own, extras=extras, installed=["pytest", "py-cpuinfo"], modules=modules
+    )
+
+
+def test_the_extras_of_metadata_with_their_markers_evaluated_here() -> None:
+    assert dict(EXTRAS.requirements) == {
+        "aspect": ("aspectlib",),
+        "elasticsearch": ("elasticsearch",),
+        "histogram": ("pygal", "pygaljs"),  # setuptools only from Python 3.12
+        "tests": ("xarray",),
+    } | ({"windows": ("pywin32",)} if sys.platform == "win32" else {})
+    assert EXTRAS.providing("pygal.graph.box") == ["histogram"]
+    assert EXTRAS.providing("xarray") == ["tests"] and EXTRAS.for_users("xarray") == []
+    assert EXTRAS.not_installed(["pygal", "pygaljs"]) == ["aspect", "elasticsearch", "tests"]
+    on_312 = parse_extras(METADATA, "pytest-benchmark", (3, 12, 1))
+    assert on_312.requirements["histogram"] == ("pygal", "pygaljs", "setuptools")
+
+
+def test_a_module_missing_what_an_extra_declares_is_verified_with_that_extra() -> None:
+    found = sort(
+        failed("pytest_benchmark.histogram", "pygal"),
+        failed("pytest_benchmark.storage.elasticsearch", "elasticsearch"),
+    )
+    assert dict(found.needs) == {
+        "pytest_benchmark.histogram": "histogram",
+        "pytest_benchmark.storage.elasticsearch": "elasticsearch",
+    }
+    assert found.excused == {} and found.unmapped == () and found.fallback == ()
+    assert found.extras == ["histogram", "elasticsearch"]
+
+
+def test_a_package_no_extra_names_is_tried_with_the_smallest_extras_not_installed() -> None:
+    found = sort(failed("pytest_benchmark.yaml_storage", "yaml"))
+    assert found.needs == {} and found.unmapped == ("pytest_benchmark.yaml_storage",)
+    assert found.fallback == ("aspect", "elasticsearch", "tests")  # three at most, smallest first
+
+
+@pytest.mark.parametrize(
+    ("module", "missing", "names"),
+    [
+        ("keyrings.alt._win_crypto", (), [("ctypes", "WINFUNCTYPE")]),
+        ("webview.platforms.win32", (), [("ctypes", "windll")]),
+        ("webview.platforms.winforms", ("winreg",), ()),
+        ("webview.platforms.cocoa", ("AppKit",), ()),
+        ("webview.platforms.android.app", ("android",), ()),
+        ("sqlalchemy_access", ("win32com.client",), ()),
+        ("compat.registry", ("_winreg", "winreg"), ()),  # py2 name tried after py3's
+    ],
+)
+def test_a_module_missing_only_another_platform_s_names_is_that_platform_s(
+    module: str, missing: tuple[str, ...], names: Any
+) -> None:
+    if this_platform() in ("windows", "macos"):
+        pytest.skip("these names exist on this platform")  # the rows say where they exist
+    found = sort(failed(module, *missing, names=names))
+    assert found.excused[module].reason == "platform"
+    assert found.needs == {} and found.unmapped == ()
+
+
+def test_one_name_of_this_platform_or_of_no_platform_is_no_excuse() -> None:
+    assert elsewhere(["winreg", "svtest_nowhere"], [], platform="linux") == []
+    assert elsewhere(["fcntl"], [], platform="linux") == []
+    assert [row.name for row in elsewhere(["fcntl"], [], platform="windows")] == ["fcntl"]
+    assert elsewhere([], [], platform="linux") == []
+
+
+@pytest.mark.parametrize(
+    ("module", "packages", "expected"),
+    [
+        ("duckdb_engine.tests.conftest", (), True),
+        ("napari_svg._tests.test_get_writer", (), True),
+        ("mako.testing.exclusions", (), True),
+        ("flake8_debugger_test", (), True),
+        ("test_linter", (), True),
+        ("hvplot.tests", ("hvplot.tests",), True),  # the package itself
+        ("nuitka.build.inline_copy.jinja2.jinja2.tests", (), False),  # Jinja's template tests
+        ("pytest_benchmark.testing_helpers", (), False),
+        ("contest", (), False),
+    ],
+)
+def test_test_modules_are_known_by_their_names(
+    module: str, packages: tuple[str, ...], expected: bool
+) -> None:
+    assert is_test_module(module, packages) is expected
+
+
+def test_test_code_that_needs_only_test_packages_is_a_warning_not_a_failure() -> None:
+    found = sort(
+        failed("duckdb_engine.tests.conftest", "pytest"),
+        failed("duckdb_engine.tests.test_pandas", "pandas"),  # declared by no extra at all
+        failed("pytest_benchmark.tests.test_storage", "xarray"),  # only a tests extra has it
+        failed("hvplot.tests.testgridplots", skip=True),
+        failed("pytest_benchmark.tests.test_hist", "pygal"),  # a users' extra declares it
+    )
+    assert {m: e.reason for m, e in found.excused.items()} == {
+        "duckdb_engine.tests.conftest": "test",
+        "duckdb_engine.tests.test_pandas": "test",
+        "pytest_benchmark.tests.test_storage": "test",
+        "hvplot.tests.testgridplots": "test",
+    }
+    assert dict(found.needs) == {"pytest_benchmark.tests.test_hist": "histogram"}
+
+
+def test_what_an_entry_point_reaches_or_a_module_the_wheel_left_out_is_never_excused() -> None:
+    found = sort(
+        failed("pkg.cli", "winreg", reached_by="console_scripts:pkg"),
+        failed("pkg.tests.test_cli", "pytest", reached_by="pytest11:pkg"),
+        failed("pkg.plot", "pygal", reached_by="pytest11:pkg"),
+        failed("pkg.tests.test_report", "pkg.templates"),
+    )
+    assert found.excused == {} and found.needs == {} and found.unmapped == ()
+    assert dict(found.reached_extra) == {"pkg.plot": "histogram"}
+
+
+def ran(extra: str, modules: tuple[str, ...], **results: Any) -> ExtraRun:
+    return ExtraRun(extra, f"pytest-benchmark[{extra}]", modules, (), True, results=results)
+
+
+def test_the_extra_s_sandbox_decides_excused_or_the_real_cause() -> None:
+    found = sort(
+        failed("pytest_benchmark.histogram", "pygal"),
+        failed("pytest_benchmark.storage.elasticsearch", "elasticsearch"),
+    )
+    broken = {"type": "AttributeError", "message": "no attribute 'core'", "traceback": "tb"}
+    settled = settle(
+        found,
+        [
+            ran(
+                "histogram",
+                ("pytest_benchmark.histogram",),
+                **{"pytest_benchmark.histogram": {"ok": True}},
+            ),
+            ran(
+                "elasticsearch",
+                ("pytest_benchmark.storage.elasticsearch",),
+                **{"pytest_benchmark.storage.elasticsearch": {"ok": False, "error": broken}},
+            ),
+        ],
+        dist="pytest-benchmark",
+        python="3.11.7",
+        extras=EXTRAS,
+    )
+    assert [(e.module, e.reason, e.extra) for e in settled.excused] == [
+        ("pytest_benchmark.histogram", "extra", "histogram")
+    ]
+    [failure] = settled.failures
+    assert (failure.code, failure.module, failure.details) == (
+        "import_failed",
+        "pytest_benchmark.storage.elasticsearch",
+        "tb",
+    )
+    assert "with the extra 'elasticsearch' installed" in failure.message
+    assert [(r.name, r.imported) for r in settled.records] == [
+        ("histogram", ("pytest_benchmark.histogram",)),
+        ("elasticsearch", ()),
+    ]
+
+
+def test_an_extra_that_did_not_install_fails_for_the_modules_that_need_it() -> None:
+    found = sort(failed("pytest_benchmark.histogram", "pygal"))
+    refused = ExtraRun(
+        "histogram",
+        "pytest-benchmark[histogram]",
+        ("pytest_benchmark.histogram",),
+        (),
+        installed=False,
+        error="exited with code 1: no matching distribution for pygal",
+        details="the installer's log",
+    )
+    settled = settle(found, [refused], dist="pytest-benchmark", python="3.11.7", extras=EXTRAS)
+    [failure] = settled.failures
+    assert failure.code == "install_failed" and failure.details == "the installer's log"
+    assert "no matching distribution for pygal" in failure.message
+    assert list(settled.failed) == ["pytest_benchmark.histogram"] and settled.excused == ()
+
+
+@pytest.mark.parametrize("row", [r for r in PLATFORM_NAMES if r.stdlib], ids=lambda r: r.name)
+def test_each_standard_library_row_holds_on_this_interpreter(row: Any) -> None:
+    """A row for this platform exists here; a row for others does not."""
+    module, _, attribute = row.name.partition(".")
+    try:
+        found = importlib.import_module(module)
+    except ImportError:
+        exists = False
+    else:
+        exists = not attribute or hasattr(found, attribute)
+    assert exists is (this_platform() in row.platforms), row.source
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="sys.stdlib_module_names is 3.10+")
+def test_the_other_rows_are_no_standard_library_names() -> None:
+    others = [row.name.split(".")[0] for row in PLATFORM_NAMES if not row.stdlib]
+    assert others and not set(others) & set(sys.stdlib_module_names)
+
+
+def test_a_module_no_extra_helped_says_which_extras_it_was_tried_with() -> None:
+    found = sort(failed("webview.platforms.gtk", "gi"))
+    tried = [ran(extra, ()) for extra in found.fallback]
+    settled = settle(found, tried, dist="pytest-benchmark", python="3.11.7", extras=EXTRAS)
+    assert settled.excused == () and settled.failures == ()
+    assert settled.hints["webview.platforms.gtk"] == (
+        "no extra declares a distribution named gi, and it did not import with the extras "
+        "tried (aspect, elasticsearch, tests)"
+    )
+    helped = ran("tests", (), **{"webview.platforms.gtk": {"ok": True}})
+    settled = settle(found, [helped], dist="pywebview", python="3.11.7", extras=EXTRAS)
+    assert [(e.module, e.extra) for e in settled.excused] == [("webview.platforms.gtk", "tests")]

@@ -62,10 +62,10 @@ from sandboxverify.runtime.hosts._base import (
     import_application,
     resolve,
 )
+from sandboxverify.runtime.hosts._exercise import captured
 from sandboxverify.runtime.hosts._pluggy import spec_names, summary, unknown_hook_error
 from sandboxverify.runtime.hosts._pytest_run import (
     autoloaded,
-    captured,
     fixture_defs,
     module_of,
     one_line,

@@ -171,31 +171,6 @@ def scratch_directory() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
-class _Output:
-    text = ""
-
-
-@contextlib.contextmanager
-def captured() -> Iterator[_Output]:
-    """pytest's output (stdout and stderr, in a real file: pytest may ask for its fileno),
-    written to standard output again afterwards."""
-    output = _Output()
-    stdout, stderr = sys.stdout, sys.stderr
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="backslashreplace") as capture:
-        sys.stdout = sys.stderr = capture
-        try:
-            yield output
-        finally:
-            sys.stdout, sys.stderr = stdout, stderr
-            with contextlib.suppress(Exception):
-                capture.flush()
-                capture.seek(0)
-                output.text = capture.read()
-            with contextlib.suppress(Exception):
-                stdout.write(output.text)
-                stdout.flush()
-
-
 def fixture_defs(manager: Any) -> list[Any]:
     """Every fixture definition pytest's fixture manager holds (its internals differ by
     version: ``_get_all_fixture_defs()`` since 9.2, ``_arg2fixturedefs`` before)."""

@@ -3,10 +3,10 @@
 Datasette, sqlite-utils, tox, hatch and devpi load their plugins (entry-point groups in
 the host registry's ``pluggy`` host) into a ``pluggy.PluginManager`` that holds the
 application's hook specifications. This host does the same with a fresh manager: it imports the
-application's hookspecs module (the group's, or ``HostContext.hookspecs`` for an application the
-table does not know), takes the pluggy project name from the specs themselves, registers the
-plugin under its entry point's name and asks what the application would only find out when it
-calls a hook, or never:
+application's hookspecs module (the group's, with those other distributions of the application
+add when installed, or ``HostContext.hookspecs`` for an application the table does not know),
+takes the pluggy project name from the specs themselves, registers the plugin under its entry
+point's name and asks what the application would only find out when it calls a hook, or never:
 
 - a hook implementation taking an argument the hookspec lacks (pluggy refuses the plugin);
 - a hook implementation of a hook the application does not have, a misspelled name
@@ -62,6 +62,8 @@ def load_pluggy(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     pm = pluggy.PluginManager(project)
     try:
         pm.add_hookspecs(specs)
+        for more in _more_hookspecs(ref, target):
+            pm.add_hookspecs(more)
     except Exception as exc:
         raise PluginLoadError("application", exc) from exc
     plugin = resolve(ref)
@@ -183,6 +185,24 @@ def _import_specs(target: str, application: str, group: str) -> Any:
             raise PluginLoadError("application", error) from exc
         walked = f"{walked}.{part}"
     return specs
+
+
+def _more_hookspecs(ref: EntryPointRef, hookspecs: str) -> list[Any]:
+    """The hookspecs other distributions of the group's application add, those installed
+    (hatch's command line adds its own to hatchling's)."""
+    known = KNOWN_GROUPS.get(ref.group)
+    if known is None or known[1].hookspecs != hookspecs:
+        return []
+    found: list[Any] = []
+    for module in known[1].more_hookspecs:
+        try:
+            found.append(importlib.import_module(module))
+        except ModuleNotFoundError as exc:
+            if exc.name is None or module.split(".")[0] != exc.name.split(".")[0]:
+                raise PluginLoadError("application", exc) from exc
+        except Exception as exc:
+            raise PluginLoadError("application", exc) from exc
+    return found
 
 
 # -- what pluggy lets through ------------------------------------------------------------------

@@ -49,6 +49,7 @@ class Group:
         *,
         application: str | None = None,
         hookspecs: str | None = None,
+        more_hookspecs: Iterable[str] = (),
         names_module: bool = False,
     ) -> None:
         self.name: Final = name
@@ -56,6 +57,9 @@ class Group:
         self.application: Final = application
         #: a pluggy application's hookspecs module: its plugins' hooks are validated against it
         self.hookspecs: Final = hookspecs
+        #: hookspecs modules of the same pluggy project that other distributions add, used
+        #: when installed (hatch's command line adds its plugin types to hatchling's)
+        self.more_hookspecs: Final = tuple(more_hookspecs)
         #: the application loads a module, so an entry point naming a bare module is complete
         self.names_module: Final = names_module
 
@@ -220,7 +224,12 @@ HOSTS: dict[str, Host] = {
                 _pluggy("datasette", "datasette", "datasette.hookspecs"),
                 _pluggy("sqlite_utils", "sqlite-utils", "sqlite_utils.hookspecs"),
                 _pluggy("tox", "tox", "tox.plugin.spec"),
-                Group("hatch", application="hatchling", hookspecs="hatchling.plugin.specs"),
+                Group(
+                    "hatch",
+                    application="hatchling",
+                    hookspecs="hatchling.plugin.specs",
+                    more_hookspecs=["hatch.plugin.specs"],
+                ),
                 _pluggy("devpi_server", "devpi-server", "devpi_server.hookspecs"),
                 Group("devpi_client", application="devpi-client", hookspecs="devpi.hookspecs"),
             ],

@@ -264,9 +264,12 @@ def _run_lines(run: Run, style: Style) -> list[str]:
         style.paint(f"Python {run.python}", "bold") + style.paint(f"  {run.interpreter}", "dim")
     ]
     by_plugin: dict[str, list[str]] = {}
+    unexercised: dict[str, list[str]] = {}  # what the application, run with it, did not use
     for tool in run.tools:
         label = tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}"
         by_plugin.setdefault(tool.plugin, []).append(label)
+        if tool.exercise in ("not_exercised", "unavailable"):
+            unexercised.setdefault(tool.plugin, []).append(label)
     width = max((len(plugin.name) for plugin in run.plugins), default=0)
     for plugin in run.plugins:
         status = "passed" if plugin.ok else "failed"
@@ -282,6 +285,9 @@ def _run_lines(run: Run, style: Style) -> list[str]:
         if plugin.host:
             why = f" ({plugin.host_reason})" if plugin.host_reason else ""
             lines.append(style.paint(f"    {'':<{width}}judged by host {plugin.host}{why}", "dim"))
+        if plugin.ok and unexercised.get(plugin.name):
+            names = ", ".join(unexercised[plugin.name])
+            lines.append(style.paint(f"    {'':<{width}}not exercised: {names}", "dim"))
     if run.smoke is not None:
         smoke = run.smoke
         status = "passed" if smoke.ok else "failed"

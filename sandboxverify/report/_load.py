@@ -26,6 +26,7 @@ from sandboxverify.report._model import (
     StageName,
     StageStatus,
     ToolRecord,
+    exercise_of,
 )
 from sandboxverify.report._records import (
     ImportsRecord,
@@ -156,6 +157,8 @@ def _tool(item: object, where: str) -> ToolRecord:
         description=optional_str(tool.get("description")),
         parameters=dict(parameters) if isinstance(parameters, Mapping) else None,
         kind=str(tool.get("kind") or "tool"),
+        exercise=exercise_of(tool.get("exercise")),
+        exercise_note=optional_str(tool.get("exercise_note")),
     )
 
 

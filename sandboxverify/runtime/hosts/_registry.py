@@ -31,6 +31,8 @@ class Wording:
         validate_hint: str,
         declare_hint: str,
         register_hint: str = "register it in the plugin's setup(api), or fix --expect-tools",
+        exercise_hint: str = "the application broke while it used the plugin: fix what the "
+        "traceback in details points at",
     ) -> None:
         self.empty: Final = empty
         self.empty_hint: Final = empty_hint
@@ -38,6 +40,8 @@ class Wording:
         self.validate_hint: Final = validate_hint
         self.declare_hint: Final = declare_hint
         self.register_hint: Final = register_hint
+        #: what to do when the application, run with the plugin, broke using it
+        self.exercise_hint: Final = exercise_hint
 
 
 class Group:

@@ -237,8 +237,11 @@ HOSTS: dict[str, Host] = {
                 _pluggy("devpi_server", "devpi-server", "devpi_server.hookspecs"),
                 Group("devpi_client", application="devpi-client", hookspecs="devpi.hookspecs"),
             ],
-            loading="registered with a plugin manager holding the application's real hookspecs: "
-            "a misspelled hook or an argument the spec lacks fails",
+            loading="registered with a plugin manager holding the application's real hookspecs "
+            "(a misspelled hook or an argument the spec lacks fails), then the application runs "
+            "with it, offline: datasette serves pages, tox lists and runs an environment, "
+            "sqlite-utils runs its command line, hatchling builds a project configured to use it "
+            "(devpi is not started); a hook that raises fails",
             kinds=["hook"],
             wording=Wording(
                 empty="implements none of the application's hooks",
@@ -250,6 +253,9 @@ HOSTS: dict[str, Host] = {
                 declare_hint="declare the plugin module in pyproject.toml: "
                 '[project.entry-points."{group}"] name = "package.plugin"',
                 register_hint="implement that hook in the plugin, or fix --expect-tools",
+                exercise_hint="the application called the plugin's hook and it raised (the "
+                "application may have shown it as a 500 page or an exit status): fix the hook; "
+                "the traceback is in details",
             ),
         ),
         Host(

@@ -156,6 +156,13 @@ def _squash(value: str) -> str:
     return "".join(value.split())
 
 
+def scratch_args(directory: str) -> list[str]:
+    """pytest's options for a run in ``directory``: its rootdir, and its cache there (not
+    ``-p no:cacheprovider``: plugins may use ``config.cache``)."""
+    cache = os.path.join(directory, ".pytest_cache")
+    return ["-o", f"cache_dir={cache}", "--rootdir", directory]
+
+
 @contextlib.contextmanager
 def scratch_directory() -> Iterator[str]:
     """A fresh empty directory to run in, with an empty ``pytest.ini`` so none above applies."""

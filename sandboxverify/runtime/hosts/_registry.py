@@ -202,7 +202,9 @@ HOSTS: dict[str, Host] = {
             groups=[Group("pytest11", application="pytest", names_module=True)],
             loading="`pytest --collect-only` in an empty directory with the plugin active, "
             "through pytest's own plugin manager (hook implementations checked against pytest's "
-            "hookspecs); it must exit 0 or 5",
+            "hookspecs), then a generated test module: a plain test, a parametrized one and one "
+            "per fixture the plugin defines must pass (a fixture that needs an unreachable "
+            "service is noted)",
             kinds=["fixture", "option", "ini", "marker", "hook"],
             wording=Wording(
                 empty="registered nothing with pytest: no fixture, option, ini key, marker or hook",
@@ -217,6 +219,9 @@ HOSTS: dict[str, Host] = {
                 '[project.entry-points.pytest11] name = "package.plugin"',
                 register_hint="define it in the plugin module (a fixture, option, ini key or "
                 "marker), or fix --expect-tools",
+                exercise_hint="pytest, running tests with the plugin active, failed as shown: "
+                "run a test using the fixture (or any parametrized test) with the plugin "
+                "installed, and fix what the traceback in details points at",
             ),
         ),
         Host(

@@ -137,7 +137,14 @@ def test_a_plugin_reports_its_fixtures_options_ini_keys_markers_and_hooks(
     assert described[("ini", "svpt_level")] == "How thorough to be."
     assert described[("marker", "svpt_timeout")] == "fail after seconds"
     assert all(tool["parameters"] is None for tool in loaded.tools)
-    assert set(loaded.tools[0]) == {"name", "kind", "description", "parameters"}
+    assert set(loaded.tools[0]) == {
+        "name",
+        "kind",
+        "description",
+        "parameters",
+        "exercise",
+        "exercise_note",
+    }
 
 
 def test_pytest_runs_in_a_scratch_directory_not_the_users_tree(

@@ -3,14 +3,15 @@ has rows (``render_cell`` runs only for rows), through datasette's own test clie
 
 The command line is imported (``register_commands``, ``publish_subcommand``), ``Datasette`` made
 and started (``invoke_startup``: ``startup``, ``prepare_jinja2_environment``...), then it answers
-GETs of ``/``, the database, the table (HTML and JSON, and each output renderer's extension), a
-row, a query, the plugin's own literal routes and a page that does not exist. 3xx and 4xx are
-normal answers (datasette 1.0 redirects some of these paths); a 5xx, or an exception out of
-datasette, is a break, and a hook of the plugin's that raised says which.
+GETs of ``/``, the database, the table (HTML, JSON, and each output renderer's extension the
+plugin registers), a row, a query, the plugin's own plain routes and a page that does not exist.
+3xx and 4xx are normal answers (datasette 1.0 redirects some of these paths); a 5xx, or an
+exception out of datasette, is a break, and a hook of the plugin's that raised says which.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import sqlite3
@@ -65,6 +66,8 @@ def exercise(run: AppRun, scratch: str) -> None:
     try:
         _serve(run, loop, _database(scratch))
     finally:
+        with contextlib.suppress(Exception):  # its threads must not outlive the run
+            loop.run_until_complete(loop.shutdown_default_executor())
         loop.close()
 
 
@@ -73,6 +76,15 @@ def _serve(run: AppRun, loop: Any, database: str) -> None:
     startup_error = getattr(run.import_app("datasette.utils"), "StartupError", ())
     with run.step("making a Datasette"):
         datasette = app.Datasette([database])
+    try:
+        _start_and_get(run, loop, datasette, startup_error)
+    finally:  # its SQL threads must not outlive the run (in a process that goes on)
+        executor = getattr(datasette, "executor", None)
+        if executor is not None:
+            executor.shutdown(wait=False)
+
+
+def _start_and_get(run: AppRun, loop: Any, datasette: Any, startup_error: Any) -> None:
     with run.step("starting datasette (invoke_startup)"):
         try:
             loop.run_until_complete(datasette.invoke_startup())
@@ -84,13 +96,24 @@ def _serve(run: AppRun, loop: Any, database: str) -> None:
                 f"({type(exc).__name__}: {exc})"
             )
             raise Stopped(run.stopped) from exc
-    extensions = [ext for ext in getattr(datasette, "renderers", {}) if ext != "json"]
-    paths = [*_PATHS, *(f"/data/t.{ext}" for ext in extensions), *_own_routes(run), _NOT_FOUND]
+    paths = [*_PATHS, *(f"/data/t.{ext}" for ext in _own_extensions(run))]
+    paths += [*_own_routes(run), _NOT_FOUND]
     for path in dict.fromkeys(paths):
         with run.step(f"GET {path}"):
             response = loop.run_until_complete(datasette.client.get(path))
             if response.status_code >= 500:
                 run.broke(f"GET {path}", None, [], answer=f"answered {response.status_code}")
+
+
+def _own_extensions(run: AppRun) -> list[str]:
+    """The extensions of the output renderers the plugin registers (``/data/t.copyable``)."""
+    found: list[str] = []
+    for result in run.watch.results.get("register_output_renderer", []):
+        for renderer in result if isinstance(result, list) else [result]:
+            extension = renderer.get("extension") if isinstance(renderer, dict) else None
+            if isinstance(extension, str) and extension.isidentifier():
+                found.append(extension)
+    return found
 
 
 def _own_routes(run: AppRun) -> list[str]:

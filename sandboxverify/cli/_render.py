@@ -288,9 +288,12 @@ def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
         + (f"  {origin}: {run.wheel}" if origin else "")
     ]
     by_plugin: dict[str, list[str]] = {}
+    unexercised: dict[str, list[str]] = {}  # what the application, run with it, did not use
     for tool in run.tools:
         label = tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}"
         by_plugin.setdefault(tool.plugin, []).append(inert(label))
+        if tool.exercise in ("not_exercised", "unavailable"):
+            unexercised.setdefault(tool.plugin, []).append(inert(label))
     width = max((len(inert(plugin.name)) for plugin in run.plugins), default=0)
     for plugin in run.plugins:
         status = "passed" if plugin.ok else "failed"
@@ -312,6 +315,9 @@ def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
         said = _application_said(plugin)
         if said:
             lines.append(style.paint(f"    {'':<{width}}{inert(said)}", "dim"))
+        if plugin.ok and unexercised.get(plugin.name):
+            names = ", ".join(unexercised[plugin.name])
+            lines.append(style.paint(f"    {'':<{width}}not exercised: {names}", "dim"))
     lines.extend(_excused_lines(run, style))
     if run.smoke is not None:
         smoke = run.smoke

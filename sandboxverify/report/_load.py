@@ -28,6 +28,7 @@ from sandboxverify.report._model import (
     StageName,
     StageStatus,
     ToolRecord,
+    exercise_of,
 )
 from sandboxverify.report._records import (
     ImportsRecord,
@@ -179,6 +180,8 @@ def _tool(item: object, where: str) -> ToolRecord:
         description=optional_str(tool.get("description")),
         parameters=dict(parameters) if isinstance(parameters, Mapping) else None,
         kind=str(tool.get("kind") or "tool"),
+        exercise=exercise_of(tool.get("exercise")),
+        exercise_note=optional_str(tool.get("exercise_note")),
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, cast, get_args
 
 from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 
@@ -42,6 +42,8 @@ FailureCode = Literal[
 ErrorCode = Literal["usage_error", "config_error", "internal_error", "interrupted", "terminated"]
 StageName = Literal["build", "venv", "install", "probe", "imports", "scripts", "smoke"]
 StageStatus = Literal["passed", "failed", "skipped"]
+#: how a run of the application with the plugin used one registration
+Exercise = Literal["passed", "not_exercised", "unavailable"]
 
 
 @dataclass(frozen=True)
@@ -201,6 +203,12 @@ class ToolRecord:
     #: what the plugin's application knows the registration as: ``tool``, ``fixture``,
     #: ``model``, ``command``, ``hook``, ``code``, ``theme``...
     kind: str = "tool"
+    #: whether the application, run with the plugin, used it: ``passed``, ``not_exercised``
+    #: (the run does not reach it), ``unavailable`` (it needs what the sandbox lacks: a
+    #: service, an extra), or ``None`` (its host does not run it)
+    exercise: Exercise | None = None
+    #: why not exercised or unavailable, or what the run did with it
+    exercise_note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -209,7 +217,15 @@ class ToolRecord:
             "description": self.description,
             "parameters": self.parameters,
             "kind": self.kind,
+            "exercise": self.exercise,
+            "exercise_note": self.exercise_note,
         }
+
+
+def exercise_of(value: object) -> Exercise | None:
+    """A registration's ``exercise`` as the runtime or a report says it; anything else (a
+    report older than the field) is ``None``."""
+    return cast(Exercise, value) if value in get_args(Exercise) else None
 
 
 def registrations(tools: Iterable[ToolRecord]) -> str:

@@ -91,6 +91,13 @@ def evaluate(
         if load.skipped and load.failure is None and load.record.ok
     ]
     notes += _unmatched_allowances(expected.allow_fail, [load.record.name for load in loads])
+    notes += [
+        f"{tool.kind} {tool.name!r} of plugin {tool.plugin!r} was not exercised: "
+        f"{tool.exercise_note}"
+        for load in loads
+        for tool in load.tools
+        if tool.exercise == "unavailable"
+    ]
     if plan.near_misses:
         failures.append(_near_miss(python, plan, discovery))
     tools = [tool for load in loads for tool in load.tools]
@@ -231,8 +238,14 @@ def _load_failure(
     error = record.error
     assert error is not None
     cause = f"{error.type}: {error.message}" if error.message else error.type
-    if error.stage == "setup":
+    if error.type == "MissingPrerequisite":
+        message = f"plugin {record.name!r} ({record.value}) {error.message}"
+    elif error.stage == "setup":
         message = f"plugin {record.name!r} ({record.value}) raised while registering: {cause}"
+    elif error.stage == "exercise":
+        message = (
+            f"plugin {record.name!r} ({record.value}) broke when its application used it: {cause}"
+        )
     elif error.stage == "application" and error.type == "ApplicationMissing":
         message = f"plugin {record.name!r} ({record.value}) cannot be loaded: {error.message}"
     elif error.stage == "application":
@@ -270,6 +283,12 @@ def _load_hint(
 ) -> str:
     error = record.error
     assert error is not None
+    if error.type == "MissingPrerequisite":
+        return (
+            "the plugin needs what this sandbox does not give it (the message says what: a "
+            "service, an extra, an interpreter capability); if it needs it by design, check it "
+            f"where that is there, or pass --plugin-allow-fail {record.name}"
+        )
     if error.stage == "setup":
         return wording.setup
     if error.stage == "application" and error.type == "ApplicationMissing":
@@ -304,6 +323,8 @@ def _load_hint(
         )
     if error.stage == "application":
         return wording.setup
+    if error.stage == "exercise":
+        return wording.exercise_hint
     if error.stage == "validate":
         return wording.validate_hint
     missing = _MISSING_MODULE.search(error.message)

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from packaging.utils import canonicalize_name as canonical
 
-from sandboxverify.report import Failure, PluginError, PluginRecord, ToolRecord
+from sandboxverify.report import Failure, PluginError, PluginRecord, ToolRecord, exercise_of
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
 from sandboxverify.stages._hosts import PlannedPlugin
@@ -286,6 +286,8 @@ def _tools(result: dict[str, Any], plugin: str) -> tuple[ToolRecord, ...]:
             description=tool.get("description"),
             parameters=tool.get("parameters"),
             kind=str(tool.get("kind") or "tool"),
+            exercise=exercise_of(tool.get("exercise")),
+            exercise_note=tool.get("exercise_note"),
         )
         for tool in result.get("tools") or []
     )
@@ -318,7 +320,8 @@ def _record(
 def _server_failure(
     sandbox: Sandbox, planned: PlannedPlugin, error: dict[str, Any], timeout: float
 ) -> PluginLoad:
-    """A server the runtime started died, spoke no protocol, or never answered."""
+    """A server the runtime started died, spoke no protocol, or never answered (or a step of
+    an application it ran with the plugin outlasted its time)."""
     ref = planned.ref
     name, code = ref.name, str(error["code"])
     message = str(error.get("message", ""))
@@ -326,12 +329,18 @@ def _server_failure(
         message += f" (--timeout {timeout:g}s, less a margin to collect its output)"
     crash = PluginError(type=code, message=message, traceback="", stage="server")
     record = _record(planned, ok=False, error=crash)
-    hint = (
-        "the server must answer initialize and tools/list promptly; if it is only slow to "
-        "start, raise --timeout"
-        if code == "timeout"
-        else "run the server command by hand in a fresh environment; its stderr is below"
-    )
+    if code != "timeout":
+        hint = "run the server command by hand in a fresh environment; its stderr is below"
+    elif planned.host == "mcp":
+        hint = (
+            "the server must answer initialize and tools/list promptly; if it is only slow to "
+            "start, raise --timeout"
+        )
+    else:  # a step of the application the runtime ran with the plugin
+        hint = (
+            "the plugin must not keep its application waiting (a hook or a fixture that "
+            "blocks, or waits for what never answers); if it is only slow, raise --timeout"
+        )
     failure = Failure(
         "timeout" if code == "timeout" else "probe_crashed",
         message,

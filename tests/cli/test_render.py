@@ -228,3 +228,15 @@ def test_colour_and_live_updates_follow_the_environment(
 ) -> None:
     stream = Terminal() if tty else io.StringIO()
     assert (_terminal.colour(stream, env), _terminal.live(stream, env)) == (colour, live)
+
+
+def test_what_the_application_did_not_exercise_is_listed_under_its_plugin() -> None:
+    tools = (
+        ToolRecord("startup", "greeter", None, kind="hook", exercise="passed"),
+        ToolRecord("skip_csrf", "greeter", None, kind="hook", exercise="not_exercised"),
+        ToolRecord("db", "greeter", None, kind="fixture", exercise="unavailable"),
+    )
+    base = report()
+    text = render_report(replace(base, runs=(replace(base.runs[0], tools=tools),)), colour=False)
+    assert "  not exercised: hook:skip_csrf, fixture:db" in text
+    assert "hook:startup, hook:skip_csrf, fixture:db" in text  # all registered

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from sandboxverify.report._model import Failure, PluginError, PluginRecord, ToolRecord
+from sandboxverify.runtime.hosts import HOSTS
 from sandboxverify.stages._expectations import Expectations, evaluate
 from sandboxverify.stages._hosts import PluginPlan
 from sandboxverify.stages._probe import Discovery, PluginLoad
@@ -430,3 +431,62 @@ def test_plugin_allow_fail_never_excuses_every_plugin() -> None:
     assert failure.code == "plugin_load_failed"
     assert failure.hint is not None
     assert failure.hint.startswith("no plugin loaded, so --plugin-allow-fail * cannot excuse")
+
+
+def test_a_plugin_that_broke_when_its_application_used_it_says_so() -> None:
+    [failure] = run(
+        discovery("a"),
+        [failed("a", "RuntimeError", "boom (in the startup hook)", stage="exercise")],
+        host="pluggy",
+    )
+    assert failure.message == (
+        "plugin 'a' (demo.a:setup) broke when its application used it: RuntimeError: boom (in "
+        "the startup hook)"
+    )
+    assert failure.hint == HOSTS["pluggy"].wording.exercise_hint
+
+
+def test_a_plugin_that_needs_what_the_sandbox_lacks_says_what_and_how_to_allow_it() -> None:
+    need = "needs a service it cannot reach: ConnectionRefusedError: refused (in the startup hook)"
+    [failure] = run(
+        discovery("a"), [failed("a", "MissingPrerequisite", need, stage="exercise")], host="pluggy"
+    )
+    assert failure.message == f"plugin 'a' (demo.a:setup) {need}"
+    assert failure.hint is not None and "--plugin-allow-fail a" in failure.hint
+
+
+def test_a_registration_unavailable_here_is_a_note_not_a_failure() -> None:
+    record = PluginRecord(name="db", group="pytest11", value="demo.db", ok=True)
+    tools = (
+        ToolRecord(
+            "database",
+            "db",
+            None,
+            kind="fixture",
+            exercise="unavailable",
+            exercise_note="needs a service it cannot reach: refused",
+        ),
+        ToolRecord("url", "db", None, kind="fixture", exercise="passed"),
+        ToolRecord(
+            "pytest_configure",
+            "db",
+            None,
+            kind="hook",
+            exercise="not_exercised",
+            exercise_note="not called",
+        ),
+    )
+    judgement = evaluate(
+        python="3.12.1",
+        plan=plan("pytest11"),
+        discovery=discovery("db"),
+        loads=[PluginLoad(record, tools, None)],
+        expected=NOTHING_EXPECTED,
+        own_modules=frozenset({"demo"}),
+        host="pytest",
+    )
+    assert judgement.failures == ()
+    assert judgement.notes == (
+        "fixture 'database' of plugin 'db' was not exercised: needs a service it cannot reach: "
+        "refused",
+    )

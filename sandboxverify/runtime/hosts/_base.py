@@ -16,10 +16,12 @@ if TYPE_CHECKING:
 # plugin load's start-up, and loading an MCP server needs none of it.
 
 #: Where loading a plugin went wrong: importing it, validating what the entry point names,
-#: the plugin's own registration code, (``mcp``) the server process it runs, or the
+#: the plugin's own registration code, (``mcp``) the server process it runs, the
 #: application that loads it (not installed, or it refused the plugin: a failed ``pytest
-#: --collect-only``, ``sphinx-build`` or ``mkdocs build``).
-LoadStage = Literal["import", "validate", "setup", "server", "application"]
+#: --collect-only``, ``sphinx-build`` or ``mkdocs build``), or the application using it
+#: (``exercise``: a hook of the plugin's raised while the application ran, a fixture broke
+#: when a test used it).
+LoadStage = Literal["import", "validate", "setup", "server", "application", "exercise"]
 
 
 class PluginLoadError(Exception):

@@ -27,6 +27,8 @@ class Wording:
         validate_hint: str,
         declare_hint: str,
         register_hint: str = "register it in the plugin's setup(api), or fix --expect-tools",
+        exercise_hint: str = "the application broke while it used the plugin: fix what the "
+        "traceback in details points at",
     ) -> None:
         self.empty: Final = empty
         self.empty_hint: Final = empty_hint
@@ -34,6 +36,8 @@ class Wording:
         self.validate_hint: Final = validate_hint
         self.declare_hint: Final = declare_hint
         self.register_hint: Final = register_hint
+        #: what to do when the application, run with the plugin, broke using it
+        self.exercise_hint: Final = exercise_hint
 
 
 class Group:
@@ -45,6 +49,7 @@ class Group:
         *,
         application: str | None = None,
         hookspecs: str | None = None,
+        more_hookspecs: Iterable[str] = (),
         names_module: bool = False,
     ) -> None:
         self.name: Final = name
@@ -52,6 +57,9 @@ class Group:
         self.application: Final = application
         #: a pluggy application's hookspecs module: its plugins' hooks are validated against it
         self.hookspecs: Final = hookspecs
+        #: hookspecs modules of the same pluggy project that other distributions add, used
+        #: when installed (hatch's command line adds its plugin types to hatchling's)
+        self.more_hookspecs: Final = tuple(more_hookspecs)
         #: the application loads a module, so an entry point naming a bare module is complete
         self.names_module: Final = names_module
 

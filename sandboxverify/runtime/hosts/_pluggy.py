@@ -1,12 +1,14 @@
-"""The ``pluggy`` host: one plugin of an application built on pluggy, judged by its hookspecs.
+"""The ``pluggy`` host: one plugin of an application built on pluggy, judged by its hookspecs,
+then run in the application.
 
 Datasette, sqlite-utils, tox, hatch and devpi load their plugins (entry-point groups in
 the host registry's ``pluggy`` host) into a ``pluggy.PluginManager`` that holds the
-application's hook specifications. This host does the same with a fresh manager: it imports the
-application's hookspecs module (the group's, or ``HostContext.hookspecs`` for an application the
-table does not know), takes the pluggy project name from the specs themselves, registers the
-plugin under its entry point's name and asks what the application would only find out when it
-calls a hook, or never:
+application's hook specifications. This host first does the same with a fresh manager: it
+imports the application's hookspecs module (the group's, with those other distributions of the
+application add when installed, or ``HostContext.hookspecs`` for an application the table does
+not know), takes the pluggy project name from the specs themselves, registers the plugin under
+its entry point's name and asks what the application would only find out when it calls a hook,
+or never:
 
 - a hook implementation taking an argument the hookspec lacks (pluggy refuses the plugin);
 - a hook implementation of a hook the application does not have, a misspelled name
@@ -14,8 +16,18 @@ calls a hook, or never:
 - a function named like a hook but not marked with the application's ``HookimplMarker``, which
   pluggy silently skips (unmarked, or marked for another project).
 
-The registrations are the hooks the plugin implements, kind ``hook``. No hook is called: an
-application's hooks need the application running.
+Then, for the applications it knows how to run (``EXERCISES``), the application runs with the
+plugin, offline and briefly, and calls its hooks: datasette serves pages, tox lists and runs an
+environment, sqlite-utils runs its command line, hatchling builds a project configured to use
+the plugin (one module each). A hook that raises fails the plugin at stage ``exercise``, naming
+the hook and the step; what a hook needs and does not find here (a service, an extra, an
+interpreter capability) fails it as :class:`MissingPrerequisite`, which says so. devpi-server
+takes half a minute to start and is not run.
+
+The registrations are the hooks the plugin implements, kind ``hook``, each saying whether the run
+exercised it (``exercise``: ``passed`` or ``not_exercised``, with ``exercise_note`` saying why
+not: a hook that needs a POST, a publish or an upload stays unexercised, and is never counted as
+passed).
 
 ``pluggy`` and the application are imported at call time only: they are dependencies of the
 plugin under test, never of the runtime.
@@ -23,9 +35,13 @@ plugin under test, never of the runtime.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import inspect
+import os
+import shutil
+import tempfile
 from typing import Any
 
 from sandboxverify.runtime._protocol import EntryPointRef
@@ -37,19 +53,39 @@ from sandboxverify.runtime.hosts._base import (
     import_application,
     resolve,
 )
+from sandboxverify.runtime.hosts._exercise import Deadline
 from sandboxverify.runtime.hosts._registry import KNOWN_GROUPS
+
+#: the applications this host runs with the plugin, by group: the module that runs each
+EXERCISES = {
+    "datasette": "_pluggy_datasette",
+    "sqlite_utils": "_pluggy_sqlite_utils",
+    "tox": "_pluggy_tox",
+    "hatch": "_pluggy_hatch",
+}
+#: why the others are not run
+NOT_RUN = {
+    "devpi_server": "devpi-server takes 20-30 s to start, so it is not run: its hookspecs "
+    "checked the hook, nothing called it",
+    "devpi_client": "devpi runs against a devpi-server, so it is not run: its hookspecs "
+    "checked the hook, nothing called it",
+}
 
 
 def load_pluggy(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
-    """Register the plugin with a plugin manager holding the application's hookspecs.
+    """Register the plugin with a plugin manager holding the application's hookspecs, then run
+    the application with it.
 
     Raises :class:`PluginLoadError`: ``application`` (no hookspecs known for the group, the
     application or pluggy not installed: :class:`ApplicationMissing`, hookspecs that do not
     load), ``import`` (the plugin does not import), ``validate`` (pluggy refuses a hook
-    implementation, a hook the application does not have, a hook function not marked as one).
+    implementation, a hook the application does not have, a hook function not marked as one),
+    ``exercise`` (the application ran with the plugin and one of its hooks raised, or the run
+    failed with it; a step that outlasts the time left is a ``timeout``).
     A plugin implementing no hook loads with no registrations.
     """
     del registry  # hooks are reported, not called: nothing callable to register
+    deadline = Deadline(context.timeout)
     target, application = _hookspecs_of(ref, context)
     specs = _import_specs(target, application, ref.group)
     pluggy = import_application("pluggy", "pluggy", ref.group)
@@ -62,8 +98,11 @@ def load_pluggy(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     pm = pluggy.PluginManager(project)
     try:
         pm.add_hookspecs(specs)
+        for more in _more_hookspecs(ref, target):
+            pm.add_hookspecs(more)
     except Exception as exc:
         raise PluginLoadError("application", exc) from exc
+    _load_as_the_application_does(ref, target)
     plugin = resolve(ref)
     try:
         pm.register(plugin, name=ref.name)
@@ -76,7 +115,68 @@ def load_pluggy(ref: EntryPointRef, registry: Registry, context: HostContext) ->
         pm.check_pending()
     except Exception as exc:
         raise PluginLoadError("validate", exc) from exc
-    return LoadedPlugin(ref=ref, tools=hook_registrations(pm, plugin), handlers={})
+    tools = hook_registrations(pm, plugin)
+    if tools:
+        tools = _exercised(ref, plugin, tools, (application, target), deadline)
+    return LoadedPlugin(ref=ref, tools=tools, handlers={})
+
+
+def _load_as_the_application_does(ref: EntryPointRef, hookspecs: str) -> None:
+    """Import the application's plugin manager before the plugin, as a run of the application
+    does: it loads the plugins from their entry points as it is imported, and a plugin that
+    imports it in turn (``from datasette.plugins import pm``) must not be half imported when it
+    is registered there."""
+    module = _exercise_module(ref, hookspecs)
+    first = getattr(module, "LOADS_PLUGINS", None) if module is not None else None
+    if first:
+        # what fails here fails again below, and is reported there
+        with contextlib.suppress(Exception):
+            importlib.import_module(first)
+
+
+def _exercise_module(ref: EntryPointRef, hookspecs: str) -> Any:
+    """The module that runs the group's application, if this host knows how to (and the
+    plugin is checked against the application's own hookspecs)."""
+    known = KNOWN_GROUPS.get(ref.group)
+    module = EXERCISES.get(ref.group)
+    if module is None or known is None or known[1].hookspecs != hookspecs:
+        return None
+    return importlib.import_module(f"{__package__}.{module}")
+
+
+def _exercised(
+    ref: EntryPointRef,
+    plugin: Any,
+    tools: list[dict[str, Any]],
+    specs: tuple[str, str],
+    deadline: Deadline,
+) -> list[dict[str, Any]]:
+    """Run the application with the plugin; the registrations, each saying whether it ran.
+    ``specs``: the application and the hookspecs the plugin was checked against."""
+    from sandboxverify.runtime.hosts._pluggy_watch import AppRun, Stopped  # noqa: PLC0415
+
+    application, hookspecs = specs
+    module = _exercise_module(ref, hookspecs)
+    if module is None:
+        note = NOT_RUN.get(ref.group) or (
+            f"sandboxverify does not know how to run {application}: its hookspecs checked the "
+            "hook, nothing called it"
+        )
+        return [{**tool, "exercise": "not_exercised", "exercise_note": note} for tool in tools]
+    run = AppRun(ref, plugin, application, deadline, [tool["name"] for tool in tools])
+    exercise = module.exercise
+    scratch = tempfile.mkdtemp(prefix="sandboxverify-")
+    previous = os.getcwd()
+    try:
+        os.chdir(scratch)  # what the application writes, it writes there
+        exercise(run, scratch)
+    except Stopped:
+        pass
+    finally:
+        run.close()
+        os.chdir(previous)
+        shutil.rmtree(scratch, ignore_errors=True)
+    return run.registrations(tools)
 
 
 def project_name(specs: Any, pluggy: Any) -> str | None:
@@ -183,6 +283,24 @@ def _import_specs(target: str, application: str, group: str) -> Any:
             raise PluginLoadError("application", error) from exc
         walked = f"{walked}.{part}"
     return specs
+
+
+def _more_hookspecs(ref: EntryPointRef, hookspecs: str) -> list[Any]:
+    """The hookspecs other distributions of the group's application add, those installed
+    (hatch's command line adds its own to hatchling's)."""
+    known = KNOWN_GROUPS.get(ref.group)
+    if known is None or known[1].hookspecs != hookspecs:
+        return []
+    found: list[Any] = []
+    for module in known[1].more_hookspecs:
+        try:
+            found.append(importlib.import_module(module))
+        except ModuleNotFoundError as exc:
+            if exc.name is None or module.split(".")[0] != exc.name.split(".")[0]:
+                raise PluginLoadError("application", exc) from exc
+        except Exception as exc:
+            raise PluginLoadError("application", exc) from exc
+    return found
 
 
 # -- what pluggy lets through ------------------------------------------------------------------

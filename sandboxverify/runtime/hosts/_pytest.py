@@ -62,21 +62,23 @@ from sandboxverify.runtime.hosts._base import (
     import_application,
     resolve,
 )
+from sandboxverify.runtime.hosts._exercise import Deadline, captured
 from sandboxverify.runtime.hosts._pluggy import spec_names, summary, unknown_hook_error
+from sandboxverify.runtime.hosts._pytest_exercise import Generated, run_generated
 from sandboxverify.runtime.hosts._pytest_run import (
     autoloaded,
-    captured,
     fixture_defs,
     module_of,
     one_line,
     recording,
+    scratch_args,
     scratch_directory,
     within,
 )
 from sandboxverify.runtime.hosts._registry import KNOWN_GROUPS
 
-#: what pytest runs with: collect only, quietly, and never write a cache
-PYTEST_ARGS = ("--collect-only", "-q", "-p", "no:cacheprovider")
+#: what pytest runs with first: collect only, quietly
+PYTEST_ARGS = ("--collect-only", "-q")
 #: exit statuses of a run that loaded its plugins: OK, NO_TESTS_COLLECTED
 OK_EXITS = frozenset({0, 5})
 #: lines of pytest's output a failure quotes
@@ -90,26 +92,28 @@ class PytestRunFailed(Exception):
 
 
 def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) -> LoadedPlugin:
-    """Run ``pytest --collect-only`` with the plugin and report what it registered.
+    """Run ``pytest --collect-only`` with the plugin, then the generated tests, and report what
+    it registered and how the tests exercised it.
 
-    Raises :class:`PluginLoadError` (``application``, ``import``, ``validate``: see the module).
+    Raises :class:`PluginLoadError` (``application``, ``import``, ``validate``, ``exercise``:
+    see the module).
     """
-    del registry, context  # nothing callable to register; pytest needs no limits or answers
+    del registry  # nothing callable to register
+    deadline = Deadline(context.timeout)
     known = KNOWN_GROUPS.get(ref.group)
     application = known[1].application if known and known[0].name == "pytest" else None
     pytest = import_application("pytest", application or "pytest", ref.group)
     run = _Run(package=ref.module.split(".", 1)[0])
     with scratch_directory() as directory:
-        args = [*PYTEST_ARGS, "--rootdir", directory]
-        plugins: list[Any] = [_Collector(run)]
         if autoloaded(ref):  # asked where pytest will ask: in the directory it runs in
             run.expected = ref.name
         elif ref.attribute is None:
-            args += ["-p", ref.module]
+            run.select = ["-p", ref.module]
             run.expected = ref.module
         else:  # an object: pytest's -p names modules only, so hand pytest the object itself
             run.provided = resolve(ref)
-            plugins.append(run.provided)
+        args = [*PYTEST_ARGS, *scratch_args(directory), *run.select, directory]
+        plugins: list[Any] = [_Collector(run), *run.objects()]
         with recording(pytest, run), captured() as output:
             try:
                 run.status = int(pytest.main(args, plugins=plugins))
@@ -119,7 +123,9 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
                 run.escaped = exc
         run.output = output.text
     _judge(pytest, ref, run)
-    return LoadedPlugin(ref=ref, tools=run.registrations(), handlers={})
+    fixtures = [name for kind, name in run.found if kind == "fixture"]
+    generated = run_generated(pytest, run, fixtures, deadline)
+    return LoadedPlugin(ref=ref, tools=run.registrations(generated), handlers={})
 
 
 # -- what one run saw -------------------------------------------------------------------------
@@ -133,6 +139,8 @@ class _Run:
     expected: str | None = None
     #: the plugin object handed to pytest, when the entry point names one
     provided: Any = None
+    #: what selects the plugin on pytest's command line, when pytest does not autoload it
+    select: list[str] = field(default_factory=list)
     collector: Any = None
     pm: Any = None
     loaded: bool = False
@@ -155,6 +163,13 @@ class _Run:
             return True
         return within(module_of(plugin), self.package)
 
+    def objects(self) -> list[Any]:
+        """The plugin objects handed to ``pytest.main``."""
+        return [] if self.provided is None else [self.provided]
+
+    def owns_impl(self, impl: Any) -> bool:
+        return self.owns(impl.plugin, impl.plugin_name)
+
     def add(self, kind: str, name: str, description: Any) -> None:
         """Record a registration (the first of a kind and name)."""
         if (kind, name) not in self.found:
@@ -165,14 +180,18 @@ class _Run:
                 "parameters": None,
             }
 
-    def registrations(self) -> list[dict[str, Any]]:
+    def registrations(self, generated: Generated | None = None) -> list[dict[str, Any]]:
+        """What the plugin registered, in ``KINDS`` order; with the generated run, each fixture
+        and hook says whether it was exercised (``exercise`` and ``exercise_note``)."""
         ordered: list[dict[str, Any]] = []
         for kind in KINDS:
             of_kind = [reg for (k, _), reg in self.found.items() if k == kind]
             if kind in ("fixture", "hook"):  # found in no meaningful order
                 of_kind.sort(key=lambda reg: str(reg["name"]))
             ordered += of_kind
-        return ordered
+        if generated is None:
+            return ordered
+        return [generated.describe(registration) for registration in ordered]
 
     def from_plugin(self) -> bool:
         """Is the code calling the wrapped pytest method (two frames up) the plugin's?"""

@@ -156,6 +156,13 @@ def _squash(value: str) -> str:
     return "".join(value.split())
 
 
+def scratch_args(directory: str) -> list[str]:
+    """pytest's options for a run in ``directory``: its rootdir, and its cache there (not
+    ``-p no:cacheprovider``: plugins may use ``config.cache``)."""
+    cache = os.path.join(directory, ".pytest_cache")
+    return ["-o", f"cache_dir={cache}", "--rootdir", directory]
+
+
 @contextlib.contextmanager
 def scratch_directory() -> Iterator[str]:
     """A fresh empty directory to run in, with an empty ``pytest.ini`` so none above applies."""
@@ -169,31 +176,6 @@ def scratch_directory() -> Iterator[str]:
     finally:
         os.chdir(previous)
         shutil.rmtree(directory, ignore_errors=True)
-
-
-class _Output:
-    text = ""
-
-
-@contextlib.contextmanager
-def captured() -> Iterator[_Output]:
-    """pytest's output (stdout and stderr, in a real file: pytest may ask for its fileno),
-    written to standard output again afterwards."""
-    output = _Output()
-    stdout, stderr = sys.stdout, sys.stderr
-    with tempfile.TemporaryFile("w+", encoding="utf-8", errors="backslashreplace") as capture:
-        sys.stdout = sys.stderr = capture
-        try:
-            yield output
-        finally:
-            sys.stdout, sys.stderr = stdout, stderr
-            with contextlib.suppress(Exception):
-                capture.flush()
-                capture.seek(0)
-                output.text = capture.read()
-            with contextlib.suppress(Exception):
-                stdout.write(output.text)
-                stdout.flush()
 
 
 def fixture_defs(manager: Any) -> list[Any]:

@@ -149,7 +149,9 @@ HOSTS: dict[str, Host] = {
             groups=[Group("pytest11", application="pytest", names_module=True)],
             loading="`pytest --collect-only` in an empty directory with the plugin active, "
             "through pytest's own plugin manager (hook implementations checked against pytest's "
-            "hookspecs); it must exit 0 or 5",
+            "hookspecs), then a generated test module: a plain test, a parametrized one and one "
+            "per fixture the plugin defines must pass (a fixture that needs an unreachable "
+            "service is noted)",
             kinds=["fixture", "option", "ini", "marker", "hook"],
             wording=Wording(
                 empty="registered nothing with pytest: no fixture, option, ini key, marker or hook",
@@ -164,6 +166,9 @@ HOSTS: dict[str, Host] = {
                 '[project.entry-points.pytest11] name = "package.plugin"',
                 register_hint="define it in the plugin module (a fixture, option, ini key or "
                 "marker), or fix --expect-tools",
+                exercise_hint="pytest, running tests with the plugin active, failed as shown: "
+                "run a test using the fixture (or any parametrized test) with the plugin "
+                "installed, and fix what the traceback in details points at",
             ),
         ),
         Host(
@@ -175,12 +180,20 @@ HOSTS: dict[str, Host] = {
                 _pluggy("datasette", "datasette", "datasette.hookspecs"),
                 _pluggy("sqlite_utils", "sqlite-utils", "sqlite_utils.hookspecs"),
                 _pluggy("tox", "tox", "tox.plugin.spec"),
-                Group("hatch", application="hatchling", hookspecs="hatchling.plugin.specs"),
+                Group(
+                    "hatch",
+                    application="hatchling",
+                    hookspecs="hatchling.plugin.specs",
+                    more_hookspecs=["hatch.plugin.specs"],
+                ),
                 _pluggy("devpi_server", "devpi-server", "devpi_server.hookspecs"),
                 Group("devpi_client", application="devpi-client", hookspecs="devpi.hookspecs"),
             ],
-            loading="registered with a plugin manager holding the application's real hookspecs: "
-            "a misspelled hook or an argument the spec lacks fails",
+            loading="registered with a plugin manager holding the application's real hookspecs "
+            "(a misspelled hook or an argument the spec lacks fails), then the application runs "
+            "with it, offline: datasette serves pages, tox lists and runs an environment, "
+            "sqlite-utils runs its command line, hatchling builds a project configured to use it "
+            "(devpi is not started); a hook that raises fails",
             kinds=["hook"],
             wording=Wording(
                 empty="implements none of the application's hooks",
@@ -192,6 +205,9 @@ HOSTS: dict[str, Host] = {
                 declare_hint="declare the plugin module in pyproject.toml: "
                 '[project.entry-points."{group}"] name = "package.plugin"',
                 register_hint="implement that hook in the plugin, or fix --expect-tools",
+                exercise_hint="the application called the plugin's hook and it raised (the "
+                "application may have shown it as a 500 page or an exit status): fix the hook; "
+                "the traceback is in details",
             ),
         ),
         Host(

@@ -56,13 +56,15 @@ def probe_load(
     no_site: bool = False,
     env: dict[str, str] | None = None,
     timeout: float = 120,
+    load_timeout: float | None = None,
 ) -> dict[str, Any]:
     """One ``load`` request to the runtime probe in a fresh interpreter; the result document.
 
     ``no_site``: ``python -S``, so nothing installed in the test environment is importable (an
-    application that is not installed)."""
+    application that is not installed). ``load_timeout``: the time the load itself has (the
+    request's ``timeout``)."""
     result = tmp_path / f"result-{plugin['name'].replace('/', '_')}.json"
-    request = {
+    request: dict[str, Any] = {
         "action": "load",
         "host": host,
         "plugin": plugin,
@@ -70,6 +72,8 @@ def probe_load(
         "protocol": 1,
         "result": str(result),
     }
+    if load_timeout is not None:
+        request["timeout"] = load_timeout
     flags = ["-I", "-S"] if no_site else ["-I"]
     done = subprocess.run(
         [sys.executable, *flags, "-c", PROBE, *map(str, sites), str(REPO)],

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Protocol
 
 import pytest
 
@@ -25,18 +25,26 @@ from sandboxverify.runtime.hosts import (
 )
 from sandboxverify.sandbox._workspace import Workspace
 
-Write = Callable[[str, str], None]
+
+class Write(Protocol):
+    def __call__(self, name: str, code: str, *, entry_point: str | None = None) -> None: ...
 
 
 @pytest.fixture
 def write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Write]:
-    """Write a module into an importable directory."""
+    """Write a module into an importable directory; with ``entry_point``, installed as a
+    plugin of that group (an entry point named after the module)."""
     root = tmp_path / "modules"
     root.mkdir()
     monkeypatch.syspath_prepend(str(root))
 
-    def write_module(name: str, code: str) -> None:
+    def write_module(name: str, code: str, *, entry_point: str | None = None) -> None:
         (root / f"{name}.py").write_text(textwrap.dedent(code))
+        if entry_point is not None:
+            info = root / f"{name}-1.0.dist-info"
+            info.mkdir()
+            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+            (info / "entry_points.txt").write_text(f"[{entry_point}]\n{name} = {name}\n")
 
     yield write_module
     for name in [name for name in sys.modules if name.startswith("svpl_")]:
@@ -90,12 +98,33 @@ def test_a_datasette_plugin_reports_the_hooks_it_implements(write: Write) -> Non
         "kind": "hook",
         "description": "Register the SQL functions.",
         "parameters": None,
+        "exercise": "passed",  # datasette ran with it: see test_pluggy_apps.py
+        "exercise_note": None,
     }
 
 
 def test_an_entry_point_may_name_a_plugin_object(write: Write) -> None:
     write(
         "svpl_object",
+        """
+        from datasette import hookimpl
+
+        class Plugin:
+            __name__ = "svpl_object"  # datasette names its plugins by it
+
+            @hookimpl
+            def extra_css_urls(self):
+                return []
+
+        PLUGIN = Plugin()
+        """,
+    )
+    assert hooks(load("svpl_object:PLUGIN")) == ["extra_css_urls"]
+
+
+def test_a_plugin_object_datasette_cannot_name_breaks_datasette(write: Write) -> None:
+    write(
+        "svpl_nameless",
         """
         from datasette import hookimpl
 
@@ -107,7 +136,10 @@ def test_an_entry_point_may_name_a_plugin_object(write: Write) -> None:
         PLUGIN = Plugin()
         """,
     )
-    assert hooks(load("svpl_object:PLUGIN")) == ["extra_css_urls"]
+    error = load_error("svpl_nameless:PLUGIN")
+    assert error.stage == "exercise"
+    assert isinstance(error.cause, AttributeError)
+    assert "'Plugin' object has no attribute '__name__'" in error.message
 
 
 def test_a_plugin_implementing_no_hook_has_no_registrations(write: Write) -> None:
@@ -150,6 +182,7 @@ def test_other_pluggy_applications_in_the_table(write: Write) -> None:
         def tox_add_option(parser):
             pass
         """,
+        entry_point="tox",  # tox loads its plugins from their entry points, on each run
     )
     assert hooks(load("svpl_tox", group="tox")) == ["tox_add_option"]
 
@@ -387,5 +420,13 @@ def test_the_probe_loads_a_plugin_of_a_custom_application(write: Write, tmp_path
     result: dict[str, Any] = json.loads(result_path.read_text())
     assert result["ok"] is True, result["error"]
     assert result["tools"] == [
-        {"name": "svapp_pick", "kind": "hook", "description": "Pick the first.", "parameters": None}
+        {
+            "name": "svapp_pick",
+            "kind": "hook",
+            "description": "Pick the first.",
+            "parameters": None,
+            "exercise": "not_exercised",
+            "exercise_note": "sandboxverify does not know how to run svpl_app_specs: its "
+            "hookspecs checked the hook, nothing called it",
+        }
     ]

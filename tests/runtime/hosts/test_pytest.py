@@ -7,10 +7,8 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pytest
 
@@ -24,58 +22,7 @@ from sandboxverify.runtime.hosts import (
     load_plugin,
 )
 from sandboxverify.sandbox._workspace import Workspace
-
-
-class Install(Protocol):
-    def __call__(
-        self,
-        name: str,
-        code: str,
-        *,
-        value: str | None = None,
-        files: dict[str, str] | None = None,
-        installed: bool = True,
-    ) -> EntryPointRef: ...
-
-
-@pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A site directory on ``sys.path``: what is installed there, pytest finds and autoloads."""
-    root = tmp_path / "site"
-    root.mkdir()
-    monkeypatch.syspath_prepend(str(root))
-    yield root
-    for name in [name for name in sys.modules if name.startswith("svpt_")]:
-        del sys.modules[name]
-
-
-@pytest.fixture
-def install(site: Path) -> Install:
-    """Install package ``name`` (``code`` is its ``__init__``) with a ``pytest11`` entry point
-    ``name = value`` (unless ``installed=False``: then it is only importable)."""
-
-    def install_package(
-        name: str,
-        code: str,
-        *,
-        value: str | None = None,
-        files: dict[str, str] | None = None,
-        installed: bool = True,
-    ) -> EntryPointRef:
-        package = site / name
-        package.mkdir()
-        (package / "__init__.py").write_text(textwrap.dedent(code))
-        for relative, text in (files or {}).items():
-            (package / relative).write_text(textwrap.dedent(text))
-        ref = EntryPointRef(name=name, group="pytest11", value=value or name)
-        if installed:
-            info = site / f"{name}-1.0.dist-info"
-            info.mkdir()
-            (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-            (info / "entry_points.txt").write_text(f"[pytest11]\n{ref.name} = {ref.value}\n")
-        return ref
-
-    return install_package
+from tests.runtime.hosts.conftest import Install
 
 
 def load(ref: EntryPointRef) -> LoadedPlugin:
@@ -190,7 +137,14 @@ def test_a_plugin_reports_its_fixtures_options_ini_keys_markers_and_hooks(
     assert described[("ini", "svpt_level")] == "How thorough to be."
     assert described[("marker", "svpt_timeout")] == "fail after seconds"
     assert all(tool["parameters"] is None for tool in loaded.tools)
-    assert set(loaded.tools[0]) == {"name", "kind", "description", "parameters"}
+    assert set(loaded.tools[0]) == {
+        "name",
+        "kind",
+        "description",
+        "parameters",
+        "exercise",
+        "exercise_note",
+    }
 
 
 def test_pytest_runs_in_a_scratch_directory_not_the_users_tree(

@@ -1,0 +1,140 @@
+"""What the hosts that run an application share: a step's time limit, and telling what a plugin
+needs and this sandbox lacks from a break."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import socket
+import sqlite3
+import time
+
+import pytest
+
+from sandboxverify.runtime.hosts._exercise import (
+    Deadline,
+    StepTimeout,
+    need_of,
+    reaching,
+)
+
+
+def raised(code: str) -> BaseException:
+    try:
+        exec(code, {"socket": socket, "errno": errno, "sqlite3": sqlite3})
+    except Exception as exc:
+        return exc
+    raise AssertionError("did not raise")
+
+
+@pytest.mark.parametrize(
+    ("code", "need"),
+    [
+        ("raise ConnectionRefusedError(errno.ECONNREFUSED, 'refused')", "service"),
+        ("raise TimeoutError('Failed after 61 attempts')", "service"),
+        ("raise OSError(errno.EHOSTUNREACH, 'No route to host')", "service"),
+        (  # a library's own exception, raised from the refusal
+            "try:\n    raise ConnectionRefusedError('refused')\n"
+            "except OSError as exc:\n    raise RuntimeError('the server is down') from exc",
+            "service",
+        ),
+        (  # a C library's message: the system's words for the errno
+            'raise RuntimeError(\'connection to server at "127.0.0.1", port 5432 failed: '
+            "' + __import__('os').strerror(errno.ECONNREFUSED))",
+            "service",
+        ),
+        ("raise ImportError(\"pytest-asyncio is required: pip install 'x-y[async]'\")", "extra"),
+        ("raise RuntimeError('broken')", None),
+        ("raise ImportError('cannot import name x')", None),
+        (  # a programming error while handling a refusal is still a programming error
+            "try:\n    raise ConnectionRefusedError('refused')\n"
+            "except OSError as exc:\n    exc.erno",
+            None,
+        ),
+    ],
+    ids=[
+        "refused",
+        "timeout",
+        "unreachable",
+        "caused-by",
+        "c-library",
+        "extra",
+        "break",
+        "import-error",
+        "programming-error",
+    ],
+)
+def test_what_an_exception_says_the_plugin_needs(code: str, need: str | None) -> None:
+    found = need_of(raised(code))
+    assert (found.need if found is not None else None) == need
+
+
+def test_reaching_out_before_a_failure_is_a_service_need_unless_the_code_is_wrong() -> None:
+    reached = ["socket.connect ('127.0.0.1', 5432)"]
+    found = need_of(raised("raise Exception('docker compose returned 125')"), reached)
+    assert found is not None and found.need == "service"
+    assert str(found) == (
+        "needs a service it cannot reach (it tried socket.connect ('127.0.0.1', 5432)): "
+        "Exception: docker compose returned 125"
+    )
+    assert need_of(raised("raise TypeError('bad')"), reached) is None
+
+
+def test_an_interpreter_without_sqlite_extension_loading_is_a_platform_need() -> None:
+    error = AttributeError("'sqlite3.Connection' object has no attribute 'enable_load_extension'")
+    error.name = "enable_load_extension"
+    error.obj = sqlite3.connect(":memory:")
+    found = need_of(error)
+    assert found is not None and found.need == "platform"
+    assert "--enable-loadable-sqlite-extensions" in str(found)
+    error.name = "no_such_method"
+    assert need_of(error) is None
+
+
+def connect_to_discard_port() -> None:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        with contextlib.suppress(OSError):  # refused, or no answer: the attempt is recorded
+            sock.connect(("127.0.0.1", 9))
+
+
+def test_reaching_records_connections_and_processes_while_it_runs() -> None:
+    with reaching() as seen:
+        connect_to_discard_port()
+    connect_to_discard_port()
+    assert seen == ["socket.connect ('127.0.0.1', 9)"]  # the first attempt only
+
+
+def retry_loop_sleeping(caught: list[StepTimeout]) -> None:
+    """A retry loop that swallows the first timeout: the next one escapes."""
+    while True:
+        try:
+            time.sleep(5)
+        except StepTimeout as exc:
+            caught.append(exc)
+            time.sleep(5)
+
+
+def test_a_step_that_outlasts_its_time_is_interrupted_again_until_it_ends() -> None:
+    caught: list[StepTimeout] = []
+    bound = Deadline(30).bound("slow step", 0.2)
+    with pytest.raises(StepTimeout, match=r"^slow step did not finish within 0\.2s$"), bound:
+        retry_loop_sleeping(caught)
+    assert len(caught) == 1
+
+
+def inner_then_sleep(deadline: Deadline) -> None:
+    with deadline.bound("inner", 0.1):
+        pass
+    time.sleep(5)  # the outer step's alarm, armed again after the inner one
+
+
+def test_a_step_never_gets_more_than_what_is_left_and_the_outer_bound_resumes() -> None:
+    deadline = Deadline(1.0)
+    with pytest.raises(StepTimeout, match=r"^outer did not finish"), deadline.bound("outer"):
+        inner_then_sleep(deadline)
+    with (
+        pytest.raises(StepTimeout, match=r"^late did not finish within 0s$"),
+        Deadline(0).bound("late"),
+    ):
+        pass

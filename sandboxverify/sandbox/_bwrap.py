@@ -231,7 +231,8 @@ def _hidden(bound: Iterable[Path], hide: Iterable[Path] = ()) -> list[Path]:
         holds = any(_within(root, path) for root in bound)
         if inside and not holds and path.is_dir():
             hidden.append(path)
-    return hidden
+    # the outermost only: a tmpfs inside one already hidden (and read-only) cannot be mounted
+    return [path for path in hidden if not any(_strictly_within(path, o) for o in hidden)]
 
 
 def _within(path: Path, root: Path) -> bool:

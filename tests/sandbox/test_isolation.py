@@ -91,6 +91,16 @@ def test_what_lies_inside_a_bound_directory_is_covered(tmp_path: Path) -> None:
     assert _bwrap._hidden([tmp_path / "src"], hide=[tmp_path, tmp_path / "src"]) == []
 
 
+def test_a_hidden_directory_inside_another_is_covered_with_it(tmp_path: Path) -> None:
+    """sandboxverify installed in a Python under /usr (Docker's python images): its package
+    lies inside site-packages, both to hide; a second tmpfs inside the first, read-only, cannot
+    be mounted, so only the outer one is."""
+    inner = tmp_path / "site-packages" / "sandboxverify"
+    inner.mkdir(parents=True)
+    hidden = _bwrap._hidden([tmp_path], hide=[inner, inner.parent])
+    assert hidden == [inner.parent]
+
+
 def test_interpreter_roots_are_the_prefixes_outside_usr() -> None:
     roots = interpreter_roots(Path(sys.executable))
     assert Path(sys.base_prefix).resolve() in [root.resolve() for root in roots] or str(

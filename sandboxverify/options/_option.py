@@ -35,6 +35,9 @@ class Option:
     metavar: str | None = None
     #: the commands it is required by
     required: tuple[CommandName, ...] = ()
+    #: may the checked project's own ``[tool.sandboxverify]`` set it (``check``'s options):
+    #: ``False`` when it only widens what package code reaches; then only the command line can
+    project: bool = True
 
     def __post_init__(self) -> None:
         if not self.dest:

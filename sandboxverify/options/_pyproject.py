@@ -56,6 +56,12 @@ def load_config(pyproject: Path) -> dict[str, Any]:
                 f"{pyproject}: unknown key {raw_key!r} in [tool.sandboxverify]",
                 hint=f"did you mean {close[0]!r}?" if close else f"known keys: {', '.join(keys)}",
             )
+        if option.project is False:
+            raise ConfigError(
+                f"{pyproject}: [tool.sandboxverify] cannot set {raw_key!r}: it would widen what "
+                "the package's own code reaches",
+                hint=f"only the command line can ask for it ({option.flag})",
+            )
         result[option.dest] = coerce(pyproject, raw_key, option, value)
     return result
 

@@ -23,6 +23,8 @@ def config_schema() -> dict[str, Any]:
     properties: dict[str, Any] = {}
     aliases: dict[str, Any] = {}
     for option in options_of("check"):
+        if option.project is False:  # only the caller may set it: not a key of the project's file
+            continue
         properties[option.config_key] = {
             "description": f"{option.flag}: {option.help_for('check')}",
             **_value_schema(option),
@@ -35,9 +37,10 @@ def config_schema() -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": _ID,
         "title": "[tool.sandboxverify] in pyproject.toml",
-        "description": "Every option of `sandboxverify check`, same names (- or _); the command "
-        "line wins. Paths are relative to the pyproject.toml. Unknown keys are a configuration "
-        "error.",
+        "description": "The options of `sandboxverify check` a checked project may set, same "
+        "names (- or _); the command line wins. Paths are relative to the pyproject.toml. Keys "
+        "that only widen what the project's code reaches (network) come only from the command "
+        "line. Unknown keys are a configuration error.",
         "type": "object",
         "properties": {**properties, **aliases},
         "additionalProperties": False,

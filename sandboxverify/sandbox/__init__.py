@@ -26,11 +26,14 @@ from sandboxverify.sandbox._isolation import (
     Confinement,
     Isolation,
     IsolationChoice,
+    NetworkName,
     choose_isolation,
     interpreter_roots,
+    unfiltered_reason,
 )
 from sandboxverify.sandbox._subprocess import (
     Command,
+    Launch,
     Launcher,
     Outcome,
     format_argv,
@@ -64,7 +67,9 @@ __all__ = [
     "Interpreter",
     "Isolation",
     "IsolationChoice",
+    "Launch",
     "Launcher",
+    "NetworkName",
     "Outcome",
     "RunContext",
     "Runner",
@@ -90,4 +95,5 @@ __all__ = [
     "resolve_all",
     "select_interpreters",
     "supervised",
+    "unfiltered_reason",
 ]

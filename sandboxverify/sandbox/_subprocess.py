@@ -3,7 +3,8 @@
 A :class:`Command` goes in, an :class:`Outcome` comes out. Every command has a timeout; output goes
 to a log file (never into memory: plugins may print megabytes) and the outcome keeps its tail;
 every process runs in its own process group so a timeout, Ctrl-C or SIGTERM takes down whatever
-it spawned too (terminate, short grace, kill). Secrets are redacted from anything shown.
+it spawned too (terminate, short grace, kill). A command that runs package code starts through
+its launcher, with a session keyring of its own. Secrets are redacted from anything shown.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import IO, Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
 from sandboxverify.report import redact
+from sandboxverify.sandbox._keyring import ended, in_fresh_keyring
 from sandboxverify.sandbox._processes import descendants, kill_and_wait, process_stat
 
 GRACE_SECONDS = 2.0
@@ -35,6 +37,20 @@ _WIND_DOWN_SECONDS = 15.0
 _TAIL_BYTES = 16_000
 
 
+@dataclass(frozen=True)
+class Launch:
+    """A command ready to start: what is executed, and the descriptors the process inherits
+    (a system call filter for bubblewrap to read), ours to :meth:`close` once it started."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class Launcher(Protocol):
     """How a command is started when it runs untrusted code: inside the OS sandbox, or under
     a reaper (see ``_isolation``)."""
@@ -42,7 +58,7 @@ class Launcher(Protocol):
     @property
     def signals_as_exit_codes(self) -> bool: ...
 
-    def wrap(self, argv: Sequence[str]) -> list[str]: ...
+    def launch(self, argv: Sequence[str]) -> Launch: ...
 
 
 @dataclass(frozen=True)
@@ -59,10 +75,9 @@ class Command:
     #: ``None``: a trusted command (an installer), started as it is
     launcher: Launcher | None = None
 
-    @property
-    def started_argv(self) -> list[str]:
+    def launch(self) -> Launch:
         """What is actually executed: ``argv``, wrapped by the launcher if there is one."""
-        return self.launcher.wrap(self.argv) if self.launcher else list(self.argv)
+        return self.launcher.launch(self.argv) if self.launcher else Launch(list(self.argv))
 
 
 @dataclass(frozen=True)
@@ -278,25 +293,34 @@ def start(
     stderr: int | IO[bytes],
 ) -> subprocess.Popen[bytes]:
     """``command`` started in a process group of its own (stopping it stops everything it
-    spawned) and under the check's supervisor; ``OSError`` when it cannot start, also said in
-    ``log``. :func:`release` it when it has ended."""
+    spawned) and under the check's supervisor; one that runs package code (it has a launcher)
+    with a session keyring of its own (``_keyring``). ``OSError`` when it cannot start, also
+    said in ``log``. :func:`release` it when it has ended."""
     if shutting_down():
         raise Interrupted("interrupted")
-    try:
-        proc = subprocess.Popen(
-            command.started_argv,
+    launch = command.launch()
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            launch.argv,
             cwd=command.cwd,
             env=dict(command.env),
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
+            pass_fds=launch.pass_fds,
             start_new_session=sys.platform != "win32",
             creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
         )
+
+    try:
+        proc = in_fresh_keyring(popen) if command.launcher is not None else popen()
     except OSError as exc:
         log.write(f"cannot start {command.argv[0]}: {exc}\n".encode())
         log.flush()
         raise
+    finally:
+        launch.close()
     supervisor = _SUPERVISOR.get(None)
     if supervisor is not None:
         supervisor.add(proc)
@@ -316,6 +340,7 @@ def release(proc: subprocess.Popen[bytes]) -> None:
     if supervisor is not None:
         supervisor.discard(proc)
     _kill_leftovers(proc)
+    ended(proc)  # the thread that started it in a keyring of its own (``_keyring``)
 
 
 def query(argv: Sequence[str], timeout: float) -> str | None:

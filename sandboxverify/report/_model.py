@@ -35,6 +35,7 @@ FailureCode = Literal[
     "smoke_failed",
     "script_failed",
     "host_modified",
+    "limit_exceeded",
 ]
 #: why a check stopped before its verdict: exit 2 (``usage_error``, ``config_error``), 3
 #: (``internal_error``), 130 (``interrupted``), 143 (``terminated``)

@@ -6,6 +6,7 @@ Imports report only (and the stdlib-only runtime protocol).
 
 from __future__ import annotations
 
+from sandboxverify.sandbox._bounds import BoundExceeded, loads_bounded, read_bounded, read_json
 from sandboxverify.sandbox._bwrap import probe_ahead
 from sandboxverify.sandbox._command_server import CommandServer
 from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
@@ -57,6 +58,7 @@ __all__ = [
     "PROCESS_RISKS",
     "SELECTORS",
     "SUBPROCESSES",
+    "BoundExceeded",
     "Command",
     "CommandServer",
     "Confined",
@@ -89,9 +91,12 @@ __all__ = [
     "installer_env",
     "interpreter_roots",
     "learn_interpreter",
+    "loads_bounded",
     "parallel_map",
     "plugin_env",
     "probe_ahead",
+    "read_bounded",
+    "read_json",
     "resolve_all",
     "select_interpreters",
     "supervised",

@@ -8,7 +8,6 @@ source tree. Stage ``scripts`` (the console scripts) is ``_scripts``.
 from __future__ import annotations
 
 import fnmatch
-import json
 import re
 import time
 from collections.abc import Sequence
@@ -27,7 +26,7 @@ from sandboxverify.report import (
     SkippedModule,
 )
 from sandboxverify.runtime import EntryPointRef
-from sandboxverify.sandbox import RunContext, Sandbox
+from sandboxverify.sandbox import RunContext, Sandbox, loads_bounded, read_bounded
 from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
@@ -160,14 +159,14 @@ def _from_progress(path: Path) -> dict[str, Any]:
     current: str | None = None
     done = False
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = read_bounded(path).splitlines()
+    except (OSError, ValueError):  # none, or past a bound: the run's code wrote it
         lines = []
     for line in lines:
         try:
-            note = json.loads(line)
+            note = loads_bounded(line)
         except ValueError:
-            continue  # a line cut short by the crash
+            continue  # a line cut short by the crash, or nested past the bound
         if not isinstance(note, dict):
             continue
         if "planned" in note:

@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.sandbox._bwrap import available
 from tests.helpers import ROOT, copy_fixture, fixture, run_cli, tree_digest
+from tests.os_sandbox import REQUIRE_OS_SANDBOX, require_os_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -69,8 +69,8 @@ def _installation_digest(package: Path) -> dict[str, str]:
 @pytest.fixture(scope="module", params=["namespaces", "process"])
 def attack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Attack:
     mode: str = request.param
-    if mode == "namespaces" and available()[0] is None:
-        pytest.skip(f"the OS sandbox is unavailable here: {available()[1]}")
+    if mode == "namespaces":
+        require_os_sandbox()
     root = tmp_path_factory.mktemp(f"attack-{mode}")
     # the sandboxverify this check runs from: a copy, since the package may rewrite it
     install = root / "install"
@@ -271,3 +271,11 @@ def test_strict_isolation_without_the_os_sandbox_is_a_usage_error_before_any_wor
         "bubblewrap (bwrap) is not installed"
     )
     assert [p for p in tmp_path.iterdir() if p.name.startswith("sandboxverify-")] == []
+
+
+def test_ci_turns_a_missing_os_sandbox_into_a_failure() -> None:
+    """The README's test command skips the namespace half of this suite where there is no OS
+    sandbox; CI must never pass without it."""
+    script = (ROOT / ".ci" / "run").read_text()
+    assert f"export {REQUIRE_OS_SANDBOX}=1" in script
+    assert script.index(f"export {REQUIRE_OS_SANDBOX}=1") < script.index("python -m pytest")

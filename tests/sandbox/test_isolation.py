@@ -162,6 +162,27 @@ def test_a_hidden_directory_inside_another_is_covered_with_it(tmp_path: Path) ->
     assert hidden == [inner.parent]
 
 
+@pytest.mark.usefixtures("os_sandbox")
+def test_nested_hidden_directories_make_a_sandbox_that_starts(tmp_path: Path) -> None:
+    bwrap, _ = available()
+    assert bwrap is not None
+    inner = tmp_path / "outer" / "inner"
+    inner.mkdir(parents=True)
+    (inner / "secret").write_text("")
+    launch = Bubblewrap(bwrap, hide=(inner, inner.parent)).launch(
+        ["/bin/sh", "-c", f"ls -A {inner.parent}"],
+        Confinement(cwd=Path("/"), read_only=(tmp_path,)),
+    )
+    try:
+        completed = subprocess.run(
+            launch.argv, capture_output=True, text=True, check=False, pass_fds=launch.pass_fds
+        )
+    finally:
+        launch.close()
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == ""  # covered: empty
+
+
 def test_interpreter_roots_are_the_prefixes_outside_usr() -> None:
     roots = interpreter_roots(Path(sys.executable))
     assert Path(sys.base_prefix).resolve() in [root.resolve() for root in roots] or str(
@@ -188,10 +209,6 @@ def test_known_prefixes_are_used_without_asking_the_interpreter(
 
 # --- the OS sandbox for real ---------------------------------------------------------------
 
-needs_bwrap = pytest.mark.skipif(
-    available()[0] is None, reason=f"the OS sandbox is unavailable here: {available()[1]}"
-)
-
 _LOOK_AROUND = r"""
 import json, os, sys
 seen = {"pids": sorted(int(p) for p in os.listdir("/proc") if p.isdigit())}
@@ -209,7 +226,7 @@ print(json.dumps(seen))
 """
 
 
-@needs_bwrap
+@pytest.mark.usefixtures("os_sandbox")
 def test_inside_the_os_sandbox(tmp_path: Path) -> None:
     """Its own /proc, an empty private home, read-only inputs, one writable directory, and
     nothing else of the host: neither the caller's files nor their working directory."""

@@ -27,7 +27,6 @@ from __future__ import annotations
 import errno
 import functools
 import os
-import platform
 import struct
 import sys
 from collections.abc import Mapping
@@ -241,7 +240,7 @@ def unfiltered_reason() -> str:
     """Why this machine gets no filter (for the report)."""
     if not sys.platform.startswith("linux"):
         return f"system call filters are Linux's (this is {sys.platform})"
-    return f"sandboxverify has no system call table for {platform.machine() or 'this machine'}"
+    return f"sandboxverify has no system call table for {os.uname().machine or 'this machine'}"
 
 
 def native_arch() -> Arch | None:
@@ -251,7 +250,7 @@ def native_arch() -> Arch | None:
         return None
     if struct.calcsize("P") != 8:
         return None
-    return ARCHES.get(platform.machine().lower())
+    return ARCHES.get(os.uname().machine.lower())
 
 
 def program(arch: Arch) -> bytes:

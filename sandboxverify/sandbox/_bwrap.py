@@ -89,7 +89,7 @@ PROBE_TIMEOUT = 20.0
 #: the most each tmpfs of the sandbox (``/tmp``, ``/var/tmp``, the private HOME, TMPDIR and
 #: working directory) holds: it is memory, and a build's temporary files go there
 TMPFS_BYTES = 1 << 30
-#: what hides the key descriptions the kernel lists to their owner (empty files in their place)
+#: where the kernel lists the descriptions of the user's keys: empty files in the sandbox
 _KEY_FILES: tuple[str, ...] = ("/proc/keys", "/proc/key-users")
 
 

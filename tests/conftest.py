@@ -35,7 +35,7 @@ def needs_uv() -> None:
         pytest.fail("uv is not installed; install the test extra: pip install -e '.[test]'")
 
 
-pytest_plugins = ["pytester"]
+pytest_plugins = ["pytester", "tests.os_sandbox"]
 
 
 @pytest.fixture(autouse=True)

@@ -82,6 +82,23 @@ def run_cli(
     return CliResult(completed.returncode, completed.stdout, completed.stderr)
 
 
+def without_the_fallback_warning(lines: list[str]) -> list[str]:
+    """A check's output lines without the warning it starts with where the OS sandbox is
+    unavailable (``--isolation auto`` falling back): the same assertions then hold with
+    bubblewrap and without. With the OS sandbox there is no such line."""
+    from sandboxverify.sandbox._bwrap import available  # noqa: PLC0415 - probes bwrap once
+
+    warned = [i for i, line in enumerate(lines) if line.startswith(_FALLBACK_WARNING)]
+    if available()[0] is not None:
+        assert warned == [], lines
+        return lines
+    assert warned in ([], [0]), lines
+    return lines[len(warned) :]
+
+
+_FALLBACK_WARNING = "warning: running without the OS sandbox ("
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file and directory under ``root`` with its content hash: a byte-for-byte snapshot."""
     digest: dict[str, str] = {}

@@ -211,8 +211,9 @@ def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
     if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):
         hint = (
             "the build backend downloads something while it builds (a toolchain such as "
-            "Node.js, or data) and could not reach the network: build where that host is "
-            "reachable, or verify the published wheel (sandboxverify check dist/*.whl)"
+            "Node.js, crates, or data) and could not reach the network: the OS sandbox has none "
+            "unless you pass --network; or build where that host is reachable, or verify the "
+            "published wheel (sandboxverify check dist/*.whl)"
         )
     return Failure(
         "build_failed",

@@ -74,6 +74,8 @@ class SandboxChoice:
             pass_env=self.pass_env,
             with_requirements=self.with_requirements,
             timeout=timeout or DEFAULT_SESSION_TIMEOUT,
+            # a live model answers over the network, from inside the sandbox
+            network=True,
         )
         progress = Progress(
             human, colour=_terminal.colour(human), live=_terminal.live(human), verbose=verbose

@@ -95,6 +95,9 @@ class CheckOptions:
     #: the OS sandbox: ``auto`` (when available, else process isolation with a warning),
     #: ``strict`` (refuse to run without it), ``process`` (never)
     isolation: IsolationChoice = "auto"
+    #: package code reaches the host's network (``--network``); in the OS sandbox it otherwise
+    #: has a network of its own, loopback only
+    network: bool = False
 
     @classmethod
     def from_values(cls, targets: tuple[str, ...], values: Mapping[str, Any]) -> CheckOptions:

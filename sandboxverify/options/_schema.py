@@ -41,9 +41,9 @@ def config_schema() -> dict[str, Any]:
         "description": "The options of `sandboxverify check` a checked project may set, same names "
         "(- or _); the command line wins. Paths are relative to the pyproject.toml and stay inside "
         "the project. Keys that would widen what the project's code reaches or where "
-        "sandboxverify writes (pass-env, find-links, index-url, keep, json, junit-xml) come only "
-        "from the command line or the caller's own configuration. Unknown keys are a "
-        "configuration error.",
+        "sandboxverify writes (pass-env, find-links, index-url, keep, json, junit-xml, "
+        "network) come only from the command line or the caller's own configuration. Unknown "
+        "keys are a configuration error.",
         "type": "object",
         "properties": {**properties, **aliases},
         "additionalProperties": False,

@@ -174,6 +174,17 @@ OPTIONS: tuple[Option, ...] = (
         project=NOT_WEAKER_ISOLATION,
     ),
     Option(
+        "network",
+        Flag(),
+        "Let code from the package (build backend, plugins, scripts, smoke, MCP servers) reach "
+        "the host's network and its local services. Without it, in the OS sandbox it has a "
+        "network of its own with only loopback; process isolation has no network of its own. "
+        "The project's own [tool.sandboxverify] cannot set it.",
+        CHECK,
+        default=False,
+        project=False,
+    ),
+    Option(
         "index-url",
         Kind(),
         "Package index for dependencies and build requirements.",

@@ -6,6 +6,7 @@ Each step is a small function of the check's state (``_state``); what overlaps t
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -32,9 +33,11 @@ from sandboxverify.pipeline._state import Built, CheckState, run_context
 from sandboxverify.report import ArtifactRecord, Failure, Report
 from sandboxverify.sandbox import (
     PACKAGE,
+    PROCESS_RISKS,
     SUBPROCESSES,
     Fingerprint,
     Interpreter,
+    Isolation,
     RunContext,
     Runner,
     Workspace,
@@ -45,6 +48,7 @@ from sandboxverify.sandbox import (
     resolve_all,
     select_interpreters,
     supervised,
+    unfiltered_reason,
 )
 
 if TYPE_CHECKING:  # imported ahead at run time: see _headstart
@@ -123,6 +127,8 @@ def verdict(
     notes = _floor_notes(options, [interpreter for interpreter, _ in built.pythons], artifacts)
     notes += dict.fromkeys(note for result in results for note in result.notes)
     notes += built.notes
+    isolation = state.context.isolation
+    notes += _isolation_notes(isolation)
     return Report(
         target=" ".join(options.targets),
         artifacts=_artifact_records(artifacts),
@@ -136,8 +142,10 @@ def verdict(
         expect_tools=options.expect_tools,
         with_requirements=options.with_requirements,
         notes=tuple(notes),
-        isolation=state.context.isolation.name,
+        isolation=isolation.name,
         isolation_fallback=footing.fallback,
+        network=isolation.network,
+        syscall_filter=isolation.syscall_filter.arch if isolation.syscall_filter else None,
     )
 
 
@@ -217,6 +225,18 @@ def _host_modified(before: Fingerprint) -> list[Failure]:
             "verify untrusted packages with the OS sandbox (--isolation strict)",
         )
     ]
+
+
+def _isolation_notes(isolation: Isolation) -> list[str]:
+    """What package code could do that the report's reader should know: without the OS sandbox,
+    what stays possible; on Linux without a system call table for this machine, that it ran
+    unfiltered."""
+    notes = [f"process isolation: {PROCESS_RISKS}"] if isolation.name == "process" else []
+    if isolation.syscall_filter is None and sys.platform.startswith("linux"):
+        notes.append(
+            f"code from the package ran without the system call filter: {unfiltered_reason()}"
+        )
+    return notes
 
 
 def _floor_notes(

@@ -67,7 +67,9 @@ def decide_isolation(options: CheckOptions, on_event: EventSink) -> tuple[Isolat
     been, announced to ``on_event``. Decided before any work: ``--isolation strict`` without
     the OS sandbox is a usage error."""
     isolation, fallback = choose_isolation(
-        options.isolation, hide=(*(Path(t) for t in options.targets), Path.cwd())
+        options.isolation,
+        hide=(*(Path(t) for t in options.targets), Path.cwd()),
+        network=options.network,
     )
     on_event(
         IsolationChosen(

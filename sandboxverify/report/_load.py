@@ -69,6 +69,9 @@ def report_from_json(document: object) -> Report:
         notes=tuple(str(note) for note in _list(top, "notes", required=False)),
         isolation="namespaces" if top.get("isolation") == "namespaces" else "process",
         isolation_fallback=optional_str(top.get("isolation_fallback")),
+        # a report of an older sandboxverify does not say: the network was the host's
+        network="none" if top.get("network") == "none" else "host",
+        syscall_filter=optional_str(top.get("syscall_filter")),
         error=_error(top.get("error")),
     )
 

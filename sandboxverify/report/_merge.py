@@ -194,6 +194,12 @@ def merged_document(merged: Merged) -> dict[str, Any]:
         ),
         "isolation_fallback": _joined(report.isolation_fallback or "" for report in reports)
         or None,
+        "network": (
+            "none" if reports and all(report.network == "none" for report in reports) else "host"
+        ),
+        "syscall_filter": _joined(report.syscall_filter or "" for report in reports)
+        if reports and all(report.syscall_filter for report in reports)
+        else None,
         "reports": [
             {
                 "report": source.name,

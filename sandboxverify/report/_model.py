@@ -36,6 +36,7 @@ FailureCode = Literal[
     "script_failed",
     "host_modified",
     "artifact_mismatch",
+    "limit_exceeded",
 ]
 #: why a check stopped before its verdict: exit 2 (``usage_error``, ``config_error``), 3
 #: (``internal_error``), 130 (``interrupted``), 143 (``terminated``)
@@ -344,6 +345,11 @@ class Report:
     isolation: str = "process"
     #: why the OS sandbox was not used although it was not declined (``--isolation auto``)
     isolation_fallback: str | None = None
+    #: what package code reached of the network: ``none`` (the OS sandbox's own, loopback
+    #: only) or ``host`` (``--network``, and always without the OS sandbox)
+    network: str = "host"
+    #: the architecture whose system call filter package code ran under, or ``None``: none
+    syscall_filter: str | None = None
     #: what stopped the check before its verdict (a usage error, a bug, an interrupt)
     error: ReportError | None = None
 
@@ -372,6 +378,8 @@ class Report:
             "notes": list(self.notes),
             "isolation": self.isolation,
             "isolation_fallback": self.isolation_fallback,
+            "network": self.network,
+            "syscall_filter": self.syscall_filter,
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],

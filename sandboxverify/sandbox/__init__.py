@@ -6,6 +6,7 @@ Imports report only (and the stdlib-only runtime protocol).
 
 from __future__ import annotations
 
+from sandboxverify.sandbox._bounds import BoundExceeded, loads_bounded, read_bounded, read_json
 from sandboxverify.sandbox._bwrap import probe_ahead
 from sandboxverify.sandbox._command_server import CommandServer
 from sandboxverify.sandbox._context import SUBPROCESSES, RunContext, Runner
@@ -26,11 +27,14 @@ from sandboxverify.sandbox._isolation import (
     Confinement,
     Isolation,
     IsolationChoice,
+    NetworkName,
     choose_isolation,
     interpreter_roots,
+    unfiltered_reason,
 )
 from sandboxverify.sandbox._subprocess import (
     Command,
+    Launch,
     Launcher,
     Outcome,
     format_argv,
@@ -61,6 +65,7 @@ __all__ = [
     "PROCESS_RISKS",
     "SELECTORS",
     "SUBPROCESSES",
+    "BoundExceeded",
     "Command",
     "CommandServer",
     "Confined",
@@ -71,7 +76,9 @@ __all__ = [
     "Interpreter",
     "Isolation",
     "IsolationChoice",
+    "Launch",
     "Launcher",
+    "NetworkName",
     "Outcome",
     "RunContext",
     "Runner",
@@ -93,10 +100,14 @@ __all__ = [
     "installer_env",
     "interpreter_roots",
     "learn_interpreter",
+    "loads_bounded",
     "parallel_map",
     "plugin_env",
     "probe_ahead",
+    "read_bounded",
+    "read_json",
     "resolve_all",
     "select_interpreters",
     "supervised",
+    "unfiltered_reason",
 ]

@@ -1,19 +1,28 @@
 """The OS sandbox on Linux: every confined step in a bubblewrap sandbox of its own.
 
-New user, PID, IPC, UTS, cgroup and mount namespaces; its own ``/proc`` (no process outside is
-visible, so no ``/proc/<pid>/environ`` of ours or of our parents); a root file system made only
-of what the step needs, read-only (the system's ``/usr`` and libraries, a few files of ``/etc``,
-the interpreter, the step's environment, the runtime copy); empty private HOME, TMPDIR and
-working directory; only the step's own output directories writable; no capabilities and no new
-privileges (bubblewrap sets ``PR_SET_NO_NEW_PRIVS``); a new session (no terminal to inject
-into); it dies with its parent, and when its first process ends the PID namespace ends with it,
-taking every daemon along. The user's home, the caller's working directory and source tree, and
-sandboxverify's own installation are never bound in (or are covered where a bound directory
-holds them). The network is shared: builds and plugins may need it.
+New user, PID, IPC, UTS, cgroup, mount and network namespaces; its own ``/proc`` (no process
+outside is visible, so no ``/proc/<pid>/environ`` of ours or of our parents, and ``/proc/net``
+is its own network's); a root file system made only of what the step needs, read-only (the
+system's ``/usr`` and libraries, a few files of ``/etc``, the interpreter, the step's
+environment, the runtime copy); empty private HOME, TMPDIR and working directory, and ``/tmp``,
+each a tmpfs of at most :data:`TMPFS_BYTES`; only the step's own output directories writable;
+no capabilities and no new privileges (bubblewrap sets ``PR_SET_NO_NEW_PRIVS``); the system call
+filter (``_seccomp``) and a session keyring of its own (``_keyring``), with ``/proc/keys``
+empty; a new session (no terminal to inject into); it dies with its parent, and when its first
+process ends the PID namespace ends with it, taking every daemon along. The user's home, the
+caller's working directory and source tree, and sandboxverify's own installation are never bound
+in (or are covered where a bound directory holds them).
+
+No network: only a loopback of its own, so neither the host's services on ``127.0.0.1`` nor its
+abstract unix sockets (which no mount namespace covers) answer; ``--network`` gives a check the
+host's. Path sockets (``/run``, ``$XDG_RUNTIME_DIR``: docker.sock, the D-Bus user bus, an ssh
+agent) are a matter of the mount namespace, and none of those directories is bound in.
 
 bubblewrap is the system's ``bwrap`` (Debian/Ubuntu/Fedora package ``bubblewrap``, what Flatpak
 sandboxes with): without a setuid bit it needs unprivileged user namespaces, and the
-distribution keeps it up to date and ships the AppArmor profile Ubuntu 24.04 requires for it.
+distribution keeps it up to date. Ubuntu 23.10 and later restrict those namespaces with
+AppArmor, whose profile for bwrap (``bwrap-userns-restrict``) is shipped but not loaded by
+24.04, and is matched by path (``/usr/bin/bwrap``): a bwrap from anywhere else gets none.
 """
 
 from __future__ import annotations
@@ -30,7 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify.sandbox._confinement import Confinement, IsolationName
+from sandboxverify.sandbox._confinement import Confinement, IsolationName, NetworkName
+from sandboxverify.sandbox._seccomp import SyscallFilter, syscall_filter
+from sandboxverify.sandbox._subprocess import Launch
 
 #: sandboxverify's own package directory (never visible inside the OS sandbox)
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -75,6 +86,11 @@ _ETC = (
 _SYSTEM = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 
 PROBE_TIMEOUT = 20.0
+#: the most each tmpfs of the sandbox (``/tmp``, ``/var/tmp``, the private HOME, TMPDIR and
+#: working directory) holds: it is memory, and a build's temporary files go there
+TMPFS_BYTES = 1 << 30
+#: where the kernel lists the descriptions of the user's keys: empty files in the sandbox
+_KEY_FILES: tuple[str, ...] = ("/proc/keys", "/proc/key-users")
 
 
 @dataclass(frozen=True)
@@ -82,16 +98,33 @@ class Bubblewrap:
     """``namespaces``: every step in a bubblewrap sandbox of its own.
 
     ``hide``: more to keep out of sight wherever a bound directory holds it (the check's
-    targets: the source tree)."""
+    targets: the source tree). ``network``: ``host`` shares the host's network (``--network``).
+    ``syscall_filter``: the filter bwrap applies to every process inside (see
+    :func:`sandbox_filter`)."""
 
     bwrap: Path
     hide: tuple[Path, ...] = ()
+    network: NetworkName = "none"
+    syscall_filter: SyscallFilter | None = None
     name: IsolationName = "namespaces"
     signals_as_exit_codes: bool = True
 
-    def wrap(self, argv: Sequence[str], confinement: Confinement) -> list[str]:
-        args = [str(self.bwrap), *_namespace_flags(network=confinement.network)]
-        args += _system_mounts()
+    def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch:
+        fds: list[int] = []
+        try:
+            args = [str(self.bwrap), *_namespace_flags(network=self.network == "host")]
+            args += _system_mounts()
+            args += self._mounts(confinement)
+            args += _covered_key_files(fds)
+            if self.syscall_filter is not None:
+                fds.append(self.syscall_filter.pipe())
+                args += ["--seccomp", str(fds[-1])]
+        except BaseException:
+            Launch([], tuple(fds)).close()
+            raise
+        return Launch([*args, "--chdir", str(confinement.cwd), "--", *argv], tuple(fds))
+
+    def _mounts(self, confinement: Confinement) -> list[str]:
         mounts: list[tuple[Path, list[str]]] = []
         for path in confinement.read_only:
             mounts.append((path, ["--ro-bind", str(path), str(path)]))
@@ -99,14 +132,21 @@ class Bubblewrap:
             mounts.append((path, ["--bind", str(path), str(path)]))
         perms = ["--perms", "0700"] if _bwrap_knows("--perms") else []
         for path in confinement.private:
-            mounts.append((path, [*perms, "--tmpfs", str(path)]))
+            mounts.append((path, [*perms, *_sized(), "--tmpfs", str(path)]))
         bound = [*confinement.read_only, *confinement.writable, *confinement.private]
         for path in _hidden(bound, self.hide):
             mounts.append((path, ["--tmpfs", str(path), "--remount-ro", str(path)]))
         # parents before children: a bind inside /tmp comes after the private /tmp
+        args: list[str] = []
         for _, mount in sorted(mounts, key=lambda item: len(item[0].parts)):
             args += mount
-        return [*args, "--chdir", str(confinement.cwd), "--", *argv]
+        return args
+
+
+def sandbox_filter() -> SyscallFilter | None:
+    """The system call filter the OS sandbox applies: this machine's, where bwrap can load one
+    (``--seccomp``)."""
+    return syscall_filter() if _bwrap_knows("--seccomp") else None
 
 
 def available() -> tuple[Path | None, str]:
@@ -133,13 +173,23 @@ def _available() -> tuple[Path | None, str]:
         return None, "bubblewrap (bwrap) is not installed"
     bwrap = Path(located)
     true = shutil.which("true") or "/bin/true"
-    probe = Bubblewrap(bwrap).wrap([true], Confinement(cwd=Path("/")))
+    # the sandbox as steps get it: no network, the system call filter
+    probe = Bubblewrap(bwrap, syscall_filter=sandbox_filter()).launch(
+        [true], Confinement(cwd=Path("/"))
+    )
     try:
         completed = subprocess.run(
-            probe, capture_output=True, timeout=PROBE_TIMEOUT, check=False, stdin=subprocess.DEVNULL
+            probe.argv,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            pass_fds=probe.pass_fds,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return None, f"{bwrap} cannot be run: {exc}"
+    finally:
+        probe.close()
     if completed.returncode != 0:
         said = completed.stderr.decode("utf-8", errors="replace").strip().splitlines()
         why = said[-1] if said else f"exit code {completed.returncode}"
@@ -205,8 +255,30 @@ def _system_mounts() -> tuple[str, ...]:
         path = Path("/etc") / name
         if path.exists():
             args += ["--ro-bind-try", str(path), str(path)]
-    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    args += [*_sized(), "--tmpfs", "/tmp", *_sized(), "--tmpfs", "/var/tmp"]
     return tuple(args)
+
+
+def _sized() -> list[str]:
+    """The bound on the next tmpfs, where bwrap can set one (``--size``, bubblewrap 0.6)."""
+    return ["--size", str(TMPFS_BYTES)] if _bwrap_knows("--size") else []
+
+
+def _covered_key_files(fds: list[int]) -> list[str]:
+    """Empty files over ``/proc/keys`` and ``/proc/key-users``: they list the descriptions of
+    every key of the user's, whichever keyring holds it. Each reads its (empty) content from a
+    descriptor of its own, added to ``fds``."""
+    if not _bwrap_knows("--ro-bind-data"):
+        return []
+    args: list[str] = []
+    for name in _KEY_FILES:
+        if os.path.exists(name):
+            read, write = os.pipe()
+            os.close(write)
+            fds.append(read)
+            args += ["--ro-bind-data", str(read), name]
+    return args
 
 
 def _hidden(bound: Iterable[Path], hide: Iterable[Path] = ()) -> list[Path]:
@@ -231,7 +303,8 @@ def _hidden(bound: Iterable[Path], hide: Iterable[Path] = ()) -> list[Path]:
         holds = any(_within(root, path) for root in bound)
         if inside and not holds and path.is_dir():
             hidden.append(path)
-    return hidden
+    # the outermost only: a tmpfs inside one already hidden (and read-only) cannot be mounted
+    return [path for path in hidden if not any(_strictly_within(path, o) for o in hidden)]
 
 
 def _within(path: Path, root: Path) -> bool:

@@ -21,6 +21,7 @@ from typing import IO, Any
 
 from sandboxverify._errors import Interrupted
 from sandboxverify.report import redact
+from sandboxverify.sandbox._bounds import OutputLog, loads_bounded
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._subprocess import (
     GRACE_SECONDS,
@@ -49,20 +50,26 @@ class CommandServer:
         self.ctx = ctx
         self.timed_out = False
         self._outcome: Outcome | None = None
-        command.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._started = time.perf_counter()
-        self._log = command.log_path.open("wb")
+        self._log = OutputLog(command.log_path)
         self._answers: queue.Queue[bytes | None] = queue.Queue()
         self._proc: subprocess.Popen[bytes] | None = None
         try:
             self._proc = start(
-                command, self._log, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log
+                command,
+                self._log,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._log.write_end,
             )
         except OSError:  # said in the log; every answer is None
+            self._log.close(0)
             return
         except BaseException:
-            self._log.close()
+            self._log.close(0)
             raise
+        proc = self._proc
+        self._log.started(lambda: stop(proc))
         assert self._proc.stdout is not None
         self._reader = threading.Thread(target=self._read, args=(self._proc.stdout,), daemon=True)
         self._reader.start()
@@ -79,7 +86,7 @@ class CommandServer:
             return None
         line = self._answer(time.monotonic() + self.command.timeout)
         try:
-            answer = json.loads(line) if line is not None else None
+            answer = loads_bounded(line) if line is not None else None
         except ValueError:
             answer = None
         if not isinstance(answer, dict):
@@ -105,13 +112,14 @@ class CommandServer:
                 self._reader.join(GRACE_SECONDS)  # its stdout ended with it
                 if proc.stdout is not None and not self._reader.is_alive():
                     proc.stdout.close()
-        self._log.close()
+                self._log.close(GRACE_SECONDS)
         self._outcome = Outcome(
             self.command,
             returncode=proc.returncode if proc is not None else 127,
             timed_out=self.timed_out,
             seconds=time.perf_counter() - self._started,
             tail=redact(read_tail(self.command.log_path)),
+            output_exceeded=self._log.exceeded,
         )
         self.ctx.ended(self._outcome)
         return self._outcome

@@ -11,7 +11,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from sandboxverify.sandbox._seccomp import SyscallFilter
+from sandboxverify.sandbox._subprocess import Launch
+
 IsolationName = Literal["namespaces", "process"]
+#: what package code reaches of the network: nothing (a namespace of its own, only loopback),
+#: or the host's (its services and interfaces)
+NetworkName = Literal["none", "host"]
 
 #: The reaper (a stdlib-only script) that runs each confined command in process isolation.
 REAPER = Path(__file__).resolve().with_name("_reaper.py")
@@ -26,7 +32,6 @@ class Confinement:
     writable: tuple[Path, ...] = ()
     #: empty directories of the step's own (HOME, TMPDIR, the working directory), gone after it
     private: tuple[Path, ...] = ()
-    network: bool = True
 
 
 class Isolation(Protocol):
@@ -39,7 +44,14 @@ class Isolation(Protocol):
     def signals_as_exit_codes(self) -> bool:
         """Whether a process killed by signal N shows as exit code 128 + N."""
 
-    def wrap(self, argv: Sequence[str], confinement: Confinement) -> list[str]: ...
+    @property
+    def network(self) -> NetworkName: ...
+
+    @property
+    def syscall_filter(self) -> SyscallFilter | None:
+        """The filter every confined process runs under, or ``None`` (no table here)."""
+
+    def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch: ...
 
 
 @dataclass(frozen=True)
@@ -53,8 +65,8 @@ class Confined:
     def signals_as_exit_codes(self) -> bool:
         return self.isolation.signals_as_exit_codes
 
-    def wrap(self, argv: Sequence[str]) -> list[str]:
-        return self.isolation.wrap(argv, self.confinement)
+    def launch(self, argv: Sequence[str]) -> Launch:
+        return self.isolation.launch(argv, self.confinement)
 
 
 @dataclass(frozen=True)
@@ -62,15 +74,22 @@ class ProcessIsolation:
     """``process``: no OS sandbox. The environment allowlists, private HOME and TMPDIR, ``-I``
     and an empty working directory still apply (the stages set them); on Linux the reaper runs
     each step, so whatever it leaves running (a double-forked ``setsid`` daemon included) is
-    killed when the step ends."""
+    killed when the step ends, and applies the system call filter to it. The network is the
+    host's: there is no network namespace without the OS sandbox."""
 
+    syscall_filter: SyscallFilter | None = None
     name: IsolationName = "process"
     signals_as_exit_codes: bool = False
+    network: NetworkName = "host"
 
-    def wrap(self, argv: Sequence[str], confinement: Confinement) -> list[str]:
+    def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch:
         if not sys.platform.startswith("linux") or not sys.executable:
-            return list(argv)
-        return [sys.executable, "-I", "-S", str(REAPER), *argv]
+            return Launch(list(argv))
+        reaper = [sys.executable, "-I", "-S", str(REAPER)]
+        if self.syscall_filter is None:
+            return Launch([*reaper, *argv])
+        fd = self.syscall_filter.pipe()
+        return Launch([*reaper, "--seccomp", str(fd), "--", *argv], (fd,))
 
 
 #: the default where nothing chose: process isolation

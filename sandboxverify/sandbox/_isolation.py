@@ -4,10 +4,14 @@ Build backend hooks, plugin loads, the import check, console scripts, smoke runs
 servers those start all go through one seam, :class:`~._confinement.Isolation`, which wraps a
 command's argv:
 
-- ``namespaces``: the OS sandbox (Linux, bubblewrap; see ``_bwrap``);
+- ``namespaces``: the OS sandbox (Linux, bubblewrap; see ``_bwrap``), with no network unless the
+  check asks for the host's (``--network``);
 - ``process``: the environment allowlists, a private HOME and TMPDIR, ``-I`` and an empty working
   directory, and a reaper for whatever a step leaves running; the code runs as the user, on the
-  host's file system.
+  host's file system and network.
+
+Both start every process with a session keyring of its own and, where this machine has a system
+call table (x86_64, aarch64), under the system call filter (``_seccomp``).
 
 ``--isolation auto`` (the default) takes the OS sandbox when it works here and otherwise falls
 back to ``process`` with a warning naming what stays possible; ``strict`` refuses to run without
@@ -24,15 +28,17 @@ from pathlib import Path
 from typing import Literal
 
 from sandboxverify._errors import UsageError
-from sandboxverify.sandbox._bwrap import PROBE_TIMEOUT, Bubblewrap, available
+from sandboxverify.sandbox._bwrap import PROBE_TIMEOUT, Bubblewrap, available, sandbox_filter
 from sandboxverify.sandbox._confinement import (
     PROCESS,
     Confined,
     Confinement,
     Isolation,
     IsolationName,
+    NetworkName,
     ProcessIsolation,
 )
+from sandboxverify.sandbox._seccomp import syscall_filter, unfiltered_reason
 
 __all__ = [
     "ISOLATION_CHOICES",
@@ -43,9 +49,11 @@ __all__ = [
     "Isolation",
     "IsolationChoice",
     "IsolationName",
+    "NetworkName",
     "ProcessIsolation",
     "choose_isolation",
     "interpreter_roots",
+    "unfiltered_reason",
 ]
 
 IsolationChoice = Literal["auto", "strict", "process"]
@@ -57,7 +65,8 @@ PROCESS_RISKS = (
     "code from the package runs as you on your file system: it can read your files (~/.netrc, "
     "~/.pypirc, ~/.config), the environment of your other processes (/proc/<pid>/environ, "
     "secrets included), write wherever you can (the source tree, $GITHUB_ENV, the installed "
-    "sandboxverify: a change to it fails the check) and reach the network and local services"
+    "sandboxverify: a change to it fails the check), reach the network and local services, "
+    "and stop or kill sandboxverify itself (a stopped check waits for the CI job's time limit)"
 )
 HINT = (
     "install bubblewrap (apt-get install bubblewrap, dnf install bubblewrap) and allow "
@@ -68,20 +77,23 @@ HINT = (
 
 
 def choose_isolation(
-    choice: IsolationChoice, hide: Iterable[Path] = ()
+    choice: IsolationChoice, hide: Iterable[Path] = (), *, network: bool = False
 ) -> tuple[Isolation, str | None]:
     """The isolation a check runs with, and why it fell back to ``process`` (a warning).
 
-    ``hide``: what the OS sandbox must never show (the check's targets). ``strict`` raises
-    :class:`UsageError` when the OS sandbox is unavailable."""
+    ``hide``: what the OS sandbox must never show (the check's targets). ``network``: package
+    code reaches the host's network (``--network``); without the OS sandbox it always does.
+    ``strict`` raises :class:`UsageError` when the OS sandbox is unavailable."""
     if choice == "process":
-        return ProcessIsolation(), None
+        return ProcessIsolation(syscall_filter()), None
     bwrap, problem = available()
     if bwrap is not None:
-        return Bubblewrap(bwrap, hide=tuple(Path(p).absolute() for p in hide)), None
+        shared: NetworkName = "host" if network else "none"
+        hidden = tuple(Path(p).absolute() for p in hide)
+        return Bubblewrap(bwrap, hidden, network=shared, syscall_filter=sandbox_filter()), None
     if choice == "strict":
         raise UsageError(f"--isolation strict: the OS sandbox is unavailable: {problem}", hint=HINT)
-    return ProcessIsolation(), problem
+    return ProcessIsolation(syscall_filter()), problem
 
 
 def interpreter_roots(*pythons: Path, prefixes: Sequence[str] = ()) -> tuple[Path, ...]:

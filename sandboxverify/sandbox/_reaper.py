@@ -1,11 +1,14 @@
 """Run a command and leave nothing of it behind (Linux; process isolation only).
 
-``python -I -S _reaper.py ARGV...``: becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), runs
-ARGV, and when it ends, or the reaper is told to stop (SIGTERM, SIGINT, SIGHUP), kills and reaps
-every process left below it: a daemon that double-forked and called ``setsid`` is re-parented
-to the reaper, not to init, so it is found and killed too. Exits as ARGV did (the same code, or
-the same signal). Stdlib only, run by path with any Python from 3.9; the host side imports its
-process-tree walk (``_processes``), never runs ``main`` in-process.
+``python -I -S _reaper.py [--seccomp FD --] ARGV...``: becomes a child subreaper
+(``PR_SET_CHILD_SUBREAPER``), runs ARGV, and when it ends, or the reaper is told to stop (SIGTERM,
+SIGINT, SIGHUP), kills and reaps every process left below it: a daemon that double-forked and
+called ``setsid`` is re-parented to the reaper, not to init, so it is found and killed too. Exits
+as ARGV did (the same code, or the same signal). With ``--seccomp FD``, ARGV runs under the
+system call filter read from FD (``struct sock_filter[]``, see ``_seccomp``), and with no new
+privileges; a filter that cannot be applied is exit code 126, never a run without it. Stdlib
+only, run by path with any Python from 3.9; the host side imports its process-tree walk
+(``_processes``), never runs ``main`` in-process.
 """
 
 from __future__ import annotations
@@ -19,6 +22,9 @@ import time
 from types import FrameType
 
 _PR_SET_CHILD_SUBREAPER = 36
+_PR_SET_NO_NEW_PRIVS = 38
+_PR_SET_SECCOMP = 22
+_SECCOMP_MODE_FILTER = 2
 _ROUNDS = 400
 
 
@@ -89,7 +95,39 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     _die_like(signum)
 
 
+def _read_filter(fd: int) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            os.close(fd)
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _apply_filter(program: bytes) -> str | None:
+    """Load ``program`` for this process and what it executes; why not, if it cannot."""
+
+    class _Program(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+    if not program or len(program) % 8:
+        return "the filter is empty or cut short"
+    code = ctypes.create_string_buffer(program, len(program))
+    fprog = _Program(len(program) // 8, ctypes.cast(code, ctypes.c_void_p))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 or (
+        libc.prctl(_PR_SET_SECCOMP, _SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0) != 0
+    ):
+        return os.strerror(ctypes.get_errno())
+    return None
+
+
 def main(argv: list[str]) -> None:
+    program = None
+    if argv[:1] == ["--seccomp"] and argv[2:3] == ["--"]:
+        program = _read_filter(int(argv[1]))
+        argv = argv[3:]
     # not Linux: no subreaper, only the command's own process group is stopped
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -99,6 +137,10 @@ def main(argv: list[str]) -> None:
     if child == 0:
         for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE, signal.SIGXFSZ):
             signal.signal(sig, signal.SIG_DFL)
+        problem = _apply_filter(program) if program is not None else None
+        if problem is not None:
+            sys.stderr.write(f"cannot apply the system call filter: {problem}\n")
+            os._exit(126)
         try:
             os.execvp(argv[0], argv)
         except OSError as exc:

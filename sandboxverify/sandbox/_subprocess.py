@@ -1,9 +1,11 @@
 """The one way sandboxverify runs a subprocess.
 
 A :class:`Command` goes in, an :class:`Outcome` comes out. Every command has a timeout; output goes
-to a log file (never into memory: plugins may print megabytes) and the outcome keeps its tail;
-every process runs in its own process group so a timeout, Ctrl-C or SIGTERM takes down whatever
-it spawned too (terminate, short grace, kill). Secrets are redacted from anything shown.
+to a log file (never into memory: plugins may print megabytes), bounded (``_bounds``: the log
+keeps the head and the tail, and a command that prints too much is stopped), and the outcome keeps
+its tail; every process runs in its own process group so a timeout, Ctrl-C or SIGTERM takes down
+whatever it spawned too (terminate, short grace, kill). A command that runs package code starts
+through its launcher, with a session keyring of its own. Secrets are redacted from anything shown.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Callable, Protocol, TypeVar
+from typing import Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
 from sandboxverify.report import redact
+from sandboxverify.sandbox._bounds import OutputLog, describe_output_bound
+from sandboxverify.sandbox._keyring import ended, in_fresh_keyring
 from sandboxverify.sandbox._processes import descendants, kill_and_wait, process_stat
 
 GRACE_SECONDS = 2.0
@@ -35,6 +39,20 @@ _WIND_DOWN_SECONDS = 15.0
 _TAIL_BYTES = 16_000
 
 
+@dataclass(frozen=True)
+class Launch:
+    """A command ready to start: what is executed, and the descriptors the process inherits
+    (a system call filter for bubblewrap to read), ours to :meth:`close` once it started."""
+
+    argv: list[str]
+    pass_fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.pass_fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
 class Launcher(Protocol):
     """How a command is started when it runs untrusted code: inside the OS sandbox, or under
     a reaper (see ``_isolation``)."""
@@ -42,7 +60,7 @@ class Launcher(Protocol):
     @property
     def signals_as_exit_codes(self) -> bool: ...
 
-    def wrap(self, argv: Sequence[str]) -> list[str]: ...
+    def launch(self, argv: Sequence[str]) -> Launch: ...
 
 
 @dataclass(frozen=True)
@@ -59,10 +77,9 @@ class Command:
     #: ``None``: a trusted command (an installer), started as it is
     launcher: Launcher | None = None
 
-    @property
-    def started_argv(self) -> list[str]:
+    def launch(self) -> Launch:
         """What is actually executed: ``argv``, wrapped by the launcher if there is one."""
-        return self.launcher.wrap(self.argv) if self.launcher else list(self.argv)
+        return self.launcher.launch(self.argv) if self.launcher else Launch(list(self.argv))
 
 
 @dataclass(frozen=True)
@@ -72,10 +89,12 @@ class Outcome:
     timed_out: bool
     seconds: float
     tail: str
+    #: it printed more than a command may (``_bounds.OUTPUT_BYTES``) and was stopped
+    output_exceeded: bool = False
 
     @property
     def ok(self) -> bool:
-        return not self.timed_out and self.returncode == 0
+        return not self.timed_out and not self.output_exceeded and self.returncode == 0
 
     @property
     def exit_status(self) -> int | None:
@@ -93,6 +112,8 @@ class Outcome:
         """``exited with code 2`` / ``timed out after 5s`` / ``was killed by SIGKILL``."""
         if self.timed_out:
             return f"timed out after {self.command.timeout:g}s (killed)"
+        if self.output_exceeded:
+            return f"{describe_output_bound()} and was stopped"
         code = self.exit_status
         if code is not None and code < 0:
             try:
@@ -221,82 +242,97 @@ def run(command: Command) -> Outcome:
 
 
 def _run(command: Command) -> Outcome:
-    command.log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    with command.log_path.open("wb") as log:
-        try:
-            proc = start(
-                command,
-                log,
-                stdin=subprocess.PIPE if command.stdin is not None else subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        except OSError as exc:
-            return Outcome(
-                command,
-                returncode=127,
-                timed_out=False,
-                seconds=time.perf_counter() - started,
-                tail=f"cannot start: {exc}",
-            )
-        # A blocking wait plus a watchdog: Popen.wait(timeout) polls and wakes up to 50 ms late.
-        expired = threading.Event()
+    log = OutputLog(command.log_path)
+    try:
+        proc = start(
+            command,
+            log,
+            stdin=subprocess.PIPE if command.stdin is not None else subprocess.DEVNULL,
+            stdout=log.write_end,
+            stderr=subprocess.STDOUT,
+        )
+    except OSError as exc:
+        log.close(0)
+        return Outcome(
+            command,
+            returncode=127,
+            timed_out=False,
+            seconds=time.perf_counter() - started,
+            tail=f"cannot start: {exc}",
+        )
+    except BaseException:  # interrupted before it started
+        log.close(0)
+        raise
+    log.started(lambda: stop(proc))
+    # A blocking wait plus a watchdog: Popen.wait(timeout) polls and wakes up to 50 ms late.
+    expired = threading.Event()
 
-        def expire() -> None:
-            if proc.poll() is None:
-                expired.set()
-                stop(proc)
-
-        watchdog = threading.Timer(command.timeout, expire)
-        watchdog.daemon = True
-        watchdog.start()
-        try:
-            proc.communicate(command.stdin)
-        except BaseException:  # KeyboardInterrupt / SystemExit from a signal handler
+    def expire() -> None:
+        if proc.poll() is None:
+            expired.set()
             stop(proc)
-            raise
-        finally:
-            watchdog.cancel()
-            watchdog.join()  # a timeout's stop() has finished: nothing of the command runs
-            release(proc)
+
+    watchdog = threading.Timer(command.timeout, expire)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        proc.communicate(command.stdin)
+    except BaseException:  # KeyboardInterrupt / SystemExit from a signal handler
+        stop(proc)
+        raise
+    finally:
+        watchdog.cancel()
+        watchdog.join()  # a timeout's stop() has finished: nothing of the command runs
+        release(proc)
+        log.close(GRACE_SECONDS)
     return Outcome(
         command,
         returncode=proc.returncode,
         timed_out=expired.is_set(),
         seconds=time.perf_counter() - started,
         tail=redact(read_tail(command.log_path)),
+        output_exceeded=log.exceeded,
     )
 
 
 def start(
     command: Command,
-    log: IO[bytes],
+    log: OutputLog,
     *,
     stdin: int,
-    stdout: int | IO[bytes],
-    stderr: int | IO[bytes],
+    stdout: int,
+    stderr: int,
 ) -> subprocess.Popen[bytes]:
     """``command`` started in a process group of its own (stopping it stops everything it
-    spawned) and under the check's supervisor; ``OSError`` when it cannot start, also said in
-    ``log``. :func:`release` it when it has ended."""
+    spawned) and under the check's supervisor; one that runs package code (it has a launcher)
+    with a session keyring of its own (``_keyring``). ``OSError`` when it cannot start, also
+    said in ``log``. :func:`release` it when it has ended."""
     if shutting_down():
         raise Interrupted("interrupted")
-    try:
-        proc = subprocess.Popen(
-            command.started_argv,
+    launch = command.launch()
+
+    def popen() -> subprocess.Popen[bytes]:
+        return subprocess.Popen(
+            launch.argv,
             cwd=command.cwd,
             env=dict(command.env),
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
+            pass_fds=launch.pass_fds,
             start_new_session=sys.platform != "win32",
             creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
         )
+
+    try:
+        proc = in_fresh_keyring(popen) if command.launcher is not None else popen()
     except OSError as exc:
         log.write(f"cannot start {command.argv[0]}: {exc}\n".encode())
         log.flush()
         raise
+    finally:
+        launch.close()
     supervisor = _SUPERVISOR.get(None)
     if supervisor is not None:
         supervisor.add(proc)
@@ -316,6 +352,7 @@ def release(proc: subprocess.Popen[bytes]) -> None:
     if supervisor is not None:
         supervisor.discard(proc)
     _kill_leftovers(proc)
+    ended(proc)  # the thread that started it in a keyring of its own (``_keyring``)
 
 
 def query(argv: Sequence[str], timeout: float) -> str | None:

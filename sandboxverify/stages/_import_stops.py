@@ -3,11 +3,11 @@ progress file, and the failure that names it."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from sandboxverify.report import Failure
+from sandboxverify.sandbox import loads_bounded, read_bounded
 
 
 def from_progress(path: Path) -> dict[str, Any]:
@@ -17,14 +17,14 @@ def from_progress(path: Path) -> dict[str, Any]:
     current: str | None = None
     done = reaching = False
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError:
+        lines = read_bounded(path).splitlines()
+    except (OSError, ValueError):  # none, or past a bound: the run's code wrote it
         lines = []
     for line in lines:
         try:
-            note = json.loads(line)
+            note = loads_bounded(line)
         except ValueError:
-            continue  # a line cut short by the crash
+            continue  # a line cut short by the crash, or nested past the bound
         if not isinstance(note, dict):
             continue
         if "planned" in note:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from sandboxverify.report import Failure
-from sandboxverify.sandbox import RunContext, Sandbox
+from sandboxverify.sandbox import RunContext, Sandbox, read_bounded
 from sandboxverify.stages._runtime_call import (
     ProbeError,
     Subject,
@@ -57,7 +57,11 @@ def record_live_session(
         result = {"ok": False, "error": failure_error(exc.failure)}
     result.pop("trace", None)
     if trace is not None and inside.is_file():
-        trace.write_text(redact(inside.read_text(encoding="utf-8")), encoding="utf-8")
+        try:
+            recorded = read_bounded(inside).decode("utf-8", errors="replace")
+        except (OSError, ValueError):  # a link, or past the bound: the session's code wrote it
+            return result
+        trace.write_text(redact(recorded), encoding="utf-8")
         result["trace"] = str(trace)
     return result
 

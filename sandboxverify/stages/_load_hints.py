@@ -45,8 +45,8 @@ def load_hint(
         return (
             "loading the plugin reached for the network and could not get through: a plugin "
             "should load offline (download lazily, when a feature is used); if it needs the "
-            "network by design, check where that host is reachable, or pass "
-            f"--plugin-allow-fail {record.name}"
+            "network by design, pass --network (the OS sandbox has none without it), check "
+            f"where that host is reachable, or pass --plugin-allow-fail {record.name}"
         )
     program = _MISSING_PROGRAM.search(error.message)
     if error.stage in ("application", "setup") and program:

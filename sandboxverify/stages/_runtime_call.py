@@ -17,7 +17,16 @@ from typing import Any
 
 from sandboxverify.report import Failure
 from sandboxverify.runtime import PROTOCOL
-from sandboxverify.sandbox import Command, Confined, Outcome, RunContext, Sandbox, plugin_env
+from sandboxverify.sandbox import (
+    BoundExceeded,
+    Command,
+    Confined,
+    Outcome,
+    RunContext,
+    Sandbox,
+    plugin_env,
+    read_json,
+)
 
 #: The runtime is imported from its private copy before anything of the sandbox's
 #: site-packages can run or be found (``-S``: no site-packages, no ``.pth`` file yet); a wheel
@@ -128,6 +137,8 @@ def _read_result(
                 details=outcome.tail,
             )
         )
+    if outcome.output_exceeded:
+        raise ProbeError(_past_a_bound(subject, version, outcome, outcome.describe()))
     problem: str | None = None
     data: Any = None
     if outcome.returncode != 0:
@@ -136,7 +147,11 @@ def _read_result(
         problem = "the interpreter exited without writing a result (os._exit or a hard crash)"
     else:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_json(path)
+        except BoundExceeded as exc:
+            raise ProbeError(
+                _past_a_bound(subject, version, outcome, f"its result: {exc}")
+            ) from None
         except (OSError, ValueError) as exc:
             problem = f"its result is unreadable: {exc}"
         else:
@@ -160,6 +175,18 @@ def _read_result(
         )
     assert isinstance(data, dict)
     return data
+
+
+def _past_a_bound(subject: Subject, version: str, outcome: Outcome, what: str) -> Failure:
+    """A request whose process printed too much, or left a result too large or too deep."""
+    return Failure(
+        "limit_exceeded",
+        f"{subject.text} went past a bound: {what}",
+        python=version,
+        plugin=subject.plugin,
+        hint="plugin code must not flood its output or its result; the last output is below",
+        details=outcome.tail,
+    )
 
 
 def payload(result: dict[str, Any]) -> dict[str, Any]:

@@ -254,7 +254,7 @@ def assert_reused_install(result: ActionResult) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("needs_uv")
+@pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
 def test_a_good_package_passes_with_outputs_report_and_summary(runner: Runner) -> None:
     project = copy_fixture("good-hatch", runner.workspace)
     before = tree_digest(project)
@@ -297,7 +297,7 @@ def test_a_good_package_passes_with_outputs_report_and_summary(runner: Runner) -
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("needs_uv")
+@pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
 def test_a_broken_package_fails_the_step_with_outputs_report_and_annotations(
     runner: Runner,
 ) -> None:
@@ -326,7 +326,7 @@ def test_a_broken_package_fails_the_step_with_outputs_report_and_annotations(
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("needs_uv")
+@pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
 def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> None:
     project = copy_fixture("good-hatch", runner.workspace / "glob")
     uv = find_uv()
@@ -414,7 +414,7 @@ def test_args_that_cannot_be_split_fail_the_step_with_an_annotation(runner: Runn
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("needs_uv")
+@pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
 def test_version_installs_that_release_from_the_package_index(tmp_path: Path) -> None:
     """``version`` installs sandboxverify from the index, not the action's code: here a release
     only a local link offers (a local version label, which no public index accepts)."""

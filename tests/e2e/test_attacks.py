@@ -1,4 +1,4 @@
-"""A hostile package, checked end to end in each isolation: what the OS sandbox blocks, and what
+"""Hostile packages, checked end to end in each isolation: what the OS sandbox blocks, and what
 process isolation still allows (the README's table says the same).
 
 ``fixtures/attack-escape`` tries one escape per plugin (and its build backend tries some while it
@@ -6,24 +6,32 @@ builds); each reports in a tool's description how far it got. Whatever it could 
 host is checked here, on the host. It only writes where ``SVFIX_ATTACK_HINTS`` points: a copy of
 sandboxverify this check runs from, a fake home, fake GITHUB_ENV/GITHUB_PATH files and a copy of
 the fixture, all in a throwaway directory.
+
+The other ``fixtures/attack-*`` each try one thing: reach the host's services, list its sockets,
+read the caller's keyring, make system calls no plugin needs, forge a result nested too deep,
+print 300 MiB. The half that needs the OS sandbox fails, never skips, under
+``SANDBOXVERIFY_TEST_REQUIRE_OS_SANDBOX`` (``.ci/run`` sets it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from sandboxverify.sandbox._bwrap import available
 from tests.helpers import ROOT, copy_fixture, fixture, run_cli, tree_digest
+from tests.hostile_host import ANSWER, holding_a_key, host_services
+from tests.os_sandbox import REQUIRE_OS_SANDBOX, require_os_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -69,8 +77,8 @@ def _installation_digest(package: Path) -> dict[str, str]:
 @pytest.fixture(scope="module", params=["namespaces", "process"])
 def attack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Attack:
     mode: str = request.param
-    if mode == "namespaces" and available()[0] is None:
-        pytest.skip(f"the OS sandbox is unavailable here: {available()[1]}")
+    if mode == "namespaces":
+        require_os_sandbox()
     root = tmp_path_factory.mktemp(f"attack-{mode}")
     # the sandboxverify this check runs from: a copy, since the package may rewrite it
     install = root / "install"
@@ -271,3 +279,177 @@ def test_strict_isolation_without_the_os_sandbox_is_a_usage_error_before_any_wor
         "bubblewrap (bwrap) is not installed"
     )
     assert [p for p in tmp_path.iterdir() if p.name.startswith("sandboxverify-")] == []
+
+
+# --- one attack each --------------------------------------------------------------------------
+
+MODES = ["namespaces", "process"]
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A check of one ``fixtures/attack-*``: how it ended, its report, where it ran."""
+
+    code: int
+    stdout: str
+    stderr: str
+    report: dict[str, Any]
+
+    def outcome(self, tool: str) -> dict[str, Any]:
+        [found] = [t for t in self.report["runs"][0]["tools"] if t["name"] == tool]
+        outcome = json.loads(found["description"])
+        assert isinstance(outcome, dict)
+        return outcome
+
+    @property
+    def failures(self) -> dict[str, dict[str, Any]]:
+        return {failure["plugin"]: failure for failure in self.report["failures"]}
+
+
+def check_hostile(
+    name: str, mode: str, root: Path, hints: dict[str, Any], *options: str
+) -> Checked:
+    """``sandboxverify check`` of ``fixtures/<name>`` in ``mode``, the hints passed on."""
+    if mode == "namespaces":
+        require_os_sandbox()
+    source = copy_fixture(name, root)
+    (root / "tmp").mkdir()
+    env = {**os.environ, "SVFIX_ATTACK_HINTS": json.dumps(hints), "TMPDIR": str(root / "tmp")}
+    result = run_cli(
+        [
+            "check",
+            str(source),
+            "--isolation",
+            "strict" if mode == "namespaces" else "process",
+            "--installer",
+            "uv",
+            "--pass-env",
+            "SVFIX_ATTACK_HINTS",
+            "--json",
+            str(root / "report.json"),
+            *options,
+        ],
+        env=env,
+        cwd=root,
+    )
+    assert "Traceback" not in result.stdout + result.stderr
+    report = json.loads((root / "report.json").read_text())
+    assert report["isolation"] == mode
+    return Checked(result.code, result.stdout, result.stderr, report)
+
+
+@pytest.fixture(scope="module")
+def services() -> Iterator[dict[str, Any]]:
+    with host_services() as (port, abstract):
+        yield {"port": port, "abstract": abstract}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_hosts_services_on_loopback_and_abstract_sockets(
+    tmp_path: Path, mode: str, services: dict[str, Any]
+) -> None:
+    checked = check_hostile("attack-host-services", mode, tmp_path, services)
+
+    assert checked.code == 0, checked.stderr
+    reached = {tool: checked.outcome(tool) for tool in ("tcp", "abstract")}
+    if mode == "namespaces":  # a network of its own: nothing listens on its loopback
+        assert reached == {
+            tool: {"achieved": False, "detail": ["Connection refused"]} for tool in reached
+        }
+        assert checked.report["network"] == "none"
+    else:  # no network namespace without the OS sandbox: the report says so
+        assert reached == {tool: {"achieved": True, "detail": [ANSWER]} for tool in reached}
+        assert checked.report["network"] == "host"
+
+
+def test_with_network_the_os_sandbox_shares_the_hosts(
+    tmp_path: Path, services: dict[str, Any]
+) -> None:
+    checked = check_hostile("attack-host-services", "namespaces", tmp_path, services, "--network")
+
+    assert checked.code == 0, checked.stderr
+    assert checked.outcome("tcp") == {"achieved": True, "detail": [ANSWER]}
+    assert checked.report["network"] == "host"
+
+
+def test_a_project_cannot_give_its_own_code_the_network(tmp_path: Path) -> None:
+    project = copy_fixture("attack-host-services", tmp_path)
+    with (project / "pyproject.toml").open("a") as handle:
+        handle.write("\n[tool.sandboxverify]\nnetwork = true\n")
+
+    result = run_cli(["check", str(project)], cwd=tmp_path)
+
+    assert result.code == 2
+    assert "[tool.sandboxverify] cannot set 'network'" in result.stderr
+    assert "--network" in result.stderr
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_hosts_sockets_in_proc_net(tmp_path: Path, mode: str, services: dict[str, Any]) -> None:
+    checked = check_hostile("attack-proc-net", mode, tmp_path, services)
+
+    assert checked.code == 0, checked.stderr
+    listed = checked.outcome("proc_net")
+    if mode == "namespaces":  # its /proc/net is its own network's: no socket at all
+        assert listed == {"achieved": False, "detail": ["unix: 0", "tcp: 0"]}
+    else:
+        assert listed["achieved"] is True
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_callers_session_keyring(tmp_path: Path, mode: str) -> None:
+    """Both isolations start package code with a keyring of its own, under a filter that
+    refuses keyctl (where this machine has a table: the skip below is for the others)."""
+    secret = f"svfix-keyring-{secrets.token_hex(4)}"
+    hints = {"key": f"svfix-{secrets.token_hex(4)}", "secret": secret}
+    checked = holding_a_key(
+        hints["key"], lambda: check_hostile("attack-keyring", mode, tmp_path, hints), secret
+    )
+
+    assert checked.code == 0, checked.stderr
+    assert secret not in checked.stdout + checked.stderr
+    assert checked.report["syscall_filter"] is not None
+    assert checked.outcome("keyring") == {"achieved": False, "detail": ["search: EPERM"]}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_system_calls_no_plugin_needs(tmp_path: Path, mode: str) -> None:
+    checked = check_hostile("attack-syscalls", mode, tmp_path, {})
+
+    assert checked.code == 0, checked.stderr
+    for tool in ("io_uring", "ptrace", "unshare"):
+        assert checked.outcome(tool) == {"achieved": False, "detail": ["EPERM"]}, tool
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_forged_result_nested_too_deep_is_a_failure_not_a_crash(
+    tmp_path: Path, mode: str
+) -> None:
+    checked = check_hostile("attack-deep-result", mode, tmp_path, {})
+
+    assert checked.code == 1  # a verdict: never 3
+    failure = checked.failures["deep"]
+    assert failure["code"] == "limit_exceeded"
+    assert "nests deeper than 100 levels (the bound on a result)" in failure["message"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_300_mib_on_stdout_is_stopped_and_never_reaches_the_disk(tmp_path: Path, mode: str) -> None:
+    checked = check_hostile("attack-flood", mode, tmp_path, {}, "--keep")
+
+    assert checked.code == 1
+    failure = checked.failures["flood"]
+    assert failure["code"] == "limit_exceeded"
+    assert "printed more than 64 MiB (the bound on a command's output)" in failure["message"]
+    logs = list(Path(checked.report["workdir"]).rglob("*.log"))
+    assert logs
+    assert max(log.stat().st_size for log in logs) < 2 * 1024 * 1024 + 200
+    shutil.rmtree(checked.report["workdir"])
+
+
+def test_ci_turns_a_missing_os_sandbox_into_a_failure() -> None:
+    """The README's test command skips the namespace half of this suite where there is no OS
+    sandbox; CI must never pass without it."""
+    script = (ROOT / ".ci" / "run").read_text()
+    assert f"export {REQUIRE_OS_SANDBOX}=1" in script
+    assert script.index(f"export {REQUIRE_OS_SANDBOX}=1") < script.index("python -m pytest")

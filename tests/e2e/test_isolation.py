@@ -12,7 +12,9 @@ from typing import Any
 
 import pytest
 
+from sandboxverify.sandbox import PROCESS_RISKS
 from sandboxverify.sandbox._bwrap import available
+from sandboxverify.sandbox._seccomp import native_arch
 from tests.helpers import copy_fixture, fixture, run_cli, tree_digest
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
@@ -53,6 +55,11 @@ def test_the_report_says_how_plugin_code_was_isolated(spy_report: dict[str, Any]
     expected = "namespaces" if available()[0] is not None else "process"
     assert report["isolation"] == expected
     assert f"isolation: {expected}" in spy_report["_stderr"]
+    # no network of its own without the OS sandbox; the filter wherever there is a table
+    assert report["network"] == ("none" if expected == "namespaces" else "host")
+    arch = native_arch()
+    assert report["syscall_filter"] == (arch.name if arch is not None else None)
+    assert (f"process isolation: {PROCESS_RISKS}" in report["notes"]) == (expected == "process")
 
 
 def test_plugin_code_sees_no_installer_settings(spy_report: dict[str, Any]) -> None:

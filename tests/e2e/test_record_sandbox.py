@@ -19,7 +19,7 @@ from tests.e2e.test_record import COUNT, REVERSE_AND_DIVIDE, prompt, sv
 from tests.helpers import fixture
 
 pytest.importorskip("llm_echo", reason="llm-echo (the offline model) needs Python 3.10+")
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv", "os_sandbox")]
 
 # strict: the session runs in the OS sandbox or the recording is refused (exit 2)
 IN_A_SANDBOX = ["--sandbox", "--installer", "uv", "--isolation", "strict", "--with", "llm-echo"]

@@ -16,9 +16,9 @@ from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline import _check
 from sandboxverify.pipeline._check import check
 from sandboxverify.pipeline._state import CheckState
-from sandboxverify.sandbox._bwrap import available
 from sandboxverify.sandbox._isolation import IsolationChoice
 from tests.helpers import FIXTURES
+from tests.os_sandbox import require_os_sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -57,7 +57,7 @@ def sandboxes_made_during_the_build(
     return seen
 
 
-@pytest.mark.skipif(available()[0] is None, reason=f"no OS sandbox here: {available()[1]}")
+@pytest.mark.usefixtures("os_sandbox")
 def test_in_the_os_sandbox_the_sandbox_is_made_while_the_build_runs(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -65,7 +65,7 @@ def test_in_the_os_sandbox_the_sandbox_is_made_while_the_build_runs(
     assert sandboxes_made_during_the_build(monkeypatch, "strict", wait=60) == [True]
 
 
-@pytest.mark.skipif(available()[0] is None, reason=f"no OS sandbox here: {available()[1]}")
+@pytest.mark.usefixtures("os_sandbox")
 def test_while_the_build_runs_uv_meets_the_sandboxs_interpreter(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -108,16 +108,14 @@ print(json.dumps({"ok": report.ok, "imported_before_the_build": seen}))
     ("isolation", "imported"),
     [
         ("process", True),
-        pytest.param(
-            "strict",
-            False,
-            marks=pytest.mark.skipif(available()[0] is None, reason="no OS sandbox here"),
-        ),
+        ("strict", False),
     ],
 )
 def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
     tmp_path: Path, isolation: str, imported: bool
 ) -> None:
+    if isolation == "strict":
+        require_os_sandbox()
     # in process isolation the build could rewrite a module of ours not yet imported; in the
     # OS sandbox it cannot, and the build need not wait for the imports
     # 3 s: far longer than the check takes to reach its build, even on a loaded machine

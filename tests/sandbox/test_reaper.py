@@ -31,7 +31,7 @@ _DAEMON = (
 
 
 def reaped(*argv: str) -> list[str]:
-    return ProcessIsolation().wrap(list(argv), Confinement(cwd=Path.cwd()))
+    return ProcessIsolation().launch(list(argv), Confinement(cwd=Path.cwd())).argv
 
 
 def running(marker: str) -> list[str]:

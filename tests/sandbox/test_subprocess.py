@@ -18,6 +18,7 @@ from sandboxverify._errors import Interrupted
 from sandboxverify.sandbox import _subprocess
 from sandboxverify.sandbox._subprocess import (
     Command,
+    Launch,
     Outcome,
     parallel_map,
     read_tail,
@@ -255,16 +256,16 @@ def test_a_launcher_wraps_the_argv_and_signal_exit_codes_are_read_back(tmp_path:
 
         signals_as_exit_codes = True
 
-        def wrap(self, argv: list[str]) -> list[str]:
+        def launch(self, argv: list[str]) -> Launch:
             script = "import subprocess, sys; sys.exit(128 - subprocess.call(sys.argv[1:]))"
-            return [sys.executable, "-c", script, *argv]
+            return Launch([sys.executable, "-c", script, *argv])
 
     plain = command(tmp_path, "import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
     wrapped = Command(**{**plain.__dict__, "launcher": Init()})
 
     outcome = run(wrapped)
 
-    assert wrapped.started_argv[-len(plain.argv) :] == list(plain.argv)
+    assert wrapped.launch().argv[-len(plain.argv) :] == list(plain.argv)
     assert outcome.returncode == 128 + signal.SIGKILL
     assert outcome.exit_status == -signal.SIGKILL
     assert outcome.describe() == "was killed by SIGKILL"

@@ -60,7 +60,9 @@ def test_pip_check_runs_the_sandboxes_python_confined_without_the_installers_set
     assert install.launcher is None  # the installer is trusted
     assert "PIP_INDEX_URL" in install.env
     assert check.launcher is not None
-    assert check.started_argv != list(check.argv) or sys.platform != "linux"
+    launch = check.launch()
+    launch.close()
+    assert launch.argv != list(check.argv) or sys.platform != "linux"
     assert "PIP_INDEX_URL" not in check.env
     assert check.env["HOME"] == str(tmp_path / "py" / "home")
 

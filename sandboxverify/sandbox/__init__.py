@@ -35,6 +35,7 @@ from sandboxverify.sandbox._subprocess import (
     Outcome,
     format_argv,
     parallel_map,
+    shutting_down,
     supervised,
 )
 from sandboxverify.sandbox._toolchain import (
@@ -98,5 +99,6 @@ __all__ = [
     "probe_ahead",
     "resolve_all",
     "select_interpreters",
+    "shutting_down",
     "supervised",
 ]

@@ -46,7 +46,10 @@ def test_the_package_root_imports_nothing_of_the_host_side_until_asked() -> None
 
 def test_the_events_are_public_in_the_root_and_in_the_pipeline_package() -> None:
     events = (*EVENTS, "Event", "EventSink")
-    assert sorted(sandboxverify.pipeline.__all__) == sorted((*events, "check", "record_in_sandbox"))
+    survey = ("survey", "finished", "SurveyEvent", "SurveyStarted", "PluginSurveyed")
+    assert sorted(sandboxverify.pipeline.__all__) == sorted(
+        (*events, "check", "record_in_sandbox", *survey)
+    )
     for name in events:
         assert name in sandboxverify.__all__
         assert getattr(sandboxverify, name) is getattr(_events, name)

@@ -38,7 +38,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised on older hosts
     import tomli as tomllib
 
-NAMES = ("report-v1", "config", "playbook")
+NAMES = ("report-v1", "survey-v1", "config", "playbook")
 PLAYBOOKS = sorted(
     [*(FIXTURES / "playbooks").glob("*.toml"), *(ROOT / "tests/stages/playbooks").glob("*.toml")]
 )

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -394,3 +395,35 @@ def test_the_readme_release_matrix_runs_the_action_per_job_and_merges_the_report
     assert download["with"]["pattern"] == "report-*"
     directory = download["with"]["path"].rstrip("/")
     assert f"sandboxverify merge {directory}/" in str(merge)
+
+
+def test_the_readme_survey_workflow_runs_a_shard_per_job_and_merges_them() -> None:
+    [workflow] = [wf for name, wf in WORKFLOWS_AND_EXAMPLES if "survey" in jobs_of(wf)]
+    jobs = jobs_of(workflow)
+    survey, merge = jobs["survey"], jobs["merge"]
+    shards = survey["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1))
+    assert survey["strategy"]["fail-fast"] is False
+    assert "permissions" not in survey and "environment" not in survey
+    [run] = [s for s in steps_of(survey) if "sandboxverify survey" in str(s.get("run", ""))]
+    # the shard from the matrix through env, out of the same N as the matrix has
+    assert f'--shard "$SHARD/{len(shards)}"' in run["run"]
+    assert run["env"]["SHARD"] == "${{ matrix.shard }}"
+    results = re.search(r"--results (\S+)", run["run"])
+    assert results is not None
+    [upload] = [s for s in steps_of(survey) if str(s.get("uses", "")).startswith("actions/upload")]
+    assert upload["with"]["path"] == results.group(1)
+    assert upload["if"] == "${{ !cancelled() }}"
+    assert upload["with"]["name"] == "survey-${{ matrix.shard }}"
+    assert merge["if"] == "${{ !cancelled() }}" and needs(merge) == ["survey"]
+    [download] = [s for s in steps_of(merge) if str(s.get("uses", "")).startswith("actions/down")]
+    assert download["with"]["pattern"] == "survey-*"
+    directory = download["with"]["path"].rstrip("/")
+    assert f"sandboxverify merge {directory}/" in str(merge)
+    # every command line is one this sandboxverify parses
+    from sandboxverify.cli._main import cli  # noqa: PLC0415
+
+    for line in (run["run"].replace('"$SHARD/', '"1/'), str(merge["steps"][2]["run"])):
+        name, *args = shlex.split(line.split("&& ", 1)[-1])[1:]
+        command = cli.commands[name]
+        command.make_context(name, args)

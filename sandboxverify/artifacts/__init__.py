@@ -7,6 +7,9 @@ Backends run through the sandbox room's process control; imports sandbox and rep
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from sandboxverify.artifacts._artifacts import (
     Artifact,
     ArtifactProblem,
@@ -24,6 +27,9 @@ from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.artifacts._compare import SDIST_LACKS, WHEEL_STALE, compare_wheels
 from sandboxverify.artifacts._given import prepare_artifacts
 
+if TYPE_CHECKING:
+    from sandboxverify.artifacts._index import FetchError, IndexFile, PackageIndex
+
 __all__ = [
     "SDIST_LACKS",
     "WHEEL_STALE",
@@ -32,6 +38,9 @@ __all__ = [
     "ArtifactProblem",
     "ArtifactsTarget",
     "BuildResult",
+    "FetchError",
+    "IndexFile",
+    "PackageIndex",
     "ProjectTarget",
     "Target",
     "build_project",
@@ -44,3 +53,14 @@ __all__ = [
     "prepare_artifacts",
     "select_wheel",
 ]
+
+#: releases on an index, fetched as they are (``survey``): imported when a survey asks, so a
+#: check never pays for the HTTP and HTML machinery
+_IMPORTED_ON_FIRST_USE = {"FetchError": "_index", "IndexFile": "_index", "PackageIndex": "_index"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _IMPORTED_ON_FIRST_USE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)

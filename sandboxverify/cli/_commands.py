@@ -68,11 +68,12 @@ def run_playbook(**options: Any) -> int:
 @click_options("merge")
 @click.pass_context
 def merge_reports(ctx: click.Context, /, reports: tuple[str, ...], **outputs: Any) -> int:
-    """Merge the JSON reports of CI matrix jobs (check --json) into one verdict.
+    """Merge the JSON reports of CI matrix jobs (check --json) into one verdict, or the
+    results of a survey's shards (survey --shard K/N --results FILE) into one survey.
 
-    REPORT is a report file, or a directory searched for *.json reports (as
-    actions/download-artifact leaves one directory per artifact). Each run is labelled with
-    its Python and the operating system it ran on.
+    REPORT is a report file, or a directory searched for *.json reports and *.jsonl survey
+    results (as actions/download-artifact leaves one directory per artifact). Each run is
+    labelled with its Python and the operating system it ran on.
 
     \b
     Exit codes:
@@ -126,3 +127,34 @@ def record(**options: Any) -> int:
     from sandboxverify.cli import _record  # noqa: PLC0415 - what a recording needs, when one runs
 
     return _record.record_session(**options)
+
+
+@click.command("survey")
+@click.argument("plugins", nargs=-1, required=True, metavar="PLUGINS...")
+@click_options("survey")
+@click.pass_context
+def survey(ctx: click.Context, /, plugins: tuple[str, ...], **values: Any) -> int:
+    """Check an application's plugins with its baseline release and its candidate: does the
+    candidate break any of them?
+
+    PLUGINS are requirements, or files of requirements (one a line, # comments). Each plugin's
+    published sdist (its wheel when it has none) is checked as 'check' checks it, once with
+    each release installed next to it, in fresh sandboxes, and classified: regressed (passes
+    with the baseline, fails with the candidate), fixed, broken (fails with both), ok, or
+    error (could not be checked, not through the application: a download, its build, an
+    install of something else). Results stream to --results; a run again with the same file
+    checks only what it lacks.
+
+    \b
+    Exit codes:
+      0    no plugin regressed, and every one was checked
+      1    a plugin regressed, or could not be checked, or some were not checked
+      2    usage error (bad option, an application that cannot be found or built)
+      3    internal error: a bug in sandboxverify (shown with its traceback)
+      130  interrupted (Ctrl-C); the results file keeps every finished plugin
+      143  terminated (SIGTERM); likewise
+    """
+    probe_ahead()
+    from sandboxverify.cli import _survey  # noqa: PLC0415 - what a survey needs, when one runs
+
+    return _survey.survey(ctx, plugins, values)

@@ -20,6 +20,7 @@ from sandboxverify.report import (
     Report,
     ReportError,
     Run,
+    Survey,
     inert,
     problems,
     run_of,
@@ -84,6 +85,18 @@ def merged_annotations(merged: Merged) -> list[str]:
         commands.append(f"::error title={title}::{_message(problem.message, problem.hint)}")
     if merged.error is not None:
         commands.append(error_annotation(merged.error))
+    return commands
+
+
+def survey_annotations(survey: Survey) -> list[str]:
+    """``sandboxverify survey``: an ``::error`` per plugin the candidate breaks, a ``::warning``
+    per plugin that could not be checked."""
+    commands = []
+    for result in survey.ordered():
+        level = {"regressed": "error", "error": "warning"}.get(result.survey_class)
+        if level is not None:
+            title = _escape_property(f"sandboxverify survey: {result.survey_class} {result.name}")
+            commands.append(f"::{level} title={title}::{_escape_data(result.reason)}")
     return commands
 
 

@@ -22,7 +22,14 @@ from sandboxverify._errors import (
     SandboxVerifyError,
 )
 from sandboxverify._version import __version__
-from sandboxverify.cli._commands import check, matrix, merge_reports, record, run_playbook
+from sandboxverify.cli._commands import (
+    check,
+    matrix,
+    merge_reports,
+    record,
+    run_playbook,
+    survey,
+)
 from sandboxverify.cli._surfaces import Surfaces
 from sandboxverify.report import ErrorCode, Redactor, inert
 
@@ -44,6 +51,7 @@ cli.add_command(run_playbook)
 cli.add_command(record)
 cli.add_command(merge_reports)
 cli.add_command(matrix)
+cli.add_command(survey)
 
 
 def main(argv: Sequence[str] | None = None) -> NoReturn:

@@ -20,6 +20,7 @@ from sandboxverify.report import (
     ReportFormatError,
     Source,
     inert,
+    is_survey_results,
     merge,
     problems,
     report_from_json,
@@ -34,13 +35,25 @@ def merge_reports(
     junit_xml: str | None,
     github: bool | None,
     quiet: bool,
+    html: str | None = None,
 ) -> int:
     surfaces = ctx.find_object(Surfaces) or Surfaces()
     surfaces.resolve({"json_out": json_out, "junit_xml": junit_xml, "github": github}, None)
     check_json_path(json_out, reports)
     check_report_path("--junit-xml", junit_xml, reports)
-    outputs = {Path(out).absolute() for out in (json_out, junit_xml) if out and out != "-"}
-    merged = merge([_read(path) for path in _report_files(reports, outputs)])
+    outputs = {Path(out).absolute() for out in (json_out, junit_xml, html) if out and out != "-"}
+    files = _report_files(reports, outputs)
+    if any(is_survey_results(path) for path in files):  # a survey's shards, told by content
+        from sandboxverify.cli import _survey  # noqa: PLC0415
+
+        values = {"json_out": json_out, "junit_xml": junit_xml, "github": github, "quiet": quiet}
+        return _survey.merge_shards(surfaces, _only_surveys(files), {**values, "html": html})
+    if html:
+        raise UsageError(
+            "--html is for survey results; check reports merge to --json and --junit-xml",
+            hint="drop --html",
+        )
+    merged = merge([_read(path) for path in files])
     human = surfaces.stream
     human.write(render_merged(merged, quiet=quiet) + "\n")
     human.flush()
@@ -56,11 +69,15 @@ def _report_files(given: Sequence[str], outputs: set[Path]) -> list[Path]:
         path = Path(raw)
         if path.is_dir():
             found = sorted(
-                p for p in path.rglob("*.json") if p.is_file() and p.absolute() not in outputs
+                p
+                for p in path.rglob("*.json*")
+                if p.is_file()
+                and p.absolute() not in outputs
+                and (p.suffix == ".json" or (p.suffix == ".jsonl" and is_survey_results(p)))
             )
             if not found:
                 raise UsageError(
-                    f"no *.json report in {raw}",
+                    f"no *.json report (or *.jsonl survey results) in {raw}",
                     hint="pass the reports 'check --json FILE' wrote, or the directories "
                     "they were downloaded into",
                 )
@@ -74,6 +91,17 @@ def _report_files(given: Sequence[str], outputs: set[Path]) -> list[Path]:
                 "see that job's log",
             )
     return list(dict.fromkeys(files))
+
+
+def _only_surveys(files: Sequence[Path]) -> list[Path]:
+    """Survey results, refusing check reports among them: the two do not merge."""
+    reports = [path for path in files if not is_survey_results(path)]
+    if reports:
+        raise UsageError(
+            f"{reports[0]} is not a survey's results, but the other files are",
+            hint="merge a survey's shards on their own, and check reports on their own",
+        )
+    return list(files)
 
 
 def _read(path: Path) -> Source:

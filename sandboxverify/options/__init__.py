@@ -24,6 +24,7 @@ from sandboxverify.options._pyproject import (
     load_user_config,
     report_values,
 )
+from sandboxverify.options._survey_options import SurveyOptions, parse_shard
 from sandboxverify.options._table import OPTIONS, options_of
 
 __all__ = [
@@ -38,12 +39,14 @@ __all__ = [
     "Option",
     "Problem",
     "Shape",
+    "SurveyOptions",
     "config_options",
     "configured",
     "find_pyproject",
     "load_config",
     "load_user_config",
     "options_of",
+    "parse_shard",
     "report_values",
     "split_commas",
     "validate",

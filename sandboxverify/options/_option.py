@@ -9,7 +9,7 @@ from typing import Any, Literal
 from sandboxverify.options._kinds import Flag, Kind, Toggle
 from sandboxverify.options._trust import ProjectRule
 
-CommandName = Literal["check", "run", "record", "merge", "matrix"]
+CommandName = Literal["check", "run", "record", "merge", "matrix", "survey"]
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_INSTALL_TIMEOUT = 900.0

@@ -31,6 +31,7 @@ from sandboxverify.options._option import (
     Option,
 )
 from sandboxverify.options._session_options import SESSION_OPTIONS
+from sandboxverify.options._survey_options import SURVEY_OPTIONS
 from sandboxverify.options._trust import (
     NAMES_AND_VERSIONS,
     NOT_WEAKER_ISOLATION,
@@ -159,7 +160,7 @@ OPTIONS: tuple[Option, ...] = (
         Choice(choices=INSTALLER_CHOICES),
         "Make build environments and sandboxes and install with uv or with "
         "virtualenv+pip; auto picks uv when it is installed.",
-        CHECK,
+        ("check", "survey"),
         default="auto",
     ),
     Option(
@@ -169,7 +170,7 @@ OPTIONS: tuple[Option, ...] = (
         "auto: in the OS sandbox (Linux namespaces with bubblewrap) when it works here, else "
         "process isolation with a warning; strict: refuse to run without the OS sandbox "
         "(exit 2); process: never use it.",
-        CHECK,
+        ("check", "survey"),
         default="auto",
         project=NOT_WEAKER_ISOLATION,
     ),
@@ -187,8 +188,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "index-url",
         Kind(),
-        "Package index for dependencies and build requirements.",
-        CHECK,
+        {
+            "check": "Package index for dependencies and build requirements.",
+            "survey": "Package index the plugins, the application, their dependencies and "
+            "build requirements come from.",
+        },
+        ("check", "survey"),
         metavar="URL",
         project=False,
     ),
@@ -196,7 +201,7 @@ OPTIONS: tuple[Option, ...] = (
         "find-links",
         Location(),
         "Extra place to find packages (repeatable).",
-        CHECK,
+        ("check", "survey"),
         multiple=True,
         default=(),
         metavar="PATH|URL",
@@ -313,6 +318,7 @@ OPTIONS: tuple[Option, ...] = (
         project=NAMES_AND_VERSIONS,
     ),
     *SESSION_OPTIONS,
+    *SURVEY_OPTIONS,
     # -- where results go -----------------------------------------------------------------------
     Option(
         "json",
@@ -326,8 +332,10 @@ OPTIONS: tuple[Option, ...] = (
             "text output goes to stderr).",
             "record": "Write the result as JSON to FILE, or to stdout with '-' or no value (then "
             "the text output goes to stderr).",
+            "survey": "Write the survey (every plugin's class and why, the counts) as JSON to "
+            "FILE, or to stdout with '-' or no value (then the text output goes to stderr).",
         },
-        ("check", "merge", "run", "record"),
+        ("check", "merge", "run", "record", "survey"),
         dest="json_out",
         metavar="[FILE]",
         project=False,
@@ -348,7 +356,7 @@ OPTIONS: tuple[Option, ...] = (
         "github",
         Toggle(),
         "Write GitHub Actions annotations and a step summary.",
-        ("check", "merge"),
+        ("check", "merge", "survey"),
         default_text="when GITHUB_ACTIONS=true",
     ),
     Option(
@@ -393,8 +401,12 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "quiet",
         Flag(),
-        "Only failures and the verdict.",
-        ("check", "merge"),
+        {
+            "check": "Only failures and the verdict.",
+            "merge": "Only failures and the verdict.",
+            "survey": "Only regressions, errors and the counts.",
+        },
+        ("check", "merge", "survey"),
         short="-q",
         default=False,
     ),

@@ -39,6 +39,7 @@ from sandboxverify.sandbox._subprocess import (
     Outcome,
     format_argv,
     parallel_map,
+    shutting_down,
     supervised,
 )
 from sandboxverify.sandbox._toolchain import (
@@ -108,6 +109,7 @@ __all__ = [
     "read_json",
     "resolve_all",
     "select_interpreters",
+    "shutting_down",
     "supervised",
     "unfiltered_reason",
 ]

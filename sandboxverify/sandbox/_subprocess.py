@@ -129,6 +129,8 @@ class Supervisor:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._procs: set[subprocess.Popen[bytes]] = set()
+        #: the supervisors of checks run inside this one's work (a survey's checks)
+        self._children: list[Supervisor] = []
         self.shutting_down = False
 
     def add(self, proc: subprocess.Popen[bytes]) -> None:
@@ -142,13 +144,28 @@ class Supervisor:
         with self._lock:
             self._procs.discard(proc)
 
+    def adopt(self, child: Supervisor) -> None:
+        """A check started inside this one's work: an interrupt stops its commands too."""
+        with self._lock:
+            self._children.append(child)
+            late = self.shutting_down
+        if late:
+            child.shutdown()
+
+    def disown(self, child: Supervisor) -> None:
+        with self._lock:
+            self._children.remove(child)
+
     def shutdown(self) -> None:
-        """Stop every running command and refuse new ones."""
+        """Stop every running command (those of the checks inside too) and refuse new ones."""
         with self._lock:
             self.shutting_down = True
             procs = list(self._procs)
+            children = list(self._children)
         for proc in procs:
             stop(proc)
+        for child in children:
+            child.shutdown()
 
 
 _SUPERVISOR: contextvars.ContextVar[Supervisor] = contextvars.ContextVar("supervisor")
@@ -159,6 +176,9 @@ def supervised() -> Iterator[Supervisor]:
     """Commands run inside (also in threads started with :func:`parallel_map`) are stopped
     together if anything interrupts the block: Ctrl-C, SIGTERM, a bug."""
     supervisor = Supervisor()
+    parent = _SUPERVISOR.get(None)
+    if parent is not None:  # a check inside a survey: the survey's interrupt reaches it
+        parent.adopt(supervisor)
     token = _SUPERVISOR.set(supervisor)
     try:
         yield supervisor
@@ -167,6 +187,8 @@ def supervised() -> Iterator[Supervisor]:
         raise
     finally:
         _SUPERVISOR.reset(token)
+        if parent is not None:
+            parent.disown(supervisor)
 
 
 T = TypeVar("T")

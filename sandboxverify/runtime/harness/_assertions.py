@@ -23,6 +23,7 @@ from sandboxverify.runtime.harness import _snapshot
 from sandboxverify.runtime.harness._actions import Call
 from sandboxverify.runtime.harness._errors import HarnessError, Step, short
 from sandboxverify.runtime.harness._events import Events, ToolResultRecord
+from sandboxverify.runtime.harness._loop import AgentLoop
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
 from sandboxverify.runtime.harness._ui import MockUI
 
@@ -33,6 +34,7 @@ class SessionAssertions:
     events: Events
     auto_assert: bool
     registry: Registry
+    loop: AgentLoop
     mocks: MockTools
     ui: MockUI
     failure: HarnessError | None
@@ -166,6 +168,31 @@ class SessionAssertions:
                     f"prepared answers were never asked for ({'; '.join(unused)}): the calls "
                     "they were for did not happen; remove them or find out why the calls did not "
                     "come (a list mock serves one call per entry)",
+                )
+            )
+
+    def assert_plugin_code_ran(self) -> None:
+        """A smoke run exists to exercise the plugins: one that called no tool
+        (``nothing_called``), or whose every call was mocked or blocked without a plugin's
+        handler seeing it (``no_plugin_code``), proves nothing."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        if not self.events.tool_calls:
+            raise self.failed(
+                HarnessError(
+                    "nothing_called",
+                    "the playbook ran but called no tool: a smoke run that exercises nothing "
+                    "proves nothing; add call(...) actions",
+                )
+            )
+        if not self.loop.plugin_ran:
+            mocked = sorted({record.tool_name for record in self.events.tool_results})
+            tools = ", ".join(sorted(self.registry.tools)) or "none"
+            raise self.failed(
+                HarnessError(
+                    "no_plugin_code",
+                    "no plugin code ran: every call was answered by a mock or blocked "
+                    f"({', '.join(mocked) or 'no result'}), so the run proves nothing about the "
+                    f"plugins; call a tool a plugin registers ({tools})",
                 )
             )
 

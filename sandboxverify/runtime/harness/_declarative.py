@@ -27,9 +27,9 @@ def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
 
 def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
     """Play the spec's turns, then check what ``run`` and ``check --smoke`` check: some tool was
-    called (``nothing_called``), the ``[expect]`` process assertions hold, and every list mock
-    and UI answer was used (``mocks_unused``). A tool name ``[expect]`` gives that the session
-    does not know fails before anything runs."""
+    called (``nothing_called``) and some plugin code ran (``no_plugin_code``), the ``[expect]``
+    process assertions hold, and every list mock and UI answer was used (``mocks_unused``). A
+    tool name ``[expect]`` gives that the session does not know fails before anything runs."""
     __tracebackhide__ = True  # pytest shows the test, not the harness
     expect = spec.get("expect") or {}
     source = spec.get("source", "playbook")
@@ -40,14 +40,7 @@ def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
         for name in pair:
             session.check_tool_name(name, f"{source}: expect.called_before[{index}]")
     session.run(*turns_from_spec(spec))
-    if not session.events.tool_calls:
-        raise session.failed(
-            HarnessError(
-                "nothing_called",
-                "the playbook ran but called no tool: a smoke run that exercises nothing "
-                "proves nothing; add call(...) actions",
-            )
-        )
+    session.assert_plugin_code_ran()
     for name in expect.get("called", []):
         session.assert_called(name)
     for name in expect.get("not_called", []):

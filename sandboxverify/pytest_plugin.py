@@ -110,14 +110,14 @@ def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
 
 @pytest.fixture
 def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
-    from sandboxverify.runtime.harness import run_spec  # noqa: PLC0415
+    from sandboxverify.runtime.harness import run_spec, spec_plugins  # noqa: PLC0415
     from sandboxverify.stages.playbook import load_playbook  # noqa: PLC0415
 
     def run(path: str | Path, **options: Any) -> TestSession:
         spec = load_playbook(Path(path))
         options.setdefault("mock_tools", spec.get("mock_tools") or {})
         options.setdefault("mock_ui", spec.get("mock_ui") or {})
-        session = harness(options.pop("plugins", None) or spec.get("plugins"), **options)
+        session = harness(options.pop("plugins", None) or spec_plugins(spec), **options)
         run_spec(spec, session)  # the harness fixture closes the session after the test
         return session
 

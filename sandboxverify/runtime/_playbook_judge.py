@@ -30,6 +30,8 @@ from sandboxverify.runtime.harness import (
 )
 
 _PLAYBOOK = "playbook"
+#: where snapshots are compared and never written (the harness's ``_snapshot`` reads it)
+READ_ONLY_SNAPSHOTS = "SANDBOXVERIFY_READ_ONLY_SNAPSHOTS"
 #: how long the script's process may take to end once it said it is done
 _ENDING_SECONDS = 10.0
 
@@ -126,10 +128,15 @@ class _Relay:
         return exit_status(self.process.returncode)
 
 
-def judge_script(path: Path, *, run_timeout: float | None, private: bool = False) -> dict[str, Any]:
+def judge_script(
+    path: Path, *, run_timeout: float | None, private: bool = False, read_only: bool = False
+) -> dict[str, Any]:
     """Run the ``.py`` playbook at ``path``; the smoke result (see ``_smoke``). ``private``: the
-    script's process keeps its memory from the plugins' (in a sandbox)."""
+    script's process keeps its memory from the plugins' (in a sandbox); ``read_only``: its files
+    are a read-only copy, where snapshots are compared and never written."""
     env = dict(os.environ)
+    if read_only:
+        env[READ_ONLY_SNAPSHOTS] = "1"
     relay = _Relay(path, env)
     deadline = None if run_timeout is None else time.monotonic() + run_timeout
     try:

@@ -26,6 +26,7 @@ from sandboxverify.runtime.harness import (
     open_model,
     recorded_turns,
     redact,
+    spec_plugins,
     write_trace,
 )
 
@@ -52,7 +53,7 @@ def live(request: Mapping[str, Any]) -> dict[str, Any]:
         "model": request.get("model") or recording.get("model"),
         "system": request["system"] if request.get("system") else recording.get("system"),
         "options": {**(recording.get("options") or {}), **(request.get("options") or {})},
-        "plugins": request.get("plugins") or spec.get("plugins"),
+        "plugins": request.get("plugins") or spec_plugins(spec),
         "mock_tools": spec.get("mock_tools") or {},
         "mock_ui": spec.get("mock_ui") or {},
     }

@@ -56,6 +56,7 @@ def smoke(request: dict[str, Any]) -> dict[str, Any]:
                 Path(request["script"]),
                 run_timeout=request.get("run_timeout"),
                 private=bool(request.get("nonce")),
+                read_only=bool(request.get("read_only_files")),
             )
     _mark_diverged(result)
     return result

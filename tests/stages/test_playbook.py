@@ -95,6 +95,7 @@ def test_the_design_example_parses_into_exactly_the_spec() -> None:
 
     assert spec == {
         "source": str(path),
+        "base": str(path.parent.resolve()),
         "name": None,
         "mock_tools": {"bash": "ok", "read": ["first read", "second read"]},
         "mock_ui": {"confirm": True, "select": "Approve"},
@@ -142,7 +143,11 @@ def test_the_design_example_parses_into_exactly_the_spec() -> None:
         },
     }
     assert json.loads(json.dumps(spec)) == spec
-    assert parse_playbook(DESIGN, "smoke.toml") == {**spec, "source": "smoke.toml"}
+    assert parse_playbook(DESIGN, "smoke.toml") == {
+        **spec,
+        "source": "smoke.toml",
+        "base": str(Path.cwd().resolve()),  # plugin files are relative to the playbook
+    }
 
 
 def test_every_extension_at_once() -> None:
@@ -153,6 +158,7 @@ def test_every_extension_at_once() -> None:
     assert json.loads(json.dumps(spec)) == spec
     assert spec == {
         "source": str(path),
+        "base": str(path.parent.resolve()),
         "name": "planner, the long way",
         "mock_tools": {
             "bash": {"content": [{"type": "text", "text": "done"}], "is_error": False},
@@ -236,6 +242,7 @@ def test_every_extension_at_once() -> None:
 def test_defaults_of_a_minimal_playbook() -> None:
     assert parse(TURN) == {
         "source": "smoke.toml",
+        "base": str(Path.cwd().resolve()),
         "name": None,
         "mock_tools": {},
         "mock_ui": {},

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         session_from_spec,
         turns_from_spec,
     )
+    from sandboxverify.runtime.harness._declarative import spec_plugins as spec_plugins
     from sandboxverify.runtime.harness._errors import CODES, HarnessError
     from sandboxverify.runtime.harness._events import (
         Event,
@@ -110,6 +111,7 @@ __all__ = [
 #: where each name lives, imported on first use: the process that holds a session's plugins
 #: imports the harness too, and must not pay for the session, playbooks, traces or llm
 _LAZY = {
+    "spec_plugins": "sandboxverify.runtime.harness._declarative",
     "END": "sandboxverify.runtime.harness._channel",
     "Channel": "sandboxverify.runtime.harness._channel",
     "ChannelBroken": "sandboxverify.runtime.harness._channel",

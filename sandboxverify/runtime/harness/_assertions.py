@@ -236,7 +236,13 @@ class SessionAssertions:
         path = _snapshot.snapshot_path(directory, test_id, number, name)
         update = _snapshot.update_requested(env, bool(self._update_snapshots))
         try:
-            _snapshot.assert_snapshot(value, path, update=update, ci=_snapshot.in_ci(env))
+            _snapshot.assert_snapshot(
+                value,
+                path,
+                update=update,
+                ci=_snapshot.in_ci(env),
+                read_only=_snapshot.read_only(env),
+            )
         except TypeError as exc:
             raise self.failed(HarnessError("snapshot_invalid", f"{path}: {exc}")) from None
         except AssertionError as exc:

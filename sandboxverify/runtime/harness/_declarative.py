@@ -13,16 +13,26 @@ from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._compare import Normalize, compare_result, normalizer
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._events import ToolResultRecord
+from sandboxverify.runtime.harness._plugin_files import absolute_file_spec
 from sandboxverify.runtime.harness._session import TestSession
 
 _REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
+    """The session a playbook runs in: its mocks, its plugins (those ``options`` name instead
+    are relative to where the command runs; a playbook's plugin files to the playbook)."""
     options.setdefault("mock_tools", spec.get("mock_tools") or {})
     options.setdefault("mock_ui", spec.get("mock_ui") or {})
-    plugins = options.pop("plugins", None) or spec.get("plugins")
-    return TestSession(plugins, **options)
+    return TestSession(options.pop("plugins", None) or spec_plugins(spec), **options)
+
+
+def spec_plugins(spec: Mapping[str, Any]) -> list[str] | None:
+    """The plugins a playbook names, its plugin files relative to the playbook."""
+    if not spec.get("plugins"):
+        return None
+    base = str(spec.get("base") or ".")
+    return [absolute_file_spec(plugin, base) for plugin in spec["plugins"]]
 
 
 def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:

@@ -12,7 +12,8 @@ and their actions, ``_calls`` each call (and its ``${name}`` references to earli
 
 The normalised spec (a contract with the runtime; JSON-serialisable)::
 
-    {"source": str, "name": str | None, "mock_tools": {...}, "mock_ui": {...},
+    {"source": str, "base": str (the playbook's directory: plugin files are relative to it),
+     "name": str | None, "mock_tools": {...}, "mock_ui": {...},
      "plugins": [str, ...] | None,
      "turns": [{"prompt": str, "where": "turns[0]", "actions": [action, ...]}],
      "expect": {"called": [str], "not_called": [str], "called_before": [[str, str]]},
@@ -39,19 +40,33 @@ from typing import TYPE_CHECKING, Any
 from sandboxverify.stages.playbook._document import load_playbook, parse_playbook
 
 if TYPE_CHECKING:
+    from sandboxverify.stages.playbook._files import (
+        copy_travelling,
+        named_in_script,
+        plugin_file,
+        travelling,
+    )
     from sandboxverify.stages.playbook._replay import load_mocks
     from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
 
 __all__ = [
     "Unwritable",
+    "copy_travelling",
     "load_mocks",
     "load_playbook",
+    "named_in_script",
     "parse_playbook",
+    "plugin_file",
     "render_playbook",
+    "travelling",
 ]
 
 #: what only ``record`` needs: imported when it runs
 _IMPORTED_ON_FIRST_USE = {
+    "copy_travelling": "_files",
+    "named_in_script": "_files",
+    "plugin_file": "_files",
+    "travelling": "_files",
     "load_mocks": "_replay",
     "Unwritable": "_writer",
     "render_playbook": "_writer",

@@ -62,6 +62,8 @@ def parse_playbook(text: str, source: str) -> dict[str, Any]:
         ) from None
     spec: dict[str, Any] = {
         "source": source,
+        # what plugin files named relative to the playbook are relative to
+        "base": str(Path(source).parent.resolve()),
         "name": None,
         "mock_tools": {},
         "mock_ui": {},

@@ -4,7 +4,7 @@
 write as TOML (and the trace as JSONL, if asked). ``live``: the contract run of a recorded
 playbook: the model chooses again from the same prompts, with the playbook's mocks, and every
 step where it left the recording is a divergence. Both return the summary a smoke run returns;
-nothing they return or write holds a secret (``harness._live.redact``).
+nothing they return or write holds a secret (``harness._secrets.redact``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,14 @@ from sandboxverify.runtime.harness import (
     TestSession,
     divergences,
     live_session,
+    offered_tools,
     open_model,
     recorded_turns,
     redact,
+    request_hash,
+    settings_hash,
     spec_plugins,
+    tools_hash,
     write_trace,
 )
 
@@ -40,12 +44,17 @@ def record(request: Mapping[str, Any]) -> dict[str, Any]:
     at fault: an unknown model, a missing key), ``model``, ``plugins``, ``tools``, ``recorded``
     (the turns) and the summary of a smoke run.
     """
-    return _drive(request, [str(prompt) for prompt in request["prompts"]], None)
+    return _drive(request, [str(prompt) for prompt in request["prompts"]], None)[0]
 
 
 def live(request: Mapping[str, Any]) -> dict[str, Any]:
     """The contract run of ``request["spec"]`` (a normalised playbook) with ``request["model"]``
     (default: the model it was recorded with). The result also has ``divergences``."""
+    return live_session_of(request)[0]
+
+
+def live_session_of(request: Mapping[str, Any]) -> tuple[dict[str, Any], TestSession | None]:
+    """``live``, and the (closed) session the model drove, for assertions on its events."""
     spec = request["spec"]
     recording = spec.get("recording") or {}
     options = {
@@ -58,18 +67,17 @@ def live(request: Mapping[str, Any]) -> dict[str, Any]:
         "mock_ui": spec.get("mock_ui") or {},
     }
     if not options["model"]:
-        return _unavailable(
-            ModelUnavailable(
-                f"{spec.get('source', 'the playbook')} names no model to run live",
-                hint="pass --model MODEL (a recording names its model in [recording])",
-            )
+        unavailable = ModelUnavailable(
+            f"{spec.get('source', 'the playbook')} names no model to run live",
+            hint="pass --model MODEL (a recording names its model in [recording])",
         )
+        return _unavailable(unavailable), None
     return _drive(options, [turn["prompt"] for turn in spec["turns"]], spec)
 
 
 def _drive(
     request: Mapping[str, Any], prompts: list[str], spec: Mapping[str, Any] | None
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], TestSession | None]:
     try:
         model = open_model(
             request["model"],
@@ -78,7 +86,7 @@ def _drive(
             max_steps=request.get("max_steps") or DEFAULT_MAX_STEPS,
         )
     except ModelUnavailable as exc:
-        return _unavailable(exc)
+        return _unavailable(exc), None
     session: TestSession | None = None
     error: dict[str, Any] | None = None
     try:
@@ -95,6 +103,8 @@ def _drive(
     result = _summary(request, model, session, error)
     if spec is None:
         result["recorded"] = turns
+        if session is not None:
+            result["digests"] = _digests(model, session, turns)
     else:
         stopped = error["code"] if error else None
         result["divergences"] = divergences(spec["turns"], turns, stopped=stopped)
@@ -109,7 +119,17 @@ def _drive(
                 "action": result["divergences"][0]["step"],
                 "details": None,
             }
-    return redact(result, model.secrets)  # type: ignore[no-any-return]
+    return redact(result, model.secrets), session
+
+
+def _digests(model: LiveModel, session: TestSession, turns: list[dict[str, Any]]) -> dict[str, str]:
+    """What the recorded turns answered (see ``harness._requests``): each turn gets the digest
+    of its request; the tools and the settings get theirs, for ``[recording]``."""
+    tools = tools_hash(offered_tools(session))
+    settings = settings_hash(model.model_id, model.system, model.options)
+    for turn in turns:
+        turn["request_hash"] = request_hash(turn["prompt"], settings, tools)
+    return {"tools_hash": tools, "settings_hash": settings}
 
 
 def _expectations(spec: Mapping[str, Any], session: TestSession) -> None:
@@ -120,6 +140,8 @@ def _expectations(spec: Mapping[str, Any], session: TestSession) -> None:
         session.assert_not_called(name)
     for first, second in expect.get("called_before", []):
         session.assert_called_before(first, second)
+    for label in expect.get("approved", []):
+        session.assert_approved(label)
 
 
 def _unavailable(exc: ModelUnavailable) -> dict[str, Any]:

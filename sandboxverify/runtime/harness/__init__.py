@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from sandboxverify.runtime.harness._channel import END as END
     from sandboxverify.runtime.harness._channel import Channel as Channel
     from sandboxverify.runtime.harness._channel import ChannelBroken as ChannelBroken
+    from sandboxverify.runtime.harness._compare import GENERATED as GENERATED
+    from sandboxverify.runtime.harness._compare import normalizer as normalizer
     from sandboxverify.runtime.harness._contract import divergences as divergences
     from sandboxverify.runtime.harness._declarative import (
         run_spec,
@@ -48,8 +50,8 @@ if TYPE_CHECKING:
     from sandboxverify.runtime.harness._live import LiveDriver as LiveDriver
     from sandboxverify.runtime.harness._live import LiveModel as LiveModel
     from sandboxverify.runtime.harness._live import ModelUnavailable as ModelUnavailable
+    from sandboxverify.runtime.harness._live import offered_tools as offered_tools
     from sandboxverify.runtime.harness._live import open_model as open_model
-    from sandboxverify.runtime.harness._live import redact as redact
     from sandboxverify.runtime.harness._loop import ToolCallEvent, ToolResultEvent
     from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS
     from sandboxverify.runtime.harness._plugins import DIST_ENV as DIST_ENV
@@ -58,6 +60,12 @@ if TYPE_CHECKING:
     from sandboxverify.runtime.harness._recorded_turns import live_session as live_session
     from sandboxverify.runtime.harness._recorded_turns import recorded_turns as recorded_turns
     from sandboxverify.runtime.harness._replay import replay
+    from sandboxverify.runtime.harness._requests import request_hash as request_hash
+    from sandboxverify.runtime.harness._requests import settings_hash as settings_hash
+    from sandboxverify.runtime.harness._requests import tools_hash as tools_hash
+    from sandboxverify.runtime.harness._secrets import REDACTED as REDACTED
+    from sandboxverify.runtime.harness._secrets import redact as redact
+    from sandboxverify.runtime.harness._secrets import secret_values as secret_values
     from sandboxverify.runtime.harness._session import SESSION_OBSERVERS as SESSION_OBSERVERS
     from sandboxverify.runtime.harness._session import (
         PlaybookState,
@@ -111,6 +119,12 @@ __all__ = [
 #: where each name lives, imported on first use: the process that holds a session's plugins
 #: imports the harness too, and must not pay for the session, playbooks, traces or llm
 _LAZY = {
+    "GENERATED": "sandboxverify.runtime.harness._compare",
+    "normalizer": "sandboxverify.runtime.harness._compare",
+    "offered_tools": "sandboxverify.runtime.harness._live",
+    "request_hash": "sandboxverify.runtime.harness._requests",
+    "settings_hash": "sandboxverify.runtime.harness._requests",
+    "tools_hash": "sandboxverify.runtime.harness._requests",
     "spec_plugins": "sandboxverify.runtime.harness._declarative",
     "END": "sandboxverify.runtime.harness._channel",
     "Channel": "sandboxverify.runtime.harness._channel",
@@ -150,7 +164,9 @@ _LAZY = {
     "LiveModel": "sandboxverify.runtime.harness._live",
     "ModelUnavailable": "sandboxverify.runtime.harness._live",
     "open_model": "sandboxverify.runtime.harness._live",
-    "redact": "sandboxverify.runtime.harness._live",
+    "redact": "sandboxverify.runtime.harness._secrets",
+    "REDACTED": "sandboxverify.runtime.harness._secrets",
+    "secret_values": "sandboxverify.runtime.harness._secrets",
     "ToolCallEvent": "sandboxverify.runtime.harness._loop",
     "ToolResultEvent": "sandboxverify.runtime.harness._loop",
     "ENVIRONMENTAL_TOOLS": "sandboxverify.runtime.harness._mocks",

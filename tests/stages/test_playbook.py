@@ -140,6 +140,7 @@ def test_the_design_example_parses_into_exactly_the_spec() -> None:
             "called": ["plan_propose", "plan_approve"],
             "not_called": [],
             "called_before": [["plan_propose", "plan_approve"]],
+            "approved": [],
         },
     }
     assert json.loads(json.dumps(spec)) == spec
@@ -235,6 +236,7 @@ def test_every_extension_at_once() -> None:
             "called": ["plan_propose", "plan_approve"],
             "not_called": ["bash"],
             "called_before": [["plan_propose", "plan_approve"], ["plan_list", "plan_reject"]],
+            "approved": [],
         },
     }
 
@@ -254,7 +256,7 @@ def test_defaults_of_a_minimal_playbook() -> None:
                 "actions": [{"kind": "say", "where": "turns[0].actions[0]", "text": "hi"}],
             }
         ],
-        "expect": {"called": [], "not_called": [], "called_before": []},
+        "expect": {"called": [], "not_called": [], "called_before": [], "approved": []},
     }
 
 
@@ -340,7 +342,12 @@ def test_top_level_keys_may_come_in_any_order_and_values_stay_json() -> None:
             "details": {"n": 1.5, "ok": True, "l": []},
         }
     }
-    assert spec["expect"] == {"called": [], "not_called": ["bash"], "called_before": []}
+    assert spec["expect"] == {
+        "called": [],
+        "not_called": ["bash"],
+        "called_before": [],
+        "approved": [],
+    }
     assert json.loads(json.dumps(spec)) == spec
 
 

@@ -257,7 +257,7 @@ def test_a_recording_is_a_smoke_playbook_inside_the_sandbox(tmp_path: Path) -> N
     """``check --smoke`` runs the checked-in recording, results compared, in a fresh sandbox."""
     playbook = tmp_path / "recorded.toml"
     text = (PLAYBOOKS / "llm-tools-recorded.toml").read_text()
-    playbook.write_text(text.replace("# compare_results = true", "compare_results = true"))
+    playbook.write_text(text)
     report = check(
         CheckOptions(targets=(str(fixture("llm-tools")),), installer="uv", smoke=str(playbook))
     )
@@ -265,11 +265,7 @@ def test_a_recording_is_a_smoke_playbook_inside_the_sandbox(tmp_path: Path) -> N
     [run] = report.runs
     assert run.smoke is not None and run.smoke.tool_calls == 3
 
-    playbook.write_text(
-        text.replace("# compare_results = true", "compare_results = true").replace(
-            'result = "desserts"', 'result = "dessert"'
-        )
-    )
+    playbook.write_text(text.replace('result = "desserts"', 'result = "dessert"'))
     report = check(
         CheckOptions(targets=(str(fixture("llm-tools")),), installer="uv", smoke=str(playbook))
     )

@@ -134,6 +134,8 @@ def playbook(harness: HarnessFactory, request: pytest.FixtureRequest) -> Callabl
             return _live(spec, options)
         options.setdefault("mock_tools", spec.get("mock_tools") or {})
         options.setdefault("mock_ui", spec.get("mock_ui") or {})
+        options.setdefault("has_ui", spec.get("has_ui", True))
+        options.setdefault("host", spec.get("host"))
         session = harness(options.pop("plugins", None) or spec_plugins(spec), **options)
         run_spec(spec, session)  # the harness fixture closes the session after the test
         return session

@@ -63,6 +63,8 @@ def live_session_of(request: Mapping[str, Any]) -> tuple[dict[str, Any], TestSes
         "system": request["system"] if request.get("system") else recording.get("system"),
         "options": {**(recording.get("options") or {}), **(request.get("options") or {})},
         "plugins": request.get("plugins") or spec_plugins(spec),
+        "host": request.get("host") or spec.get("host"),
+        "has_ui": spec.get("has_ui", True),
         "mock_tools": spec.get("mock_tools") or {},
         "mock_ui": spec.get("mock_ui") or {},
     }

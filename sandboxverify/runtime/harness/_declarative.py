@@ -29,6 +29,8 @@ def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
     options.setdefault("mock_tools", spec.get("mock_tools") or {})
     options.setdefault("mock_ui", spec.get("mock_ui") or {})
     options.setdefault("has_ui", spec.get("has_ui", True))
+    if not options.get("host"):  # a recording names the host its plugins were loaded with
+        options["host"] = spec.get("host")
     return TestSession(options.pop("plugins", None) or spec_plugins(spec), **options)
 
 

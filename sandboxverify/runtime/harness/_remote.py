@@ -246,9 +246,8 @@ class _CallState:
         op = message.get("op")
         if op == "called":
             if not self.recorded:
-                block = message.get("block")
                 self.recorded = True
-                judge.called((str(block[0]), str(block[1])) if block else None)
+                judge.called(_block(message.get("block"), plugins, site))
         elif op == "mock":
             self._mock(judge, plugins, site)
         elif op == "ui":
@@ -279,9 +278,8 @@ class _CallState:
         if message["op"] == "failure":
             raise _error(message.get("error"), "worker_failed")
         try:
-            block = message.get("block")
             outcome = Outcome(
-                (str(block[0]), str(block[1])) if block else None,
+                _block(message.get("block"), plugins, site),
                 _result(message.get("result")),
                 bool(message.get("mocked")),
                 float(message.get("seconds") or 0.0),
@@ -293,6 +291,16 @@ class _CallState:
             self.recorded = True
             judge.called(outcome.block)
         return outcome
+
+
+def _block(value: Any, plugins: RemotePlugins, site: CallSite) -> tuple[str, str] | None:
+    """Who blocked the call and why, as reported; anything but a pair breaks the protocol."""
+    __tracebackhide__ = True  # pytest shows the test, not the harness
+    if not value:
+        return None
+    if not isinstance(value, list) or len(value) != 2:
+        raise plugins._broken(f"a malformed block {str(value)[:80]!r}", site.at)
+    return str(value[0]), str(value[1])
 
 
 def _answer_ui(ui: MockUI, message: dict[str, Any]) -> dict[str, Any]:

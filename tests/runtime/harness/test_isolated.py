@@ -56,6 +56,10 @@ def tools(api: PluginAPI) -> None:
         return "scribbled"
 
     @api.tool
+    def forge() -> str:
+        return "forged"
+
+    @api.tool
     def where() -> str:
         return str(os.getpid())
 
@@ -65,6 +69,13 @@ def tools(api: PluginAPI) -> None:
         return None
 
     api.on("tool_call", guard)
+
+    def speak_for_the_process(event: Any) -> None:
+        """Before the process says the call began: a 'called' message whose block is no pair."""
+        if event.tool_name == "forge":
+            os.write(int(sys.argv[-1]), b'{"op": "called", "block": 5}\n')
+
+    api.on("tool_call", speak_for_the_process)
 
 
 def session(**options: Any) -> Any:
@@ -104,7 +115,7 @@ def test_the_plugins_run_in_another_process_and_the_session_is_the_same() -> Non
         assert mocked.mocked and mocked.text == "ok"
         assert exploded.is_error and "RuntimeError: boom" in exploded.text
         assert t.events.blocked_calls()[0].blocked_by == PLUGIN
-        assert t.tools == ["ask", "count", "die", "explode", "hang", "scribble", "where"]
+        assert t.tools == ["ask", "count", "die", "explode", "forge", "hang", "scribble", "where"]
 
 
 def test_every_session_starts_from_fresh_plugin_modules() -> None:
@@ -142,6 +153,12 @@ def test_garbage_on_the_harness_pipes_fails_the_run_instead_of_passing() -> None
     with session() as t:
         error = fail("worker_failed", t, call("scribble"))
         assert "broke the harness's protocol" in error.message
+
+
+def test_a_malformed_message_from_the_plugins_fails_the_run_instead_of_crashing_it() -> None:
+    with session() as t:
+        error = fail("worker_failed", t, call("forge"))
+        assert "a malformed block '5'" in error.message
 
 
 def test_a_session_without_a_ui_fails_a_tool_that_asks_anyway() -> None:

@@ -157,10 +157,10 @@ class Audit:
         self.plugin_ran = self.plugin_ran or outcome.get("plugin_ran") is True
         self.calls.append(
             {
-                "tool": str(call.get("tool")),
-                "tool_call_id": str(call.get("tool_call_id")),
-                "turn": call.get("turn"),
-                "action": call.get("action"),
+                "tool": str(call.get("tool"))[:200],
+                "tool_call_id": str(call.get("tool_call_id"))[:200],
+                "turn": _number(call.get("turn")),
+                "action": _number(call.get("action")),
                 "is_error": is_error,
                 "mocked": mocked,
                 "blocked": blocked,
@@ -192,7 +192,7 @@ def _against_declared(
     """What is wrong with a result, given what the call's action declared about errors."""
     expected = call.get("expect_error", False)
     where = _where(call)
-    located = {"turn": call.get("turn"), "action": call.get("action")}
+    located = {"turn": _number(call.get("turn")), "action": _number(call.get("action"))}
     if is_error and expected is False:
         cause = "was blocked" if blocked else "returned an error"
         return {
@@ -221,6 +221,11 @@ def _against_declared(
             f"{excerpt(text, 200)!r}",
         }
     return None
+
+
+def _number(value: Any) -> int:
+    """A turn or action number as the playbook's process gave it (a report needs a number)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
 def _where(call: dict[str, Any]) -> str:

@@ -225,3 +225,16 @@ def test_closing_a_session_ends_its_plugin_process() -> None:
     with session() as t:
         process = t._plugin_side.transport.process
     assert process.poll() is not None
+
+
+def test_a_live_or_recorded_session_keeps_its_plugins_out_of_the_judges_process() -> None:
+    """``record`` and ``run --live`` judge a model's session (the contract, what is written):
+    their plugins run where they cannot reach that judgement."""
+    from sandboxverify.runtime.harness import live_session  # noqa: PLC0415 - this test alone
+
+    t = live_session({"plugins": [PLUGIN]})
+    try:
+        t.run(when("go", [call("where"), say("done")]))
+        assert int(t.events.tool_results[0].text) != os.getpid()
+    finally:
+        t.close()

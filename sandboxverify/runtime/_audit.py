@@ -116,6 +116,22 @@ class Audit:
             state,
         )
 
+    def finished(self) -> None:
+        """The playbook's process has ended: a call it sent and did not wait for was never
+        judged, and a run with a call nobody saw end proves nothing about that call."""
+        for state in self.sessions.values():
+            pending, state.pending = state.pending, None
+            if pending is not None and not state.given_up:
+                self.failed(
+                    {
+                        "code": "aborted",
+                        "message": f"{_where(pending)}: the playbook ended before the call to "
+                        f"{str(pending.get('tool'))[:200]!r} it made came back; a call must be "
+                        "waited for (run it through a session)",
+                    },
+                    state,
+                )
+
     def _loaded(self, state: _Session, message: dict[str, Any]) -> None:
         tools = message.get("tools")
         tools = tools if isinstance(tools, list) else []

@@ -143,6 +143,7 @@ def judge_script(
         relay.run(path, deadline, private=private)
     finally:
         status = relay.close()
+    relay.audit.finished()
     return _verdict(relay, path, status)
 
 

@@ -166,3 +166,28 @@ def test_a_setup_function_of_the_playbook_itself_is_refused_with_a_way_out(tmp_p
     error = error_of(tmp_path, result)
     assert error["code"] == "plugin_load_failed"
     assert "name its file 'path/to/plugin.py:setup'" in error["message"]
+
+
+def test_a_call_the_playbook_does_not_wait_for_still_fails_the_run(tmp_path: Path) -> None:
+    """A script that sends a call past its session and ends before the outcome comes back:
+    the judge never saw that call end, so the run cannot pass."""
+    (tmp_path / "slow.py").write_text(
+        "import time\n\ndef setup(api):\n"
+        "    api.register_tool('echo', lambda text: text)\n"
+        "    def fails_later() -> str:\n"
+        "        time.sleep(2)\n"
+        "        raise RuntimeError('fails_later: this call failed')\n"
+        "    api.register_tool('fails_later', fails_later)\n"
+    )
+    result = run_here(
+        tmp_path,
+        "play.py",
+        HARNESS + "t = create_test_session(['slow:setup'])\n"
+        "t.run(when('go', [call('echo', {'text': 'a'}), say('done')]))\n"
+        "t._plugin_side.transport.send({'op': 'call', 'tool': 'fails_later', 'params': {},\n"
+        "    'tool_call_id': 'c9', 'turn': 2, 'action': 1, 'where': 'turn 2, action 1',\n"
+        "    'validate': True, 'expect_error': False})\n",
+    )
+    error = error_of(tmp_path, result)
+    assert error["code"] == "aborted"
+    assert "ended before the call to 'fails_later' it made came back" in error["message"]

@@ -66,6 +66,8 @@ class Audit:
             return
         if op == "call":
             self.requested += 1
+            if state.pending is not None and not state.given_up:
+                self._overlapping(state, state.pending, message)
             state.pending, state.mocked = message, False
         elif op in ("ui_failure", "mock_failure"):
             self.failed(message.get("error"), state)
@@ -112,6 +114,21 @@ class Audit:
                 "message": f"{_where(pending)}: the process holding the plugins ended during "
                 f"the call to {pending.get('tool')!r} ({status}); code run during a session "
                 "must never end the interpreter",
+            },
+            state,
+        )
+
+    def _overlapping(
+        self, state: _Session, pending: dict[str, Any], message: dict[str, Any]
+    ) -> None:
+        """A session calls one tool at a time: a call sent on top of another would let one
+        outcome stand for both and leave the other unjudged."""
+        self.failed(
+            {
+                "code": "worker_failed",
+                "message": f"{_where(message)}: the playbook's process broke the harness's "
+                f"protocol: it sent a call to {str(message.get('tool'))[:200]!r} while its call "
+                f"to {str(pending.get('tool'))[:200]!r} was still running",
             },
             state,
         )

@@ -191,3 +191,38 @@ def test_a_call_the_playbook_does_not_wait_for_still_fails_the_run(tmp_path: Pat
     error = error_of(tmp_path, result)
     assert error["code"] == "aborted"
     assert "ended before the call to 'fails_later' it made came back" in error["message"]
+
+
+def test_a_playbook_that_sends_calls_on_top_of_each_other_fails_the_run(tmp_path: Path) -> None:
+    """A session makes one call at a time: a second call sent before the first came back would
+    let one outcome stand for both, and the other go unjudged."""
+    (tmp_path / "two.py").write_text(
+        "def setup(api):\n"
+        "    api.register_tool('echo', lambda text: text)\n"
+        "    def fails() -> str:\n"
+        "        raise RuntimeError('fails: this call failed')\n"
+        "    api.register_tool('fails', fails)\n"
+    )
+    request = (
+        "{{'op': 'call', 'tool': {tool!r}, 'params': {params!r}, 'tool_call_id': {tool!r},"
+        " 'turn': 2, 'action': 1, 'where': 'turn 2, action 1', 'validate': True,"
+        " 'expect_error': False}}"
+    )
+    result = run_here(
+        tmp_path,
+        "play.py",
+        HARNESS + "t = create_test_session(['two:setup'])\n"
+        "t.run(when('go', [call('echo', {'text': 'a'}), say('done')]))\n"
+        "pipe = t._plugin_side.transport\n"
+        f"pipe.send({request.format(tool='echo', params={'text': 'b'})})\n"
+        f"pipe.send({request.format(tool='fails', params={})})\n"
+        "answered = 0\n"
+        "while answered < 2:\n"
+        "    message = pipe.receive(10)\n"
+        "    if message is None:\n"
+        "        break\n"
+        "    answered += message.get('op') in ('outcome', 'failure')\n",
+    )
+    error = error_of(tmp_path, result)
+    assert error["code"] == "worker_failed", error
+    assert "while its call to 'echo' was still running" in error["message"]

@@ -72,3 +72,60 @@ def test_no_plugin_code_turns_its_failure_into_a_pass(
     [run] = report.runs
     assert run.smoke is not None and run.smoke.ok is False
     assert [call.is_error for call in run.smoke.calls] == [False, True]
+
+
+REQUEST = (
+    "{{'op': 'call', 'tool': {tool!r}, 'params': {params!r}, 'tool_call_id': {tool!r},"
+    " 'turn': 2, 'action': 1, 'where': 'turn 2, action 1', 'validate': True,"
+    " 'expect_error': False}}"
+)
+OPENING = (
+    "from sandboxverify.harness import call, create_test_session, say, when\n"
+    "t = create_test_session()\n"
+    "t.run(when('go', [call('echo', {'text': 'hi'}), say('done')]))\n"
+    "pipe = t._plugin_side.transport\n"
+)
+#: .py playbooks that go past their session to the judge's pipe: a call they end without
+#: waiting for, and a call sent on top of another so that one answer would stand for both
+PAST_THE_SESSION = {
+    "unwaited.py": (
+        OPENING + f"pipe.send({REQUEST.format(tool='slow_failure', params={})})\n",
+        "[aborted] turn 2, action 1: the playbook ended before the call to 'slow_failure'",
+    ),
+    "overlapping.py": (
+        OPENING
+        + f"pipe.send({REQUEST.format(tool='echo', params={'text': 'again'})})\n"
+        + f"pipe.send({REQUEST.format(tool='outcome_check', params={})})\n"
+        + "answered = 0\n"
+        "while answered < 2:\n"
+        "    message = pipe.receive(30)\n"
+        "    if message is None:\n"
+        "        break\n"
+        "    answered += message.get('op') in ('outcome', 'failure')\n",
+        "[worker_failed] turn 2, action 1: the playbook's process broke the harness's protocol",
+    ),
+}
+
+
+@pytest.mark.parametrize("isolation", ["strict", "process"])
+@pytest.mark.parametrize("script", sorted(PAST_THE_SESSION))
+def test_no_playbook_gets_a_call_past_its_judge(
+    tmp_path: Path, script: str, isolation: str
+) -> None:
+    if isolation == "strict" and available()[0] is None:
+        pytest.skip(f"the OS sandbox is unavailable here: {available()[1]}")
+    text, said = PAST_THE_SESSION[script]
+    path = tmp_path / script
+    path.write_text(text, encoding="utf-8")
+    report = check(
+        CheckOptions(
+            targets=(str(fixture("attack-judge")),),
+            installer="uv",
+            isolation="strict" if isolation == "strict" else "process",
+            smoke=str(path),
+        )
+    )
+    assert not report.ok
+    [failure] = report.failures
+    assert failure.code == "smoke_failed"
+    assert said in failure.message, failure.message

@@ -13,6 +13,8 @@ From that account alone, whatever the playbook's process says:
   (``auto_assert=False`` does not change that here);
 - a failure the plugins' side reported (a hook, an exit, a mock or UI answer that failed) fails
   the run, and so does a plugins' process that died or broke the protocol mid-call;
+- a call the playbook sent on top of another, or did not wait for before it ended, breaks the
+  protocol: one outcome would stand for two calls, or none for one;
 - a run that called nothing, or in which no plugin code ran, proves nothing.
 
 What the playbook declares (its calls, ``expect_error``) is taken as declared: a playbook that

@@ -19,6 +19,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+_PR_GET_DUMPABLE = 3
 _PR_SET_DUMPABLE = 4
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -43,6 +44,21 @@ def keep_to_myself() -> None:
     prctl = _prctl()
     if prctl is not None:
         prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+@contextlib.contextmanager
+def kept_to_myself() -> Iterator[None]:
+    """:func:`keep_to_myself` while inside, as it was on the way out: the command's process that
+    judges a playbook in place (``run``) goes back to what it was, but while plugin code runs
+    beside it, no process of the same user may attach to it or write its memory."""
+    prctl = _prctl()
+    was = prctl(_PR_GET_DUMPABLE, 0, 0, 0, 0) if prctl is not None else None
+    keep_to_myself()
+    try:
+        yield
+    finally:
+        if prctl is not None and was == 1:  # 2 (core dumps for root only) cannot be set back
+            prctl(_PR_SET_DUMPABLE, 1, 0, 0, 0)
 
 
 def _children() -> set[int]:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from sandboxverify.runtime._descendants import kept_to_myself
 from sandboxverify.runtime._smoke import summarize
 from sandboxverify.runtime.harness import (
     DEFAULT_MAX_STEPS,
@@ -91,16 +92,17 @@ def _drive(
         return _unavailable(exc), None
     session: TestSession | None = None
     error: dict[str, Any] | None = None
-    try:
-        session = live_session(request)
-        session.run(*LiveDriver(model, session).turns(prompts))
-        if spec is not None:
-            _expectations(spec, session)
-    except HarnessError as exc:
-        error = exc.to_json()
-    finally:
-        if session is not None:
-            session.close()
+    with kept_to_myself():  # the plugins run beside this process: none attaches to it
+        try:
+            session = live_session(request)
+            session.run(*LiveDriver(model, session).turns(prompts))
+            if spec is not None:
+                _expectations(spec, session)
+        except HarnessError as exc:
+            error = exc.to_json()
+        finally:
+            if session is not None:
+                session.close()
     turns = recorded_turns(session.events.all) if session is not None else []
     result = _summary(request, model, session, error)
     if spec is None:

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from sandboxverify.runtime._descendants import ended_at_exit, keep_to_myself
+from sandboxverify.runtime._descendants import ended_at_exit, keep_to_myself, kept_to_myself
 from sandboxverify.runtime._playbook_judge import judge_script
 from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime._tracebacks import format_traceback
@@ -48,7 +48,9 @@ def smoke(request: dict[str, Any]) -> dict[str, Any]:
     os.environ[HOST_ENV] = request.get("host") or "native"
     if request.get("nonce"):  # in a sandbox, for the host: nothing of the run reads this process
         keep_to_myself()
-    with ended_at_exit():  # nothing the run started outlives the verdict, to rewrite it
+    # in place too (run), nothing the run starts attaches to this process to change its mind;
+    # and nothing it started outlives the verdict, to rewrite it
+    with kept_to_myself(), ended_at_exit():
         if "spec" in request:
             result = _declarative(request)
         else:

@@ -7,10 +7,12 @@ goes through schema validation, hooks, execution and recording, as in any run.
 
 The overhead per action is measured against calling the same tool functions directly, in the
 same process, with the same arguments: what the harness adds on top of the plugin's own work.
-Two configurations: the default per-call timeout (tool code runs on a worker thread so a hung
-tool can be abandoned) and ``call_timeout=None`` (inline).
+Three configurations: the default per-call timeout (tool code runs on a worker thread so a hung
+tool can be abandoned), ``call_timeout=None`` (inline), and ``isolate=True`` (the plugins in a
+process of their own, as under ``check --smoke`` and ``run``: every call, every UI question and
+every mock crosses a pipe). Then what a session costs to start and close, in each process.
 
-Usage: ``python benchmarks/bench_harness.py [--repeat 7] [--turns 100]``
+Usage: ``python benchmarks/bench_harness.py [--repeat 7] [--turns 100] [--sessions 20]``
 """
 
 from __future__ import annotations
@@ -66,11 +68,14 @@ def build_playbook(turns: int) -> list[Turn]:
     return playbook
 
 
-def time_harness(turns: int, call_timeout: float | None) -> float:
+def time_harness(turns: int, call_timeout: float | None, isolate: bool = False) -> float:
     playbook = build_playbook(turns)
     planner.PLANS.clear()
     with create_test_session(
-        ["svfix_planner.plugin:setup"], mock_tools={"bash": "ok"}, call_timeout=call_timeout
+        ["svfix_planner.plugin:setup"],
+        mock_tools={"bash": "ok"},
+        call_timeout=call_timeout,
+        isolate=isolate,
     ) as session:
         started = time.perf_counter()
         session.run(*playbook)
@@ -94,20 +99,33 @@ def time_direct(turns: int) -> float:
     return time.perf_counter() - started
 
 
+def time_sessions(count: int, isolate: bool) -> float:
+    """Seconds one session takes to start (its plugins loaded) and close, in the median."""
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        with create_test_session(["svfix_planner.plugin:setup"], isolate=isolate):
+            pass
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--turns", type=int, default=100)
+    parser.add_argument("--sessions", type=int, default=20)
     args = parser.parse_args(argv)
     actions = args.turns * (PER_TURN_CALLS + 1)
     time_harness(2, 60.0)  # warm up imports and the worker thread
     rows = []
     direct = statistics.median(time_direct(args.turns) for _ in range(args.repeat))
-    for label, timeout in (
-        ("default (call_timeout=60s)", 60.0),
-        ("inline (call_timeout=None)", None),
+    for label, timeout, isolate in (
+        ("default (call_timeout=60s)", 60.0, False),
+        ("inline (call_timeout=None)", None, False),
+        ("isolate=True (own process)", 60.0, True),
     ):
-        runs = [time_harness(args.turns, timeout) for _ in range(args.repeat)]
+        runs = [time_harness(args.turns, timeout, isolate) for _ in range(args.repeat)]
         median = statistics.median(runs)
         rows.append((label, median, min(runs), max(runs), (median - direct) / actions * 1e6))
     print(
@@ -122,6 +140,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{label:<28} {median * 1000:7.1f}ms {low * 1000:7.1f}ms {high * 1000:7.1f}ms "
             f"{per_action:13.1f} µs"
         )
+    here, apart = time_sessions(args.sessions, False), time_sessions(args.sessions, True)
+    print(
+        f"a session started and closed ({args.sessions} each, median): in this process "
+        f"{here * 1000:.1f} ms, plugins in their own process {apart * 1000:.1f} ms"
+    )
     return 0
 
 

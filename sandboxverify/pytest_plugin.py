@@ -3,8 +3,10 @@
 - ``harness(plugins=None, **options)`` creates a :class:`~sandboxverify.harness.TestSession`
   (closed after the test); by default it loads the plugins of the project under test.
 - ``playbook(path, **options)`` runs a declarative ``.toml`` playbook in-process, with the same
-  checks as ``run`` and ``check --smoke`` (``nothing_called`` included), and returns the session,
-  for assertions on its events.
+  checks as ``run`` and ``check --smoke`` (``nothing_called`` included, recorded results
+  compared), and returns the session, for assertions on its events. ``--llm-mode`` (or
+  ``SANDBOXVERIFY_LLM``) moves every such test at once: ``record`` records each playbook again
+  first, ``live`` runs it live against its model; under CI only ``replay`` unless given here.
 - ``sandbox_check(target=".", **options)`` runs ``sandboxverify check`` and returns the report;
   identical calls within one test session share one result (a check builds and installs).
 - ``--update-snapshots`` rewrites snapshots taken with ``session.assert_snapshot``, whoever
@@ -22,6 +24,7 @@ else has imported it (before that, it has no numbers to restart and updates are 
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -52,6 +55,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="store_true",
         default=False,
         help="sandboxverify: rewrite stored snapshots instead of comparing against them",
+    )
+    group.addoption(
+        "--llm-mode",
+        choices=("replay", "record", "live"),
+        default=None,
+        help="sandboxverify: what the playbook fixture does with recorded playbooks: replay them "
+        "(the default), record each again first, or run them live against the model "
+        "(default: $SANDBOXVERIFY_LLM, else replay; under CI only replay unless given here)",
     )
 
 
@@ -109,19 +120,68 @@ def harness(request: pytest.FixtureRequest) -> Iterator[HarnessFactory]:
 
 
 @pytest.fixture
-def playbook(harness: HarnessFactory) -> Callable[..., TestSession]:
-    from sandboxverify.runtime.harness import run_spec  # noqa: PLC0415
-    from sandboxverify.stages.playbook import load_playbook  # noqa: PLC0415
+def playbook(harness: HarnessFactory, request: pytest.FixtureRequest) -> Callable[..., TestSession]:
+    from sandboxverify.runtime.harness import run_spec, spec_plugins  # noqa: PLC0415
+    from sandboxverify.stages.playbook import llm_mode, load_playbook  # noqa: PLC0415
+
+    mode = llm_mode(request.config.getoption("llm_mode"), os.environ)
 
     def run(path: str | Path, **options: Any) -> TestSession:
+        if mode == "record":
+            _record_again(Path(path))
         spec = load_playbook(Path(path))
+        if mode == "live":
+            return _live(spec, options)
         options.setdefault("mock_tools", spec.get("mock_tools") or {})
         options.setdefault("mock_ui", spec.get("mock_ui") or {})
-        session = harness(options.pop("plugins", None) or spec.get("plugins"), **options)
+        options.setdefault("has_ui", spec.get("has_ui", True))
+        options.setdefault("host", spec.get("host"))
+        session = harness(options.pop("plugins", None) or spec_plugins(spec), **options)
         run_spec(spec, session)  # the harness fixture closes the session after the test
         return session
 
     return run
+
+
+def _record_again(path: Path) -> None:
+    """``--llm-mode record``: the playbook recorded again from its own prompts and settings."""
+    from sandboxverify.report import Redactor  # noqa: PLC0415
+    from sandboxverify.runtime import record  # noqa: PLC0415
+    from sandboxverify.runtime.harness import HarnessError  # noqa: PLC0415
+    from sandboxverify.stages.playbook import RecordingSettings  # noqa: PLC0415
+
+    settings = RecordingSettings.of_playbook(path)
+    result = record(settings.request(path.with_suffix(".jsonl"), path.resolve().parent))
+    text = settings.text(result, path, Redactor()) if result.get("ok") else None
+    if text is None:
+        error = result.get("error") or {}
+        raise HarnessError(
+            str(error.get("code") or "model_failed"),
+            f"{path}: recording it again failed: {error.get('message')}",
+        )
+    path.write_text(text, encoding="utf-8")
+
+
+def _live(spec: dict[str, Any], options: dict[str, Any]) -> TestSession:
+    """``--llm-mode live``: the contract run; the live session, if the model kept to the
+    recording."""
+    from sandboxverify.runtime import live_session_of  # noqa: PLC0415
+    from sandboxverify.runtime.harness import HarnessError  # noqa: PLC0415
+
+    result, session = live_session_of({**options, "spec": spec})
+    if not result.get("ok"):
+        error = result.get("error") or {}
+        steps = [
+            f"turn {d['turn']}, step {d['step']}: recorded {d['recorded']}, live {d['live']}"
+            for d in result.get("divergences") or []
+        ]
+        raise HarnessError(
+            str(error.get("code") or "model_failed"),
+            "; ".join([f"{spec.get('source')}: {error.get('message')}", *steps]),
+        )
+    assert session is not None
+    live: TestSession = session
+    return live
 
 
 @pytest.fixture(scope="session")

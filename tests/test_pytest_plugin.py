@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,6 +115,40 @@ def test_design(playbook):
 """
     )
     local.runpytest_subprocess().assert_outcomes(passed=1)
+
+
+def test_the_playbook_fixture_follows_the_llm_mode(
+    local: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One switch for the suite: replay (results compared), record again, or live; under CI
+    only replay, unless pytest's command line asks."""
+    pytest.importorskip("llm_echo", reason="llm-echo (the offline model) needs Python 3.10+")
+    user = tmp_path / "llm-user"
+    user.mkdir()
+    monkeypatch.setenv("PYTHONPATH", str(FIXTURES / "llm-tools"))
+    monkeypatch.setenv("LLM_USER_PATH", str(user))
+    recording = local.path / "llm-tools-recorded.toml"
+    recording.write_text((FIXTURES / "playbooks" / "llm-tools-recorded.toml").read_text())
+    local.makepyfile(
+        test_recorded="""
+def test_recorded(playbook):
+    t = playbook("llm-tools-recorded.toml")
+    assert t.events.tool_results[0].text == "desserts"
+"""
+    )
+    local.runpytest_subprocess().assert_outcomes(passed=1)  # replay
+    local.runpytest_subprocess("--llm-mode", "live").assert_outcomes(passed=1)
+    before = recording.read_text()
+    recording.write_text(before.replace('result = "desserts"', 'result = "dessert"'))
+    local.runpytest_subprocess().assert_outcomes(failed=1)  # the comparison notices
+    monkeypatch.setenv("SANDBOXVERIFY_LLM", "record")
+    local.runpytest_subprocess().assert_outcomes(passed=1)  # recorded again, then replayed
+    assert recording.read_text() == before
+    monkeypatch.setenv("CI", "true")
+    refused = local.runpytest_subprocess()
+    refused.assert_outcomes(errors=1)
+    refused.stdout.fnmatch_lines(["*under CI recordings only replay*"])
+    local.runpytest_subprocess("--llm-mode", "replay").assert_outcomes(passed=1)
 
 
 @pytest.mark.slow

@@ -110,19 +110,21 @@ def matrix(*, targets: tuple[str, ...], systems: tuple[str, ...]) -> int:
 
 
 @click.command("record")
-@click.argument("prompts", nargs=-1, required=True, metavar="PROMPT...")
+@click.argument("prompts", nargs=-1, metavar="[PROMPT]...")
 @click_options("record")
 def record(**options: Any) -> int:
     """Record a session: a live MODEL (any llm model) drives the plugins' tools, one turn per
-    PROMPT; every model step becomes an action of a playbook written to FILE.
+    PROMPT; every model step becomes an action of a playbook written to FILE. With --refresh
+    PLAYBOOK, record it again from its own prompts and settings.
 
     The plugins' tools run for real, environmental tools and UI prompts are mocked (--mocks).
     The plugins are those installed here, or with --sandbox those of the project's wheel,
     built and installed in a fresh sandbox as 'check' does (with --with llm and the model's
     plugin; the model's key only through --pass-env). The playbook replays without a model or a
-    key ('sandboxverify run FILE', 'check --smoke FILE'); 'run FILE --live' checks that the
-    model still makes the same calls. Exit codes: 0 recorded, 1 the session (or, with
-    --sandbox, the build or install) failed, 2 a bad option or an unusable model.
+    key ('sandboxverify run FILE', 'check --smoke FILE'), each result compared with the
+    recorded one; 'run FILE --live' checks that the model still makes the same calls. Exit
+    codes: 0 recorded, 1 the session (or, with --sandbox, the build or install) failed, 2 a bad
+    option or an unusable model.
     """
     from sandboxverify.cli import _record  # noqa: PLC0415 - what a recording needs, when one runs
 

@@ -1,6 +1,7 @@
 """The options ``run`` gains for recordings: ``--live`` (the contract run: a live model chooses
 again from the recorded prompts; every step where it leaves the recording is reported) and
-``--compare-results`` (each tool's result compared with the recorded one)."""
+``--compare-results/--no-compare-results`` (each tool's result compared with the recorded one:
+the default where the playbook records results)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def run_live(
     model: str | None,
     model_options: Sequence[tuple[str, str]],
     max_steps: int,
-    compare_results: bool,
+    compare_results: bool | None,
     live: bool,
     json_out: str | None,
     verbose: int,
@@ -38,7 +39,7 @@ def run_live(
     del live
     if loaded.spec is None:
         raise UsageError("--live runs a .toml playbook: a .py playbook scripts its own model")
-    if compare_results:
+    if compare_results is not None:
         raise UsageError(
             "--compare-results replays the recorded calls; --live lets the model choose again",
             hint="run them one after the other: the replay in CI, --live nightly",
@@ -92,18 +93,21 @@ def run_live(
     return EXIT_OK if result.get("ok") else EXIT_CHECK_FAILED
 
 
-def replayed(loaded: Playbook, *, compare_results: bool, model: str | None, **_: Any) -> None:
-    """A replay (no --live): ``--compare-results`` turns the playbook's own switch on."""
+def replayed(
+    loaded: Playbook, *, compare_results: bool | None, model: str | None, **_: Any
+) -> None:
+    """A replay (no --live): ``--compare-results`` / ``--no-compare-results`` say what the
+    playbook's own ``compare_results`` would (a replay compares recorded results by default)."""
     if model:
         raise UsageError("--model applies to --live runs", hint="add --live, or drop --model")
-    if not compare_results:
+    if compare_results is None:
         return
     if loaded.spec is None:
         raise UsageError(
             "--compare-results applies to .toml playbooks that record results",
             hint="a .py playbook compares what it likes with .then(...) callbacks",
         )
-    if not any(
+    if compare_results and not any(
         call.get("result") is not None
         for turn in loaded.spec["turns"]
         for action in turn["actions"]
@@ -113,4 +117,4 @@ def replayed(loaded: Playbook, *, compare_results: bool, model: str | None, **_:
             f'--compare-results: {loaded.path} records no results (result = "..." on calls)',
             hint="record the session with 'sandboxverify record', or add result to the calls",
         )
-    loaded.spec["compare_results"] = True
+    loaded.spec["compare_results"] = compare_results

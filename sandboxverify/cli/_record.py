@@ -1,5 +1,6 @@
 """``record``: a live model drives the plugins' tools; the session becomes a playbook (``_live``
 holds the other side: ``run --live``, the contract run of a recording, and ``--compare-results``).
+``record --refresh FILE`` records FILE again from its own prompts and settings.
 
 The model is any model of an ``llm`` plugin installed here; ``llm`` runs inside the runtime,
 imported only by these commands. Nothing written holds a key: the runtime redacts secrets from
@@ -12,7 +13,7 @@ import os
 import re
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
@@ -21,8 +22,12 @@ from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
-from sandboxverify.report import SECRET_NAME, Redactor, inert, inert_lines
-from sandboxverify.stages.playbook import Unwritable, load_mocks, parse_playbook, render_playbook
+from sandboxverify.report import Redactor, inert, inert_lines
+from sandboxverify.stages.playbook import (
+    RecordingSettings,
+    load_mocks,
+    next_steps,
+)
 
 
 @dataclass(frozen=True)
@@ -30,32 +35,40 @@ class Recording:
     """What ``record`` is asked to do, from its options (``options/_table.py``), checked before
     any work."""
 
-    prompts: tuple[str, ...]
-    model: str
+    settings: RecordingSettings
     playbook: Path
     trace: Path
-    plugins: tuple[str, ...]
-    dist: str | None
-    host: str
-    group: str | None
-    system: str | None
-    normalize: tuple[str, ...]
-    model_options: dict[str, str]
-    max_steps: int
-    timeout: float | None
     json_out: str | None
     verbose: int
-    #: environmental tools and UI answers (``--mocks``), copied into the recording
-    mocked: dict[str, Any]
     sandboxed: SandboxChoice
+    #: plugin files are relative to the playbook refreshed (else to where record runs)
+    base: Path | None = None
 
     @classmethod
     def from_values(cls, values: dict[str, Any]) -> Recording:
-        path = _output_path(values["output"])
+        refreshed: str | None = values.get("refresh")
+        if refreshed:
+            _refreshing(values)
+        elif not values["prompts"] or not values["model"] or not values["output"]:
+            missing = [
+                text
+                for given, text in (
+                    (values["prompts"], "PROMPT"),
+                    (values["model"], "--model"),
+                    (values["output"], "-o FILE"),
+                )
+                if not given
+            ]
+            raise UsageError(
+                f"record needs {', '.join(missing)}",
+                hint="record PROMPT... --model MODEL -o FILE, or record --refresh FILE",
+            )
+        output = str(values["output"] or refreshed)
+        path = _output_path(output)
         trace = Path(values["trace"]) if values["trace"] else path.with_suffix(".jsonl")
         if trace.absolute() == path.absolute():
             raise UsageError("--trace must not be the playbook itself", hint="drop --trace")
-        check_json_path(values["json_out"], (values["output"],))
+        check_json_path(values["json_out"], (output,))
         if any(not prompt.strip() for prompt in values["prompts"]):
             raise UsageError("an empty PROMPT was given", hint="each PROMPT is what the user says")
         for pattern in values["normalize"]:
@@ -70,48 +83,103 @@ class Recording:
             values["isolation"],
         )
         sandboxed.check()
-        mocks = values["mocks"]
         return cls(
-            prompts=values["prompts"],
-            model=values["model"],
+            settings=_settings(values, Path(refreshed) if refreshed else None),
             playbook=path,
             trace=trace,
-            plugins=values["plugins"],
-            dist=values["dist"],
-            host=values["host"],
-            group=values["group"],
-            system=values["system"],
-            normalize=values["normalize"],
-            model_options=dict(values["model_options"]),
-            max_steps=values["max_steps"],
-            timeout=values["timeout"],
             json_out=values["json_out"],
             verbose=values["verbose"],
-            mocked=load_mocks(Path(mocks)) if mocks else {"mock_tools": {}, "mock_ui": {}},
             sandboxed=sandboxed,
+            base=Path(refreshed).resolve().parent if refreshed else None,
         )
+
+    @classmethod
+    def refreshing(cls, path: Path, **values: Any) -> Recording:
+        """``record --refresh PATH`` with ``values`` (``model``, ``dist``, ``timeout``,
+        ``max_steps``, ``verbose``) and every other option left out."""
+        given = {
+            "refresh": str(path),
+            "prompts": (),
+            "output": None,
+            "trace": None,
+            "json_out": None,
+            "normalize": (),
+            "system": None,
+            "model_options": (),
+            "plugins": (),
+            "mocks": None,
+            "group": None,
+            "host": "native",
+            "sandbox": False,
+            "project": None,
+            "with_requirements": (),
+            "pass_env": (),
+            "installer": None,
+            "python": None,
+            "isolation": None,
+            **values,
+        }
+        return cls.from_values(given)
 
     def request(self) -> dict[str, Any]:
         """What the runtime's ``record`` takes."""
-        return {
-            "prompts": list(self.prompts),
-            "model": self.model,
-            "system": self.system,
-            "options": self.model_options,
-            "max_steps": self.max_steps,
-            "plugins": list(self.plugins) or None,
-            "dist": self.dist,
-            "group": self.group,
-            "host": self.host,
-            "run_timeout": self.timeout,
-            "trace": str(self.trace),
-            **self.mocked,
-        }
+        request: dict[str, Any] = self.settings.request(self.trace, self.base)
+        return request
+
+
+#: what --refresh reads from the playbook itself
+_FROM_THE_PLAYBOOK = ("system", "normalize", "model_options", "plugins", "mocks", "group")
+
+
+def _refreshing(values: dict[str, Any]) -> None:
+    """``--refresh FILE`` records FILE's own prompts with its own settings: giving them again is
+    a mistake (only --model, to try another model, and where to write, may be given)."""
+    if values["prompts"]:
+        raise UsageError(
+            "record --refresh takes its prompts from the playbook",
+            hint="drop the PROMPT arguments, or record without --refresh",
+        )
+    given = [name for name in _FROM_THE_PLAYBOOK if values.get(name)]
+    if given:
+        flag = "--" + given[0].replace("model_options", "option").replace("_", "-")
+        raise UsageError(
+            f"{flag}: record --refresh takes it from the playbook",
+            hint="edit the playbook, or record without --refresh",
+        )
+
+
+def _settings(values: dict[str, Any], refreshed: Path | None) -> RecordingSettings:
+    common: dict[str, Any] = {
+        "dist": values["dist"],
+        "max_steps": values["max_steps"],
+        "timeout": values["timeout"],
+    }
+    if refreshed is not None:
+        if not refreshed.is_file():
+            raise UsageError(f"--refresh {refreshed}: no such playbook", hint="check the path")
+        return RecordingSettings.of_playbook(refreshed, model=values["model"], **common)
+    mocks = values["mocks"]
+    return RecordingSettings(
+        prompts=values["prompts"],
+        model=values["model"],
+        plugins=values["plugins"],
+        host=values["host"],
+        group=values["group"],
+        system=values["system"],
+        normalize=values["normalize"],
+        model_options=dict(values["model_options"]),
+        mocked=load_mocks(Path(mocks)) if mocks else {"mock_tools": {}, "mock_ui": {}},
+        **common,
+    )
 
 
 def record_session(**values: Any) -> int:
     """What ``record`` does: the session, then the playbook written from it, then the report."""
-    recording = Recording.from_values(values)
+    return record(Recording.from_values(values))
+
+
+def record(recording: Recording) -> int:
+    """Record, write the playbook, report: exit 0 when it was written."""
     secrets = Redactor()
     human = secrets.stream(sys.stderr if recording.json_out == "-" else sys.stdout)
     style = Style(human.isatty())
@@ -119,9 +187,11 @@ def record_session(**values: Any) -> int:
     result = _session(recording, human)
     result["seconds"] = round(time.perf_counter() - started, 3)
     lines = smoke_call_lines(result, style)
-    text = _playbook(recording, result) if result.get("ok") else None
+    text = (
+        recording.settings.text(result, recording.playbook, secrets) if result.get("ok") else None
+    )
     if text is not None:
-        _write(recording.playbook, _redacted(secrets, text, recording.playbook))
+        _write(recording.playbook, text)
         result["playbook"] = str(recording.playbook)
         lines += _recorded_lines(recording, result, style)
     else:
@@ -141,7 +211,7 @@ def _session(recording: Recording, human: TextIO) -> dict[str, Any]:
     if recording.sandboxed.enabled:
         result = recording.sandboxed.record(
             recording.request(),
-            timeout=recording.timeout,
+            timeout=recording.settings.timeout,
             trace=recording.trace,
             human=human,
             verbose=recording.verbose,
@@ -154,50 +224,12 @@ def _session(recording: Recording, human: TextIO) -> dict[str, Any]:
         return usable(record_here(recording.request()))
 
 
-def _kept_options(recording: Recording) -> dict[str, str]:
-    """The model's options that may be written: none named like a secret."""
-    return {
-        name: value
-        for name, value in recording.model_options.items()
-        if not SECRET_NAME.search(name)
-    }
-
-
-def _playbook(recording: Recording, result: dict[str, Any]) -> str | None:
-    """The recording as a playbook's text; ``None`` (and the result failed) when a model's
-    argument cannot be written as TOML."""
-    try:
-        return render_playbook(
-            result["recorded"],
-            header=_header(recording.playbook, result),
-            top={
-                "host": recording.host if recording.host != "native" else None,
-                "plugins": list(recording.plugins) or None,
-                "normalize": list(recording.normalize) or None,
-            },
-            comments=_comments(recording.normalize),
-            tables={
-                "recording": {
-                    "model": result["model"],
-                    "system": recording.system,
-                    "options": _kept_options(recording),
-                },
-                "mock_tools": recording.mocked["mock_tools"],
-                "mock_ui": recording.mocked["mock_ui"],
-            },
-            normalize=recording.normalize,
-            source=str(recording.playbook),
-        )
-    except Unwritable as exc:  # a model's argument TOML and JSON cannot hold
-        result.update(ok=False, error={"code": "unwritable", "message": str(exc)})
-        return None
-
-
 def _recorded_lines(recording: Recording, result: dict[str, Any], style: Style) -> list[str]:
     path = recording.playbook
     lines = [f"{style.paint('RECORDED', 'passed')}: {path} and {recording.trace}, {counts(result)}"]
-    lines += [f"  {line}" for line in _next_steps(path)]
-    secret = sorted(set(recording.model_options) - set(_kept_options(recording)))
+    lines += [f"  {line}" for line in next_steps(path)]
+    settings = recording.settings
+    secret = sorted(set(settings.model_options) - set(settings.kept_options))
     lines += [f"  note: option {name!r} looks like a secret: used, not written" for name in secret]
     return lines
 
@@ -236,14 +268,6 @@ def _regex(option: str, pattern: str) -> None:
         raise UsageError(f"{option}: an empty regex masks nothing")
 
 
-def _redacted(secrets: Redactor, text: str, path: Path) -> str:
-    """The playbook with the caller's secrets out in every spelling, and still a playbook."""
-    redacted = secrets.text(text)
-    if redacted != text:
-        parse_playbook(redacted, str(path))
-    return redacted
-
-
 def _write(path: Path, text: str) -> None:
     partial = path.with_name(path.name + ".partial")
     partial.write_text(text, encoding="utf-8")
@@ -270,38 +294,3 @@ def failure_lines(result: dict[str, Any], style: Style, verbose: int) -> list[st
 
 def short(text: str, limit: int = 40) -> str:
     return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _header(path: Path, result: dict[str, Any]) -> list[str]:
-    return [
-        f"Recorded by 'sandboxverify record' with the model {result['model']!r}: "
-        f"{result.get('turns', 0)} turn(s), {result.get('tool_calls', 0)} tool call(s) by "
-        f"{', '.join(result.get('plugins') or []) or 'no plugin'}.",
-        "Every model step is an action; the plugins' tools ran for real, result = what they "
-        "returned.",
-        *_where(result),
-        *_next_steps(path),
-    ]
-
-
-def _where(result: dict[str, Any]) -> list[str]:
-    sandbox = result.get("sandbox")
-    if not sandbox:
-        return []
-    return [f"The plugins came from {sandbox['wheel']}, in a sandbox (Python {sandbox['python']})."]
-
-
-def _next_steps(path: Path) -> list[str]:
-    return [
-        f"replay (no model, no key):      sandboxverify run {path.name}",
-        f"compare every tool's result:    sandboxverify run {path.name} --compare-results",
-        f"does the model still agree?     sandboxverify run {path.name} --live",
-    ]
-
-
-def _comments(normalize: Sequence[str]) -> list[str]:
-    """Settings a replay may turn on, commented out."""
-    lines = ["compare_results = true   # replay_mismatch when a result differs from its 'result'"]
-    if normalize:
-        return lines
-    return [*lines, "normalize = ['ID-[0-9a-f]+']   # regexes masked before results are compared"]

@@ -17,7 +17,8 @@ from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_j
 from sandboxverify.cli._render import render_smoke
 from sandboxverify.report import Redactor
 from sandboxverify.runtime.harness import DIST_ENV, project_name
-from sandboxverify.stages import load_smoke_playbook
+from sandboxverify.stages import Playbook, load_smoke_playbook
+from sandboxverify.stages.playbook import LLM_ENV, llm_mode
 
 
 def run_playbook(
@@ -35,9 +36,17 @@ def run_playbook(
 ) -> int:
     check_json_path(json_out, (playbook,))
     loaded = load_smoke_playbook(playbook)
+    mode = llm_mode("live" if replay["live"] else None, os.environ)
+    if mode == "record":  # SANDBOXVERIFY_LLM=record: the playbook recorded again, then replayed
+        code = _refresh(loaded, dist=dist, timeout=timeout, verbose=verbose, **replay)
+        if code != EXIT_OK:
+            return code
+        loaded = load_smoke_playbook(playbook)
+        replay["model"] = None  # the replay needs no model
     host = host or (loaded.spec or {}).get("host") or "native"
     request: dict[str, Any] = {"group": group, "dist": dist, "host": host}
-    if replay["live"]:
+    if mode == "live":
+        replay["live"] = True
         request.update(plugins=list(plugins) or None, run_timeout=timeout, trace=trace)
         return run_live(loaded, request, json_out=json_out, verbose=verbose, **replay)
     replayed(loaded, **replay)
@@ -99,3 +108,26 @@ def _check_default_plugins(dist: str | None) -> None:
         raise UsageError(
             f"no plugins to run: {where} is not installed in this environment", hint=hint
         ) from None
+
+
+def _refresh(
+    loaded: Playbook, *, dist: str | None, timeout: float | None, verbose: int, **replay: Any
+) -> int:
+    """``record --refresh`` on the playbook, as ``SANDBOXVERIFY_LLM=record`` asks; its exit
+    code (a recording that fails stops the run before anything is replayed)."""
+    if loaded.spec is None:
+        raise UsageError(
+            f"{LLM_ENV}=record records .toml playbooks; {loaded.name} is a script",
+            hint=f"unset {LLM_ENV} for .py playbooks",
+        )
+    from sandboxverify.cli._record import Recording, record  # noqa: PLC0415
+
+    recording = Recording.refreshing(
+        loaded.path,
+        model=replay.get("model"),
+        dist=dist,
+        timeout=timeout,
+        max_steps=replay["max_steps"],
+        verbose=verbose,
+    )
+    return record(recording)

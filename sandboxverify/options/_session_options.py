@@ -11,6 +11,7 @@ from sandboxverify.options._kinds import (
     Pair,
     Requirement,
     Seconds,
+    Toggle,
     Whole,
 )
 from sandboxverify.options._option import DEFAULT_MAX_STEPS, CommandName, Option
@@ -27,13 +28,12 @@ SESSION_OPTIONS: tuple[Option, ...] = (
         {
             "run": "With --live: the llm model to run against the recording (by default the "
             "model in the playbook's [recording]).",
-            "record": "The llm model to drive.",
+            "record": "The llm model to drive (with --refresh: the playbook's, unless given).",
         },
         SESSION,
         short="-m",
         default_text=None,
         metavar="MODEL",
-        required=("record",),
     ),
     Option(
         "output",
@@ -41,8 +41,16 @@ SESSION_OPTIONS: tuple[Option, ...] = (
         "The playbook to write (.toml); its trace goes beside it (.jsonl).",
         ("record",),
         short="-o",
+        default_text="the --refresh playbook",
         metavar="FILE",
-        required=("record",),
+    ),
+    Option(
+        "refresh",
+        FilePath(),
+        "Record this playbook again: its own prompts, model, system prompt, options, plugins, "
+        "host, mocks and normalize (only --model may differ); written back to it (or -o).",
+        ("record",),
+        metavar="PLAYBOOK",
     ),
     Option(
         "plugin",
@@ -135,11 +143,11 @@ SESSION_OPTIONS: tuple[Option, ...] = (
     ),
     Option(
         "compare-results",
-        Flag(),
-        "Fail (replay_mismatch) when a tool's result differs from the recorded result; "
-        "normalize = ['regex', ...] in the playbook masks ids and times.",
+        Toggle(),
+        "Compare each tool's result with the recorded one (replay_mismatch when it differs; "
+        "normalize = ['regex', ...] in the playbook masks ids and times).",
         ("run",),
-        default=False,
+        default_text="on where the playbook records results (compare_results = false: off)",
     ),
     Option(
         "live",

@@ -1,36 +1,35 @@
 """The ``smoke`` action: run a playbook inside the sandbox against the installed plugins.
 
-A declarative playbook arrives as the normalized spec (the host parsed the TOML); a ``.py``
-playbook is a script run as ``__main__`` with the harness importable. Either way the result is a
-summary of what was called plus, on failure, the harness diagnostic; the trace goes to a file.
+This process is the judge of the run, and runs no plugin code: every session's plugins live in a
+process of their own (``harness._plugin_process``), reached over a pipe this process owns. A
+declarative playbook arrives as the normalized spec (the host parsed the TOML) and its sessions
+run here; a ``.py`` playbook runs in a process of its own (``_playbook_judge``), and this
+process relays and judges what its sessions do. Either way the result is a summary of what was
+called plus, on failure, the harness diagnostic; the trace goes to a file.
 
-Nothing the playbook runs can end the run silently: ``os._exit`` raises while it runs, and an
-exit, a ``KeyboardInterrupt`` or any other ``BaseException`` is a failure (``aborted``). A session
-whose run failed fails the playbook even if the script caught the error.
+Nothing the playbook runs can end the run silently: an exit, a ``KeyboardInterrupt`` or any
+other ``BaseException`` in plugin code fails its action (``aborted``), and so does the plugins'
+process dying; a session whose run failed fails the playbook even if the script caught the
+error. Whatever plugin code does to its own interpreter changes no verdict here.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
-import runpy
-import sys
 from pathlib import Path
 from typing import Any
 
+from sandboxverify.runtime._descendants import ended_at_exit, keep_to_myself, kept_to_myself
+from sandboxverify.runtime._playbook_judge import judge_script
 from sandboxverify.runtime._results import excerpt
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness import (
     DIST_ENV,
     HOST_ENV,
-    SESSION_OBSERVERS,
-    HardExit,
     HarnessError,
     TestSession,
-    ending,
     run_spec,
     session_from_spec,
-    watching_exits,
 )
 
 #: the report keeps this much of each result's text (a cut is marked)
@@ -47,8 +46,20 @@ def smoke(request: dict[str, Any]) -> dict[str, Any]:
         os.environ[DIST_ENV] = request["dist"]
     # a .py playbook's sessions host plugins the way the check does unless they say otherwise
     os.environ[HOST_ENV] = request.get("host") or "native"
-    with watching_exits():
-        result = _declarative(request) if "spec" in request else _script(Path(request["script"]))
+    if request.get("nonce"):  # in a sandbox, for the host: nothing of the run reads this process
+        keep_to_myself()
+    # in place too (run), nothing the run starts attaches to this process to change its mind;
+    # and nothing it started outlives the verdict, to rewrite it
+    with kept_to_myself(), ended_at_exit():
+        if "spec" in request:
+            result = _declarative(request)
+        else:
+            result = judge_script(
+                Path(request["script"]),
+                run_timeout=request.get("run_timeout"),
+                private=bool(request.get("nonce")),
+                read_only=bool(request.get("read_only_files")),
+            )
     _mark_diverged(result)
     return result
 
@@ -65,16 +76,13 @@ def _declarative(request: dict[str, Any]) -> dict[str, Any]:
             group=request.get("group"),
             host=request.get("host"),
             run_timeout=request.get("run_timeout"),
+            isolate=True,  # the plugins' code runs in a process of its own, never in the judge
         )
         run_spec(request["spec"], session)
     except HarnessError as exc:
         error = exc.to_json()
-    except Exception as exc:  # a bug in plugin code outside any tool call, or in ours
+    except Exception as exc:  # a bug of ours: plugin code never runs in this process
         error = _crash("crashed", exc)
-    except KeyboardInterrupt:  # outside any action: the user's Ctrl-C
-        raise
-    except BaseException as exc:  # plugin code outside any action ended the run
-        error = _crash("aborted", exc, f"plugin code {ending(exc)}")
     finally:
         if session is not None:
             session.close()
@@ -85,55 +93,6 @@ def _declarative(request: dict[str, Any]) -> dict[str, Any]:
         summary["trace"] = request["trace"]
     error = error or _nothing_called(summary)
     return {"ok": error is None, "error": error, **summary}
-
-
-def _script(path: Path) -> dict[str, Any]:
-    error: dict[str, Any] | None = None
-    sessions: list[TestSession] = []
-    SESSION_OBSERVERS.append(sessions.append)
-    sys.argv = [str(path)]
-    try:
-        runpy.run_path(str(path), run_name="__main__")
-    except SystemExit as exc:
-        if exc.code not in (None, 0):
-            error = {
-                "code": "script_failed",
-                "message": f"the playbook exited with {exc.code!r}",
-                "turn": None,
-                "action": None,
-                "details": None,
-            }
-    except HarnessError as exc:
-        error = {**exc.to_json(), "details": exc.details or format_traceback(exc)}
-    except HardExit as exc:
-        error = _crash("script_failed", exc, f"the playbook {ending(exc)}")
-    except KeyboardInterrupt:  # outside any action: the user's Ctrl-C
-        raise
-    except BaseException as exc:
-        error = _crash("script_failed", exc)
-    finally:
-        SESSION_OBSERVERS.remove(sessions.append)
-    summary = {"script": path.name, **summarize(sessions)}
-    error = error or _caught(sessions) or _nothing_called(summary)
-    return {"ok": error is None, "error": error, **summary}
-
-
-def _caught(sessions: list[TestSession]) -> dict[str, Any] | None:
-    """The failure of a session the script went on after (it caught the HarnessError), or a
-    session that left list mocks or UI answers unused: the playbook fails all the same."""
-    for session in sessions:
-        if session.failure is None and session.auto_assert:
-            with contextlib.suppress(HarnessError):  # it becomes the session's failure
-                session.assert_mocks_used()
-        if session.failure is not None:
-            failure = session.failure
-            return {
-                **failure.to_json(),
-                "message": f"{failure.message} (the playbook caught this failure and went on; "
-                "a session whose run failed fails the playbook)",
-                "details": failure.details or format_traceback(failure),
-            }
-    return None
 
 
 def _mark_diverged(result: dict[str, Any]) -> None:

@@ -26,13 +26,22 @@ from sandboxverify.stages._runtime_call import (
     result_dir,
     runtime_timeout,
 )
-from sandboxverify.stages.playbook import load_playbook
+from sandboxverify.stages.playbook import (
+    copy_travelling,
+    load_playbook,
+    named_in_script,
+    plugin_file,
+    travelling,
+)
 
 
 @dataclass(frozen=True)
 class Playbook:
     path: Path
     spec: dict[str, Any] | None  # a declarative playbook, parsed and validated
+    #: what travels with it into a sandbox: files at or below its directory it names (a .py
+    #: playbook's traces, snapshots, data; a TOML playbook's plugin files)
+    files: tuple[Path, ...] = ()
 
     @property
     def name(self) -> str:
@@ -42,15 +51,28 @@ class Playbook:
 def load_smoke_playbook(path: str | Path) -> Playbook:
     playbook = Path(path)
     if playbook.suffix == ".toml":
-        return Playbook(playbook, load_playbook(playbook))
+        spec = load_playbook(playbook)
+        named = [found[0] for found in map(plugin_file, spec.get("plugins") or ()) if found]
+        return Playbook(playbook, spec, travelling(playbook.parent, _beside(playbook, named)))
     if playbook.suffix == ".py":
         if not playbook.is_file():
             raise UsageError(f"smoke playbook not found: {playbook}")
-        return Playbook(playbook, None)
+        return Playbook(playbook, None, travelling(playbook.parent, named_in_script(playbook)))
     raise UsageError(
         f"--smoke takes a .toml or .py playbook, got {playbook}",
         hint="see the README's 'Smoke playbooks' section",
     )
+
+
+def _beside(playbook: Path, paths: list[str]) -> list[str]:
+    """The relative ``paths`` that stay at or below the playbook's directory."""
+    root = playbook.parent.resolve()
+    kept = []
+    for path in paths:
+        resolved = (root / path).resolve()
+        if not Path(path).is_absolute() and root in resolved.parents:
+            kept.append(resolved.relative_to(root).as_posix())
+    return kept
 
 
 def run_smoke(
@@ -126,19 +148,45 @@ def _add_playbook(
     keep_trace: bool,
 ) -> list[Path]:
     """The playbook into the smoke request: a declarative one as its spec, a script as a copy
-    inside the sandbox; what the run must be able to read besides the sandbox."""
+    inside the sandbox; either way with the files it brings along copied beside it, read-only
+    (snapshots are compared there, never written). Returns what the run must be able to read
+    besides the sandbox."""
+    # a copy inside the sandbox: the playbook must not run from (or import from) the tree
+    copy = sandbox.paths.root / "playbooks"
+    copy.mkdir(parents=True, exist_ok=True)
+    copy_travelling(playbook.path.parent, playbook.files, copy)
+    request["read_only_files"] = True
     if playbook.spec is not None:
-        request["spec"] = playbook.spec
+        request["spec"] = _spec_in(playbook, copy)
         request["run_timeout"] = runtime_timeout(ctx.plugin_timeout)
         if keep_trace:
             request["trace"] = str(result_dir(sandbox, "smoke") / "trace.jsonl")
-        return []
-    # a copy inside the sandbox: the playbook must not run from (or import from) the tree
-    copy = sandbox.paths.root / "playbooks" / playbook.name
-    copy.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(playbook.path, copy)
-    request["script"] = str(copy)
-    return [copy.parent]
+        return [copy]
+    shutil.copy2(playbook.path, copy / playbook.name)
+    request["script"] = str(copy / playbook.name)
+    return [copy]
+
+
+def _spec_in(playbook: Playbook, copy: Path) -> dict[str, Any]:
+    """The spec as the sandbox sees it: its plugin files beside the copy if they travelled, else
+    where they are (the host's file system is readable from the sandbox)."""
+    assert playbook.spec is not None
+    spec = {**playbook.spec, "base": str(copy)}
+    base = Path(str(playbook.spec.get("base") or playbook.path.parent)).resolve()
+    travelled = {path.resolve() for path in playbook.files}
+    if spec.get("plugins"):
+        spec["plugins"] = [_seen_from(p, base, copy, travelled) for p in spec["plugins"]]
+    return spec
+
+
+def _seen_from(plugin: str, base: Path, copy: Path, travelled: set[Path]) -> str:
+    found = plugin_file(plugin)
+    if found is None:
+        return plugin
+    path = (base / found[0]).resolve()
+    if path in travelled:
+        return str(copy / path.relative_to(base)) + found[1]
+    return str(path) + found[1]
 
 
 def _run_command(playbook: Playbook, dist: str, host: str, server: EntryPointRef | None) -> str:

@@ -98,3 +98,21 @@ def test_without_plugins_or_a_project_run_is_a_usage_error(tmp_path: Path) -> No
         assert result.stderr.startswith("ERROR no plugins to run: ") and fragment in result.stderr
         assert "hint: pass --plugin module:attr" in result.stderr
         assert "plugins=[" not in result.stderr  # the command line's words, not Python's
+
+
+def test_a_toml_playbook_names_plugin_files_relative_to_itself(tmp_path: Path) -> None:
+    folder = tmp_path / "smoke"
+    folder.mkdir()
+    (folder / "helpers").mkdir()
+    (folder / "helpers" / "echo_plugin.py").write_text(
+        "def setup(api):\n    api.register_tool('echo', lambda text: text)\n"
+        "def loud(api):\n    api.register_tool('shout', lambda text: text.upper())\n"
+    )
+    (folder / "smoke.toml").write_text(
+        "plugins = ['helpers/echo_plugin.py', 'helpers/echo_plugin.py:loud']\n"
+        "[[turns]]\nprompt = 'p'\n"
+        "actions = [{ call = 'shout', params = { text = 'a' }, expect = '^A$' }, { say = 'x' }]\n"
+    )
+    result = run_cli(["run", str(folder / "smoke.toml")], cwd=tmp_path)
+    assert result.code == 0, result.stdout + result.stderr
+    assert "ok   turn 1 call_1 shout: A" in result.stdout

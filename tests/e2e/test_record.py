@@ -68,7 +68,10 @@ def test_a_recorded_session_replays_compares_and_runs_live(
 
     spec = load_playbook(tmp_path / "s.toml")
     assert spec["host"] == "llm" and spec["plugins"] == ["svfix_llm_tools.plugin"]
-    assert spec["recording"] == {"model": "echo", "system": None, "options": {}}
+    recording = spec["recording"]
+    assert (recording["model"], recording["system"], recording["options"]) == ("echo", None, {})
+    assert len(recording["tools_hash"]) == len(recording["settings_hash"]) == 16
+    assert all(len(turn["request_hash"]) == 16 for turn in spec["turns"])
     (both, said), (count, _) = (turn["actions"] for turn in spec["turns"])
     assert both["kind"] == "parallel" and both["text"] == "Both at once."
     assert [(c["tool"], c["params"], c["expect_error"], c["result"]) for c in both["calls"]] == [
@@ -89,7 +92,7 @@ def test_a_recorded_session_replays_compares_and_runs_live(
     replayed = sv(["run", "s.toml", "--json", "-"], env, tmp_path)
     assert replayed.code == 0, replayed.stderr
     assert replayed.json()["tool_calls"] == 3
-    assert sv(["run", "s.toml", "--compare-results"], env, tmp_path).code == 0
+    assert sv(["run", "s.toml", "--no-compare-results"], env, tmp_path).code == 0
     live = sv(["run", "s.toml", "--live"], env, tmp_path)
     assert live.code == 0, live.stdout + live.stderr
     assert "PASSED: s.toml, the live model 'echo' made the recorded calls" in live.stdout
@@ -97,12 +100,12 @@ def test_a_recorded_session_replays_compares_and_runs_live(
     # the plugin changed: its result is no longer the recorded one
     text = (tmp_path / "s.toml").read_text()
     (tmp_path / "s.toml").write_text(text.replace('result = "desserts"', 'result = "dessert"'))
-    mismatch = sv(["run", "s.toml", "--compare-results", "--json", "-"], env, tmp_path)
+    mismatch = sv(["run", "s.toml", "--json", "-"], env, tmp_path)  # compared by default
     assert mismatch.code == 1
     error = mismatch.json()["error"]
     assert error["code"] == "replay_mismatch" and (error["turn"], error["action"]) == (1, 1)
     assert "recorded 'dessert', now 'desserts'" in error["message"]
-    assert sv(["run", "s.toml"], env, tmp_path).code == 0  # results are compared when asked
+    assert sv(["run", "s.toml", "--no-compare-results"], env, tmp_path).code == 0  # opted out
 
     # the recording and the model disagree: the contract run says where, call by call
     (tmp_path / "s.toml").write_text(text.replace("by = 2", "by = 3"))
@@ -163,7 +166,9 @@ def test_environmental_tools_and_ui_are_mocked_and_the_mocks_recorded(
         prompt(("plan_list", {})),
     ]
     planner = ["--plugin", "svfix_planner.plugin:setup", "--mocks", "mocks.toml"]
-    recorded = sv(["record", *steps, "-m", "echo", *planner, "-o", "s.toml"], env, tmp_path)
+    recorded = sv(
+        ["record", *steps, "-m", "echo", *planner, *NORMALIZE_IDS, "-o", "s.toml"], env, tmp_path
+    )
     assert recorded.code == 0, recorded.stdout + recorded.stderr
     assert "turn 1 call_2 bash (mocked): a.txt" in recorded.stdout
 
@@ -194,10 +199,10 @@ def test_no_key_or_secret_is_ever_written(tmp_path: Path, env: dict[str, str]) -
     for name in ("s.toml", "s.jsonl", "result.json"):
         written = (tmp_path / name).read_text()
         assert "sk-stored-key-98765" not in written and "tok-environment-4242" not in written
-        assert "[redacted]" in written
+        assert "***" in written
     spec = load_playbook(tmp_path / "s.toml")
     assert spec["recording"]["options"] == {"example_bool": "true"}
-    assert '"key": "[redacted]"' in spec["turns"][0]["actions"][1]["text"]  # echo said its key
+    assert '"key": "***"' in spec["turns"][0]["actions"][1]["text"]  # echo said its key
 
 
 @pytest.mark.parametrize(
@@ -252,7 +257,7 @@ def test_a_recording_is_a_smoke_playbook_inside_the_sandbox(tmp_path: Path) -> N
     """``check --smoke`` runs the checked-in recording, results compared, in a fresh sandbox."""
     playbook = tmp_path / "recorded.toml"
     text = (PLAYBOOKS / "llm-tools-recorded.toml").read_text()
-    playbook.write_text(text.replace("# compare_results = true", "compare_results = true"))
+    playbook.write_text(text)
     report = check(
         CheckOptions(targets=(str(fixture("llm-tools")),), installer="uv", smoke=str(playbook))
     )
@@ -260,13 +265,83 @@ def test_a_recording_is_a_smoke_playbook_inside_the_sandbox(tmp_path: Path) -> N
     [run] = report.runs
     assert run.smoke is not None and run.smoke.tool_calls == 3
 
-    playbook.write_text(
-        text.replace("# compare_results = true", "compare_results = true").replace(
-            'result = "desserts"', 'result = "dessert"'
-        )
-    )
+    playbook.write_text(text.replace('result = "desserts"', 'result = "dessert"'))
     report = check(
         CheckOptions(targets=(str(fixture("llm-tools")),), installer="uv", smoke=str(playbook))
     )
     [failure] = report.failures
     assert failure.code == "smoke_failed" and "[replay_mismatch]" in failure.message
+
+
+def test_a_refresh_records_again_from_the_playbook_alone(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    """No prompt or flag retyped; ids written as placeholders, so the same behaviour recorded
+    again is the same file, and a behaviour that changed is a one-line diff."""
+    args = ["record", REVERSE_AND_DIVIDE, COUNT, "--model", "echo", *LLM_TOOLS, "-o", "s.toml"]
+    assert sv(args, env, tmp_path).code == 0
+    first = (tmp_path / "s.toml").read_text()
+    assert "tc_" not in first  # the ids echo made up for the calls are placeholders
+    refreshed = sv(["record", "--refresh", "s.toml"], env, tmp_path)
+    assert refreshed.code == 0, refreshed.stdout + refreshed.stderr
+    assert (tmp_path / "s.toml").read_text() == first
+
+    again = sv(["record", "--refresh", "s.toml", "a new prompt"], env, tmp_path)
+    assert again.code == 2 and "takes its prompts from the playbook" in again.stderr
+    flagged = sv(["record", "--refresh", "s.toml", "--system", "be brief"], env, tmp_path)
+    assert flagged.code == 2 and "--system: record --refresh takes it from the playbook" in (
+        flagged.stderr
+    )
+
+
+def test_a_changed_prompt_or_tool_is_stale_without_any_model(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    assert (
+        sv(["record", COUNT, "--model", "echo", *LLM_TOOLS, "-o", "s.toml"], env, tmp_path).code
+        == 0
+    )
+    text = (tmp_path / "s.toml").read_text()
+    no_model = {**env, "LLM_LOAD_PLUGINS": ""}  # no model plugin at all: a replay needs none
+    assert sv(["run", "s.toml"], no_model, tmp_path).code == 0
+    (tmp_path / "s.toml").write_text(text.replace('"by": 2', '"by": 5', 1))  # the prompt only
+    stale = sv(["run", "s.toml", "--json", "-"], no_model, tmp_path)
+    assert stale.code == 1
+    error = stale.json()["error"]
+    assert (error["code"], error["turn"]) == ("replay_stale", 1)
+    assert "the prompt changed since the turn was recorded" in error["message"]
+
+
+def test_one_switch_moves_run_between_replay_record_and_live(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    assert (
+        sv(["record", COUNT, "--model", "echo", *LLM_TOOLS, "-o", "s.toml"], env, tmp_path).code
+        == 0
+    )
+    live = sv(["run", "s.toml"], {**env, "SANDBOXVERIFY_LLM": "live"}, tmp_path)
+    assert live.code == 0 and "the live model 'echo' made the recorded calls" in live.stdout
+    recorded = sv(["run", "s.toml"], {**env, "SANDBOXVERIFY_LLM": "record"}, tmp_path)
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    assert "RECORDED: s.toml" in recorded.stdout and "PASSED: s.toml" in recorded.stdout
+
+    ci = {**env, "CI": "true", "SANDBOXVERIFY_LLM": "live"}
+    refused = sv(["run", "s.toml"], ci, tmp_path)
+    assert refused.code == 2
+    assert "under CI recordings only replay, unless the command line asks" in refused.stderr
+    assert sv(["run", "s.toml", "--live"], ci, tmp_path).code == 0  # asked on the command line
+    assert sv(["run", "s.toml"], {**env, "CI": "true"}, tmp_path).code == 0  # replay
+
+
+def test_a_secret_a_tool_returned_replays_as_recorded(tmp_path: Path, env: dict[str, str]) -> None:
+    """One redaction marker: the recording says *** where the secret was, and a replay masks
+    the live result the same way before comparing."""
+    secret = "tok-environment-4242"
+    env = {**env, "MY_SERVICE_TOKEN": secret}
+    reverse = prompt(("reverse_text", {"text": secret[::-1]}))
+    recorded = sv(["record", reverse, "-m", "echo", *LLM_TOOLS, "-o", "s.toml"], env, tmp_path)
+    assert recorded.code == 0, recorded.stdout + recorded.stderr
+    written = (tmp_path / "s.toml").read_text()
+    assert secret not in written and 'result = "***"' in written
+    replayed = sv(["run", "s.toml"], env, tmp_path)
+    assert replayed.code == 0, replayed.stdout + replayed.stderr

@@ -100,7 +100,7 @@ def test_only_pass_env_reaches_the_sandbox_and_no_secret_is_written(
     (report, said_back) = spec["turns"][0]["actions"]
     seen = json.loads(report["result"])["env"]
     assert "LLM_ECHO_NEEDS_KEY_KEY" in seen and "MY_SERVICE_TOKEN" not in seen
-    assert '"key": "[redacted]"' in said_back["text"]  # echo said the key it was given
+    assert '"key": "***"' in said_back["text"]  # echo said the key it was given
     for name in ("s.toml", "s.jsonl", "result.json"):
         written = (tmp_path / name).read_text()
         assert KEY not in written and TOKEN not in written, name

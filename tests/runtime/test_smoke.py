@@ -206,3 +206,67 @@ def test_validate_false_in_a_toml_playbook_sends_the_arguments_as_written() -> N
     )
     assert checked["error"]["code"] == "invalid_arguments"
     assert unchecked["ok"] is True, unchecked["error"]
+
+
+def dumpable() -> int:
+    import ctypes  # noqa: PLC0415 - these tests alone
+
+    return int(ctypes.CDLL(None).prctl(3, 0, 0, 0, 0))  # PR_GET_DUMPABLE
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_while_a_run_lasts_in_place_no_process_may_attach_to_its_judge(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``run`` judges in the command's own process, beside the plugins' process: while the run
+    lasts, no process of the same user may attach to it (and write its verdict); afterwards it is
+    as it was."""
+    from sandboxverify.runtime import _smoke  # noqa: PLC0415
+
+    seen: list[int] = []
+    run_spec = vars(_smoke)["run_spec"]
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        seen.append(dumpable())
+        return run_spec(*args, **kwargs)
+
+    monkeypatch.setattr(_smoke, "run_spec", observed)
+    before = dumpable()
+    result = smoke(
+        {
+            "spec": spec("{ call = 'echo', params = { text = 'hi' } }, { say = 'ok' }"),
+            "plugins": [ECHO],
+        }
+    )
+    assert result["ok"] is True
+    assert seen == [0]
+    assert dumpable() == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+def test_while_a_model_drives_the_plugins_no_process_may_attach_to_the_recorder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``record`` and ``run --live`` judge in the command's process too."""
+    pytest.importorskip("llm_echo", reason="llm-echo (the offline model) needs Python 3.10+")
+    from sandboxverify.runtime import _recording, record  # noqa: PLC0415
+    from tests.helpers import fixture  # noqa: PLC0415
+
+    monkeypatch.syspath_prepend(str(fixture("llm-tools")))
+    monkeypatch.setenv("LLM_USER_PATH", str(tmp_path))
+    seen: list[int] = []
+    live_session = vars(_recording)["live_session"]
+
+    def observed(*args: Any, **kwargs: Any) -> Any:
+        seen.append(dumpable())
+        return live_session(*args, **kwargs)
+
+    monkeypatch.setattr(_recording, "live_session", observed)
+    before = dumpable()
+    prompt = '{"tool_calls": [{"name": "reverse_text", "arguments": {"text": "ab"}}]}'
+    result = record(
+        {"prompts": [prompt], "model": "echo", "plugins": ["svfix_llm_tools.plugin"], "host": "llm"}
+    )
+    assert result["ok"] is True, result["error"]
+    assert seen == [0]
+    assert dumpable() == before

@@ -95,6 +95,7 @@ def test_the_design_example_parses_into_exactly_the_spec() -> None:
 
     assert spec == {
         "source": str(path),
+        "base": str(path.parent.resolve()),
         "name": None,
         "mock_tools": {"bash": "ok", "read": ["first read", "second read"]},
         "mock_ui": {"confirm": True, "select": "Approve"},
@@ -139,10 +140,15 @@ def test_the_design_example_parses_into_exactly_the_spec() -> None:
             "called": ["plan_propose", "plan_approve"],
             "not_called": [],
             "called_before": [["plan_propose", "plan_approve"]],
+            "approved": [],
         },
     }
     assert json.loads(json.dumps(spec)) == spec
-    assert parse_playbook(DESIGN, "smoke.toml") == {**spec, "source": "smoke.toml"}
+    assert parse_playbook(DESIGN, "smoke.toml") == {
+        **spec,
+        "source": "smoke.toml",
+        "base": str(Path.cwd().resolve()),  # plugin files are relative to the playbook
+    }
 
 
 def test_every_extension_at_once() -> None:
@@ -153,6 +159,7 @@ def test_every_extension_at_once() -> None:
     assert json.loads(json.dumps(spec)) == spec
     assert spec == {
         "source": str(path),
+        "base": str(path.parent.resolve()),
         "name": "planner, the long way",
         "mock_tools": {
             "bash": {"content": [{"type": "text", "text": "done"}], "is_error": False},
@@ -229,6 +236,7 @@ def test_every_extension_at_once() -> None:
             "called": ["plan_propose", "plan_approve"],
             "not_called": ["bash"],
             "called_before": [["plan_propose", "plan_approve"], ["plan_list", "plan_reject"]],
+            "approved": [],
         },
     }
 
@@ -236,6 +244,7 @@ def test_every_extension_at_once() -> None:
 def test_defaults_of_a_minimal_playbook() -> None:
     assert parse(TURN) == {
         "source": "smoke.toml",
+        "base": str(Path.cwd().resolve()),
         "name": None,
         "mock_tools": {},
         "mock_ui": {},
@@ -247,7 +256,7 @@ def test_defaults_of_a_minimal_playbook() -> None:
                 "actions": [{"kind": "say", "where": "turns[0].actions[0]", "text": "hi"}],
             }
         ],
-        "expect": {"called": [], "not_called": [], "called_before": []},
+        "expect": {"called": [], "not_called": [], "called_before": [], "approved": []},
     }
 
 
@@ -333,7 +342,12 @@ def test_top_level_keys_may_come_in_any_order_and_values_stay_json() -> None:
             "details": {"n": 1.5, "ok": True, "l": []},
         }
     }
-    assert spec["expect"] == {"called": [], "not_called": ["bash"], "called_before": []}
+    assert spec["expect"] == {
+        "called": [],
+        "not_called": ["bash"],
+        "called_before": [],
+        "approved": [],
+    }
     assert json.loads(json.dumps(spec)) == spec
 
 

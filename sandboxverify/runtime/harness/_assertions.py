@@ -11,7 +11,6 @@ holds them all as methods of :class:`~sandboxverify.harness.TestSession`.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -23,21 +22,36 @@ from sandboxverify.runtime.harness import _snapshot
 from sandboxverify.runtime.harness._actions import Call
 from sandboxverify.runtime.harness._errors import HarnessError, Step, short
 from sandboxverify.runtime.harness._events import Events, ToolResultRecord
+from sandboxverify.runtime.harness._loop import AgentLoop
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS, MockTools
+from sandboxverify.runtime.harness._process import ProcessAssertions
 from sandboxverify.runtime.harness._ui import MockUI
 
 
-class SessionAssertions:
+class SessionAssertions(ProcessAssertions):
     """The assertions of a session, on the events it records; mixed into ``TestSession``."""
 
     events: Events
     auto_assert: bool
     registry: Registry
+    loop: AgentLoop
     mocks: MockTools
     ui: MockUI
     failure: HarnessError | None
     _snapshot_dir: Path | None
     _update_snapshots: bool | None
+
+    # -- what the process assertions read ------------------------------------------------
+    def _calls(self) -> list[str]:
+        return [record.tool_name for record in self.events.tool_calls]
+
+    def _tools(self) -> list[str]:
+        return sorted(set(self.registry.tools) | set(ENVIRONMENTAL_TOOLS) | set(self.mocks.names))
+
+    def _questions(self) -> list[tuple[str, list[Any], Any]]:
+        return [
+            (record.method, list(record.args), record.return_value) for record in self.events.ui
+        ]
 
     # -- the script's expectations ---------------------------------------------------------
     def _check_outcome(self, call: Call, record: ToolResultRecord, step: Step) -> None:
@@ -66,87 +80,6 @@ class SessionAssertions:
                 f"expected an error, but {call.tool!r} succeeded with: {short(record.text, 200)}",
             )
 
-    # -- process assertions ----------------------------------------------------------------
-    def assert_called(self, name: str, *, times: int | None = None) -> None:
-        """``name`` was called at least once, or exactly ``times`` times (0: never)."""
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        if times is not None and (not isinstance(times, int) or times < 0):
-            raise TypeError(f"assert_called(times=...) takes a count >= 0, got {times!r}")
-        self.check_tool_name(name, f"assert_called({name!r})")
-        count = len(self.events.tool_calls_for(name))
-        if (count == 0) if times is None else (count != times):
-            wanted = f"{times} time(s)" if times is not None else "at least once"
-            raise self.failed(
-                HarnessError(
-                    "assertion_failed",
-                    f"expected {name!r} to be called {wanted}, "
-                    f"it was called {count} time(s); calls: {self._calls_made()}",
-                )
-            )
-
-    def assert_not_called(self, name: str) -> None:
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        self.check_tool_name(name, f"assert_not_called({name!r})")
-        count = len(self.events.tool_calls_for(name))
-        if count:
-            raise self.failed(
-                HarnessError(
-                    "assertion_failed",
-                    f"expected {name!r} not to be called, it "
-                    f"was called {count} time(s); calls: {self._calls_made()}",
-                )
-            )
-
-    def assert_called_before(self, first: str, second: str) -> None:
-        """The first call of ``first`` comes before the first call of ``second``."""
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        where = f"assert_called_before({first!r}, {second!r})"
-        if first == second:
-            raise self.failed(
-                HarnessError(
-                    "assertion_failed",
-                    f"{where} compares a tool with itself, which can never be before itself; "
-                    "name two different tools",
-                )
-            )
-        self.check_tool_name(first, where)
-        self.check_tool_name(second, where)
-        names = [record.tool_name for record in self.events.tool_calls]
-        for name in (first, second):
-            if name not in names:
-                raise self.failed(
-                    HarnessError(
-                        "assertion_failed",
-                        f"expected {first!r} before {second!r}, "
-                        f"but {name!r} was never called; calls: {self._calls_made()}",
-                    )
-                )
-        if names.index(first) > names.index(second):
-            raise self.failed(
-                HarnessError(
-                    "assertion_failed",
-                    f"expected {first!r} before {second!r}, "
-                    f"but {second!r} came first; calls: {self._calls_made()}",
-                )
-            )
-
-    def check_tool_name(self, name: str, where: str) -> None:
-        """An assertion about a tool no plugin registers (and no mock provides) would always
-        hold for ``not_called`` and never for ``called``: either way a typo, so an error."""
-        __tracebackhide__ = True  # pytest shows the test, not the harness
-        known = sorted(set(self.registry.tools) | set(ENVIRONMENTAL_TOOLS) | set(self.mocks.names))
-        if name in known:
-            return
-        close = difflib.get_close_matches(str(name), known, n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        raise self.failed(
-            HarnessError(
-                "unknown_tool",
-                f"{where}: {name!r} is no tool of this session{hint}; tools: "
-                f"{', '.join(known) or 'none'}",
-            )
-        )
-
     def assert_mocks_used(self) -> None:
         """Every entry of a list mock and every listed UI answer was used: an answer prepared
         for a call that never came is a step of the script that did not happen. One exception:
@@ -169,15 +102,37 @@ class SessionAssertions:
                 )
             )
 
+    def assert_plugin_code_ran(self) -> None:
+        """A smoke run exists to exercise the plugins: one that called no tool
+        (``nothing_called``), or whose every call was mocked or blocked without a plugin's
+        handler seeing it (``no_plugin_code``), proves nothing."""
+        __tracebackhide__ = True  # pytest shows the test, not the harness
+        if not self.events.tool_calls:
+            raise self.failed(
+                HarnessError(
+                    "nothing_called",
+                    "the playbook ran but called no tool: a smoke run that exercises nothing "
+                    "proves nothing; add call(...) actions",
+                )
+            )
+        if not self.loop.plugin_ran:
+            mocked = sorted({record.tool_name for record in self.events.tool_results})
+            tools = ", ".join(sorted(self.registry.tools)) or "none"
+            raise self.failed(
+                HarnessError(
+                    "no_plugin_code",
+                    "no plugin code ran: every call was answered by a mock or blocked "
+                    f"({', '.join(mocked) or 'no result'}), so the run proves nothing about the "
+                    f"plugins; call a tool a plugin registers ({tools})",
+                )
+            )
+
     def failed(self, error: HarnessError) -> HarnessError:
         """Remember ``error`` as the session's failure (the first one stays) and return it: a
         smoke run fails on it even if a script catches the exception."""
         if self.failure is None:
             self.failure = error
         return error
-
-    def _calls_made(self) -> str:
-        return ", ".join(record.tool_name for record in self.events.tool_calls) or "none"
 
     # -- snapshots -------------------------------------------------------------------------
     def assert_snapshot(self, value: Any, name: str | None = None) -> None:
@@ -209,7 +164,13 @@ class SessionAssertions:
         path = _snapshot.snapshot_path(directory, test_id, number, name)
         update = _snapshot.update_requested(env, bool(self._update_snapshots))
         try:
-            _snapshot.assert_snapshot(value, path, update=update, ci=_snapshot.in_ci(env))
+            _snapshot.assert_snapshot(
+                value,
+                path,
+                update=update,
+                ci=_snapshot.in_ci(env),
+                read_only=_snapshot.read_only(env),
+            )
         except TypeError as exc:
             raise self.failed(HarnessError("snapshot_invalid", f"{path}: {exc}")) from None
         except AssertionError as exc:

@@ -4,6 +4,7 @@ has a TOML parser on every Python) turned into turns, captures, expectations and
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -13,23 +14,40 @@ from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._compare import Normalize, compare_result, normalizer
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._events import ToolResultRecord
+from sandboxverify.runtime.harness._live import offered_tools
+from sandboxverify.runtime.harness._plugin_files import absolute_file_spec
+from sandboxverify.runtime.harness._requests import check_fresh
+from sandboxverify.runtime.harness._secrets import secret_values
 from sandboxverify.runtime.harness._session import TestSession
 
 _REFERENCE = re.compile(r"\$\$\{|\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
 def session_from_spec(spec: Mapping[str, Any], **options: Any) -> TestSession:
+    """The session a playbook runs in: its mocks, its plugins (those ``options`` name instead
+    are relative to where the command runs; a playbook's plugin files to the playbook)."""
     options.setdefault("mock_tools", spec.get("mock_tools") or {})
     options.setdefault("mock_ui", spec.get("mock_ui") or {})
-    plugins = options.pop("plugins", None) or spec.get("plugins")
-    return TestSession(plugins, **options)
+    options.setdefault("has_ui", spec.get("has_ui", True))
+    if not options.get("host"):  # a recording names the host its plugins were loaded with
+        options["host"] = spec.get("host")
+    return TestSession(options.pop("plugins", None) or spec_plugins(spec), **options)
+
+
+def spec_plugins(spec: Mapping[str, Any]) -> list[str] | None:
+    """The plugins a playbook names, its plugin files relative to the playbook."""
+    if not spec.get("plugins"):
+        return None
+    base = str(spec.get("base") or ".")
+    return [absolute_file_spec(plugin, base) for plugin in spec["plugins"]]
 
 
 def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
     """Play the spec's turns, then check what ``run`` and ``check --smoke`` check: some tool was
-    called (``nothing_called``), the ``[expect]`` process assertions hold, and every list mock
-    and UI answer was used (``mocks_unused``). A tool name ``[expect]`` gives that the session
-    does not know fails before anything runs."""
+    called (``nothing_called``) and some plugin code ran (``no_plugin_code``), the ``[expect]``
+    process assertions hold (``approved`` included), and every list mock and UI answer was used
+    (``mocks_unused``). A
+    tool name ``[expect]`` gives that the session does not know fails before anything runs."""
     __tracebackhide__ = True  # pytest shows the test, not the harness
     expect = spec.get("expect") or {}
     source = spec.get("source", "playbook")
@@ -39,21 +57,20 @@ def run_spec(spec: Mapping[str, Any], session: TestSession) -> None:
     for index, pair in enumerate(expect.get("called_before", [])):
         for name in pair:
             session.check_tool_name(name, f"{source}: expect.called_before[{index}]")
+    try:
+        check_fresh(spec, offered_tools(session))
+    except HarnessError as exc:
+        raise session.failed(exc) from None
     session.run(*turns_from_spec(spec))
-    if not session.events.tool_calls:
-        raise session.failed(
-            HarnessError(
-                "nothing_called",
-                "the playbook ran but called no tool: a smoke run that exercises nothing "
-                "proves nothing; add call(...) actions",
-            )
-        )
+    session.assert_plugin_code_ran()
     for name in expect.get("called", []):
         session.assert_called(name)
     for name in expect.get("not_called", []):
         session.assert_not_called(name)
     for first, second in expect.get("called_before", []):
         session.assert_called_before(first, second)
+    for label in expect.get("approved", []):
+        session.assert_approved(label)
     if session.auto_assert:
         session.assert_mocks_used()
 
@@ -82,8 +99,10 @@ def turns_from_spec(spec: Mapping[str, Any]) -> list[Turn]:
 
 
 def results_compared(spec: Mapping[str, Any]) -> Normalize | None:
-    """With ``compare_results``, how result texts are normalised before they are compared."""
-    if not spec.get("compare_results"):
+    """How result texts are normalised before they are compared with the recorded ones; None
+    when nothing is compared: no call records a result, or ``compare_results = false``."""
+    setting = spec.get("compare_results")
+    if setting is False:
         return None
     recorded = [
         call
@@ -93,13 +112,16 @@ def results_compared(spec: Mapping[str, Any]) -> Normalize | None:
         if call.get("result") is not None
     ]
     if not recorded:
+        if setting is not True:
+            return None
         raise HarnessError(
             "playbook_invalid",
             f"{spec.get('source', 'the playbook')}: compare_results is on, but no call records "
             'a result to compare with (result = "..."); record the session with '
             "'sandboxverify record' or add result to the calls",
         )
-    return normalizer(spec.get("normalize") or [])
+    # a recording holds no secret: a live result's secrets are masked the same way
+    return normalizer(spec.get("normalize") or [], secret_values(os.environ))
 
 
 def _call(action: Mapping[str, Any], captured: dict[str, str], compare: Normalize | None) -> Call:
@@ -124,7 +146,7 @@ def _call(action: Mapping[str, Any], captured: dict[str, str], compare: Normaliz
     if expect is not None:
         checks.append(functools.partial(_expect, pattern=expect, where=where))
     recorded = action.get("result")
-    if compare is not None and recorded is not None:
+    if compare is not None and recorded is not None and action.get("compare_result", True):
         checks.append(
             functools.partial(compare_result, recorded=recorded, normalize=compare, where=where)
         )

@@ -52,6 +52,10 @@ CODES = (
     "model_failed",  # a live model could not be used or failed to answer (llm raised)
     "too_many_steps",  # a live model kept calling tools past the steps a turn may take
     "live_diverged",  # a live model chose other steps than the recording it was run against
+    "mock_shadows_tool",  # a mock names a tool a plugin registers (the real tool always runs)
+    "no_plugin_code",  # a playbook whose calls were all mocked or blocked: no plugin code ran
+    "worker_failed",  # the process holding the plugins died or broke the harness's protocol
+    "replay_stale",  # a recorded turn's request (prompt, system, tools, options) has changed
 )
 
 

@@ -134,3 +134,30 @@ def settle(value: Any) -> Any:
     if ok:
         return result
     raise result
+
+
+def deferred(value: Any) -> str | None:
+    """What ``value`` is if it stands for work that has not run (so a callback that returned it
+    checked nothing), else None: a generator (a stray ``yield`` turns a function into one, and
+    its body runs only when iterated), an async generator, a coroutine or awaitable nobody
+    awaited, a lazy iterator (``map``, ``filter``, a generator expression), a future. Those are
+    closed where they can be, so nothing of them runs later either."""
+    if isinstance(value, types.GeneratorType):
+        value.close()
+        return "a generator (a `yield` makes it one: its body, assertions included, never ran)"
+    if isinstance(value, types.AsyncGeneratorType):
+        return "an async generator (a `yield` in an async def; its body never ran)"
+    if isinstance(value, types.CoroutineType):
+        value.close()
+        return "a coroutine nobody awaited (its body never ran)"
+    if hasattr(type(value), "__await__"):
+        return f"an awaitable {type(value).__name__} nobody awaited"
+    if hasattr(type(value), "__next__") or hasattr(type(value), "__anext__"):
+        return f"a lazy iterator ({type(value).__name__}: what it would compute never ran)"
+    if callable(getattr(value, "add_done_callback", None)) and callable(
+        getattr(value, "done", None)
+    ):
+        return (
+            f"a {type(value).__name__} (work that may not have finished, whose failure nobody sees)"
+        )
+    return None

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import re
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,18 +30,10 @@ from typing import Any, cast, overload
 from sandboxverify.runtime.harness._actions import Action, Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._errors import HarnessError
 from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS
+from sandboxverify.runtime.harness._secrets import SECRET_NAME, redact, secret_values
 from sandboxverify.runtime.harness._session import TestSession
 
 DEFAULT_MAX_STEPS = 10
-REDACTED = "[redacted]"
-# the names the host side's redactor takes for secrets (report._redact), which the runtime
-# cannot import
-_SECRET_NAME = re.compile(
-    r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|KEY|CREDENTIAL|AUTH(?!OR)|COOKIE|DSN"
-    r"|^(TWINE|UV_PUBLISH|PYPI|FLIT|HATCH_INDEX|POETRY_HTTP_BASIC|POETRY_PYPI)_",
-    re.IGNORECASE,
-)
-_SHORTEST_SECRET = 6
 
 
 class ModelUnavailable(Exception):
@@ -121,7 +112,7 @@ def open_model(
                 reason="no_key",
                 key_env=getattr(model, "key_env_var", None) or None,
             ) from None
-    secret_options = [str(value) for name, value in chosen.items() if _SECRET_NAME.search(name)]
+    secret_options = [str(value) for name, value in chosen.items() if SECRET_NAME.search(name)]
     secrets = secret_values(os.environ, [key, *_stored_keys(llm), *secret_options])
     try:
         model.Options(**chosen)
@@ -140,28 +131,6 @@ def _stored_keys(llm: Any) -> list[str]:
     except Exception:  # an unreadable keys.json holds no key we could leak
         return []
     return [value for value in keys.values() if isinstance(value, str)]
-
-
-def secret_values(environ: Mapping[str, str], extra: Sequence[str | None] = ()) -> tuple[str, ...]:
-    """Values never to write: of variables named like secrets, and the keys given; longest
-    first, so a secret containing another is hidden whole."""
-    found = {value for name, value in environ.items() if _SECRET_NAME.search(name)}
-    found.update(value for value in extra if value)
-    kept = {value for value in found if len(value) >= _SHORTEST_SECRET and not value.isdigit()}
-    return tuple(sorted(kept, key=lambda value: (-len(value), value)))
-
-
-def redact(value: Any, secrets: Sequence[str]) -> Any:
-    """``value`` (JSON-like) with every secret in its strings and keys replaced."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, Mapping):
-        return {redact(key, secrets): redact(item, secrets) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(item, secrets) for item in value]
-    return value
 
 
 class LiveDriver:

@@ -124,10 +124,22 @@ class MockTools:
         for name in self.values.keys:
             _check_entries(name, self.values.entries(name))
 
-    def check_names(self, known: Iterable[str]) -> None:
+    def check_names(self, registered: Iterable[str]) -> None:
+        """Every mock names an environmental tool (``bash``, ``read``...), and none a tool a
+        plugin registers: the tool under test always runs for real."""
+        registered = set(registered)
         self.values.check_known(
-            set(known) | set(ENVIRONMENTAL_TOOLS), "registered or environmental tool"
+            registered | set(ENVIRONMENTAL_TOOLS), "registered or environmental tool"
         )
+        shadowing = sorted(name for name in self.values.keys if name in registered)
+        if shadowing:
+            raise HarnessError(
+                "mock_shadows_tool",
+                f"mock_tools has {', '.join(map(repr, shadowing))}, which a plugin registers: "
+                "the tool under test always runs for real, so the mock would never answer; "
+                "remove the mock (mock only environmental tools: "
+                f"{', '.join(ENVIRONMENTAL_TOOLS)}), or stub what the tool itself depends on",
+            )
 
     def __contains__(self, name: object) -> bool:
         return name in self.values

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Union
@@ -14,6 +14,7 @@ from sandboxverify.runtime._protocol import EntryPointRef, server_ref
 from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime._tracebacks import format_traceback
 from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._plugin_files import PluginFile, file_spec
 from sandboxverify.runtime.hosts import HOSTS as _HOST_REGISTRY
 from sandboxverify.runtime.hosts import (
     SESSION_HOSTS,
@@ -29,6 +30,29 @@ DEFAULT_GROUP = "sandboxverify.plugins"
 DIST_ENV = "SANDBOXVERIFY_DIST"
 #: Set by the sandbox: the host a session uses when none is given (``native`` otherwise).
 HOST_ENV = "SANDBOXVERIFY_HOST"
+#: Set (to 1) to run every session's plugins in a process of their own unless it says otherwise.
+ISOLATE_ENV = "SANDBOXVERIFY_ISOLATE_PLUGINS"
+_TRUTHY = ("1", "true", "yes")
+
+
+def isolation_wanted(isolate: bool | None) -> bool:
+    """Do a session's plugins run in a process of their own? As asked; by default, when
+    ``SANDBOXVERIFY_ISOLATE_PLUGINS`` says so, and always for a .py playbook's sessions under
+    ``check --smoke`` and ``run``, whose judge must see every call."""
+    from sandboxverify.runtime.harness._transport import under_a_judge  # noqa: PLC0415
+
+    if under_a_judge():
+        if isolate is False:
+            raise HarnessError(
+                "playbook_invalid",
+                "isolate=False: under check --smoke and run, a playbook's sessions run their "
+                "plugins in a process of their own, so that the judge sees every call; drop "
+                "isolate=False",
+            )
+        return True
+    if isolate is not None:
+        return isolate
+    return os.environ.get(ISOLATE_ENV, "").strip().lower() in _TRUTHY
 
 
 def session_host(host: str | None) -> str:
@@ -70,20 +94,25 @@ def load_plugins(
     registry: Registry,
     host: str = "native",
     context: HostContext | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> tuple[list[str], list[LoadFailure]]:
     """Load each plugin into ``registry`` with ``host``; returns the names loaded and the
-    failures."""
+    failures. ``names``: the name a plugin given as a string is known by, if not the string."""
     if plugins is None:
         refs = _default_plugins(dist, group)
-        targets: list[PluginSpec | EntryPointRef] = list(refs)
+        targets: list[PluginSpec | EntryPointRef | PluginFile] = list(refs)
     else:
         targets = [_resolve_spec(spec, group, host) for spec in plugins]
     loaded: list[str] = []
     failures: list[LoadFailure] = []
-    for target in targets:
-        name = _name_of(target)
+    for given in targets:
+        name = _name_of(given)
+        name = (names or {}).get(name, name)
         try:
+            target = given.load(group, host) if isinstance(given, PluginFile) else given
             if isinstance(target, EntryPointRef):
+                if name != target.name:
+                    target = EntryPointRef(name, target.group, target.value)
                 load_plugin(host, target, registry, context)
             else:
                 _call_setup(target, name, registry)
@@ -111,11 +140,18 @@ def _call_setup(setup: PluginSpec, name: str, registry: Registry) -> None:
         raise PluginLoadError("setup", exc) from exc
 
 
-def _resolve_spec(spec: PluginSpec, group: str, host: str) -> PluginSpec | EntryPointRef:
-    """A native plugin is a setup callable, ``module:attr`` or an entry-point name; an llm
-    plugin is an entry-point name or a module; an MCP server is a command line."""
+def _resolve_spec(
+    spec: PluginSpec, group: str, host: str
+) -> PluginSpec | EntryPointRef | PluginFile:
+    """A native plugin is a setup callable, ``module:attr``, an entry-point name or a file
+    (``path/to/plugin.py[:attr]``); an llm plugin is an entry-point name, a module or a file; an
+    MCP server is a command line."""
     if host == "native" and callable(spec):
         return spec
+    if host != "mcp" and isinstance(spec, str):
+        named_file = file_spec(spec)
+        if named_file is not None:
+            return PluginFile(spec, *named_file)
     if host == "mcp" and isinstance(spec, str) and spec.strip():
         try:
             return server_ref(spec)
@@ -208,9 +244,9 @@ def project_name(directory: Path) -> str | None:
     return None
 
 
-def _name_of(target: PluginSpec | EntryPointRef) -> str:
-    if isinstance(target, EntryPointRef):
-        return target.name
+def _name_of(target: PluginSpec | EntryPointRef | PluginFile) -> str:
+    if isinstance(target, (EntryPointRef, PluginFile)):
+        return target.name if isinstance(target, EntryPointRef) else target.spec
     if isinstance(target, str):
         return target
     return str(getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target)))

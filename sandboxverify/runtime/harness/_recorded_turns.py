@@ -33,6 +33,8 @@ def live_session(options: Mapping[str, Any]) -> TestSession:
         host=options.get("host"),
         run_timeout=options.get("run_timeout"),
         auto_assert=False,
+        isolate=True,  # a contract run is a verdict: the plugins stay out of the judge's reach
+        has_ui=options.get("has_ui", True),
     )
     if session.load_errors:
         session.close()

@@ -30,22 +30,20 @@ from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn
 from sandboxverify.runtime.harness._assertions import SessionAssertions
 from sandboxverify.runtime.harness._errors import HarnessError, Step, short
 from sandboxverify.runtime.harness._events import Events, Message, ToolResultRecord, UICallRecord
-from sandboxverify.runtime.harness._guards import watching_exits
-from sandboxverify.runtime.harness._loop import AgentLoop, CallSite
+from sandboxverify.runtime.harness._guards import deferred, watching_exits
+from sandboxverify.runtime.harness._loop import AgentLoop, CallSite, Plugins
 from sandboxverify.runtime.harness._mocks import MockTools
+from sandboxverify.runtime.harness._plugin_side import DEFAULT_CALL_TIMEOUT, load_plugin_side
 from sandboxverify.runtime.harness._plugins import (
     LoadFailure,
     PluginSpec,
-    default_group,
-    load_plugins,
+    isolation_wanted,
     session_host,
 )
+from sandboxverify.runtime.harness._remote import RemotePlugins
 from sandboxverify.runtime.harness._sampling import CallSampling
 from sandboxverify.runtime.harness._ui import MockUI
 from sandboxverify.runtime.harness._worker import contained
-from sandboxverify.runtime.hosts import HostContext
-
-DEFAULT_CALL_TIMEOUT = 60.0
 
 #: Called with every new session; a smoke run uses it to see the sessions a .py playbook creates.
 SESSION_OBSERVERS: list[Callable[[TestSession], None]] = []
@@ -87,27 +85,40 @@ class TestSession(SessionAssertions):
         host: str | None = None,
         snapshot_dir: str | os.PathLike[str] | None = None,
         update_snapshots: bool | None = None,
+        isolate: bool | None = None,
+        has_ui: bool = True,
     ) -> None:
         self.auto_assert = auto_assert
         self.run_timeout = run_timeout
+        self.has_ui = has_ui
         self._make_cwd(cwd)
         self._start_state(snapshot_dir, update_snapshots)
+        self._plugin_side: Plugins | None = None
+        #: the plugins loaded (their names), and the ones that failed to load
+        self.plugins: list[str] = []
+        self.load_errors: list[LoadFailure] = []
         try:
             _refuse_no_plugins(plugins)
             self.mocks = MockTools(mock_tools)
-            self.ui = MockUI(mock_ui, self._record_ui)
+            self.ui = MockUI(mock_ui, self._record_ui, has_ui=has_ui)
             self.host = session_host(host)
-            self._load_plugins(plugins, dist=dist, group=group, call_timeout=call_timeout)
+            self._plugin_side = load_plugin_side(
+                self,
+                plugins,
+                dist=dist,
+                group=group,
+                call_timeout=call_timeout,
+                isolate=isolation_wanted(isolate),
+            )
             self.mocks.check_names(self.registry.tools)
         except BaseException:
             self.close()
             raise
         self.loop = AgentLoop(
-            registry=self.registry,
+            plugins=self._plugin_side,
             mocks=self.mocks,
             ui=self.ui,
             events=self.events,
-            cwd=self.cwd,
             call_timeout=call_timeout,
         )
         self._announce(mock_ui)
@@ -142,36 +153,6 @@ class TestSession(SessionAssertions):
         #: the first failure of this session's runs and assertions, even if the caller caught it
         self.failure: HarnessError | None = None
 
-    def _load_plugins(
-        self,
-        plugins: Sequence[PluginSpec] | None,
-        *,
-        dist: str | None,
-        group: str | None,
-        call_timeout: float | None,
-    ) -> None:
-        """The plugins, loaded into the registry the way the host's application loads them; with
-        ``auto_assert``, a plugin that fails to load fails the session."""
-        self.plugins, self.load_errors = load_plugins(
-            plugins,
-            dist=dist,
-            group=group or default_group(self.host),
-            registry=self.registry,
-            host=self.host,
-            context=HostContext(
-                timeout=call_timeout or DEFAULT_CALL_TIMEOUT,
-                elicit=self.ui.elicit,
-                sample=self._sample,
-            ),
-        )
-        if self.load_errors and self.auto_assert:
-            first = self.load_errors[0]
-            raise HarnessError(
-                "plugin_load_failed",
-                "; ".join(failure.describe() for failure in self.load_errors),
-                details=first.traceback,
-            )
-
     def _announce(self, mock_ui: Mapping[str, Any] | None) -> None:
         """Tell the observers (a smoke run's) about the session, and start its trace."""
         for observe in SESSION_OBSERVERS:
@@ -203,9 +184,19 @@ class TestSession(SessionAssertions):
             self.close()
 
     def close(self) -> None:
-        self.registry.close()
+        if self._plugin_side is not None:
+            self._plugin_side.close()
+        else:
+            self.registry.close()
         if self._cleanup is not None:
             self._cleanup()
+
+    def failed(self, error: HarnessError) -> HarnessError:
+        """Remember ``error`` as the session's failure (the first one stays) and return it; the
+        judge of a .py playbook hears of it too."""
+        if self.failure is None and isinstance(self._plugin_side, RemotePlugins):
+            self._plugin_side.report(error)
+        return super().failed(error)
 
     # -- what is there ---------------------------------------------------------------------
     @property
@@ -337,7 +328,14 @@ class TestSession(SessionAssertions):
             self._sampling = CallSampling(call, step, call_id, self.events)
             try:
                 record = self.loop.execute(
-                    CallSite(call.tool, params, call_id, step, validate=call.validate)
+                    CallSite(
+                        call.tool,
+                        params,
+                        call_id,
+                        step,
+                        validate=call.validate,
+                        expect_error=call.expect_error,
+                    )
                 )
             finally:
                 sampling, self._sampling = self._sampling, None
@@ -370,7 +368,8 @@ class TestSession(SessionAssertions):
 
     def _callback(self, callback: Any, record: ToolResultRecord, step: Step) -> None:
         """A ``.then`` callback runs within the call's time; an ``async def`` one is awaited, and
-        returning False fails the check as an assertion would (None and True pass)."""
+        returning False fails the check as an assertion would (None and True pass), as does
+        returning work that never ran (a generator, an unawaited coroutine: ``deferred``)."""
         __tracebackhide__ = True  # pytest shows the test, not the harness
         what = f"the .then() callback {_name(callback)}"
         if getattr(callback, "harness_check", False):  # a declarative expect or capture
@@ -384,6 +383,14 @@ class TestSession(SessionAssertions):
                 "callback_failed",
                 f"{what} returned False for the result of {record.tool_name!r}: "
                 f"{short(record.text, 200)}; a callback that returns False fails the check",
+            )
+        unfinished = deferred(returned)
+        if unfinished is not None:
+            raise step.error(
+                "callback_failed",
+                f"{what} returned {unfinished}, so it checked nothing; a callback must do its "
+                "work when called: remove the yield, await what it starts, or consume the "
+                "iterator (return None, True or False)",
             )
 
     def _sample(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,13 @@ from pathlib import Path
 
 #: The environment variable that accepts changed snapshots, like ``--update-snapshots``.
 UPDATE_VARIABLE = "SANDBOXVERIFY_UPDATE_SNAPSHOTS"
+#: Set where snapshots are compared and never written: a playbook's read-only copy in a sandbox.
+READ_ONLY_VARIABLE = "SANDBOXVERIFY_READ_ONLY_SNAPSHOTS"
+_READ_ONLY_HINT = (
+    "a check compares snapshots and never writes them (the playbook's files are a read-only "
+    "copy in the sandbox): write it with 'sandboxverify run' on the playbook (or pytest), and "
+    "keep it beside the playbook"
+)
 _TRUTHY = ("1", "true", "yes")
 _ACCEPT_HINT = "run with --update-snapshots or SANDBOXVERIFY_UPDATE_SNAPSHOTS=1 to accept"
 #: Longest file or directory name a snapshot path segment gets (well under every filesystem's).
@@ -121,16 +128,22 @@ def test_id_from_pytest(env: Mapping[str, str]) -> tuple[Path, str] | None:
 test_id_from_pytest.__test__ = False  # type: ignore[attr-defined]
 
 
-def assert_snapshot(value: object, path: Path, *, update: bool, ci: bool) -> SnapshotOutcome:
+def assert_snapshot(
+    value: object, path: Path, *, update: bool, ci: bool, read_only: bool = False
+) -> SnapshotOutcome:
     """Compare ``value``, as canonical JSON, with the snapshot at ``path``.
 
     A missing snapshot is written ("created"), except in CI without ``update``: SnapshotMissing.
     An equal one is "matched" (formatting aside: the stored JSON is compared, not its spelling).
     A different one, or a file that is not valid JSON, raises SnapshotMismatch with a diff, or is
     rewritten with ``update`` ("updated"). A value JSON cannot represent raises TypeError.
+    ``read_only``: nothing is ever written; a missing snapshot is SnapshotMissing, and so is an
+    update asked for, each saying why.
     """
     actual = canonical_json(value)
     if not path.exists():
+        if read_only:
+            raise SnapshotMissing(f"snapshot {_shown(path)} does not exist; {_READ_ONLY_HINT}")
         if ci and not update:
             raise SnapshotMissing(
                 f"snapshot {path} does not exist; CI never writes snapshots: "
@@ -142,6 +155,8 @@ def assert_snapshot(value: object, path: Path, *, update: bool, ci: bool) -> Sna
     expected = _canonical_text(stored)
     if expected == actual:
         return SnapshotOutcome(path, "matched")
+    if update and read_only:
+        raise SnapshotMismatch(f"snapshot {_shown(path)} differs, and {_READ_ONLY_HINT}")
     if update:
         _write_atomically(path, actual)
         return SnapshotOutcome(path, "updated")
@@ -222,6 +237,18 @@ def _write_atomically(path: Path, text: str) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _shown(path: Path) -> str:
+    """``path`` as the playbook names it: relative to where it runs, if below it."""
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def read_only(env: Mapping[str, str]) -> bool:
+    return env.get(READ_ONLY_VARIABLE, "").strip().lower() in _TRUTHY
 
 
 def update_requested(env: Mapping[str, str], flag: bool = False) -> bool:

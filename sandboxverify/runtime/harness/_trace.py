@@ -16,6 +16,8 @@ from typing import Any
 
 from sandboxverify.runtime.harness._actions import Call, Parallel, Say, Turn, call, say
 from sandboxverify.runtime.harness._errors import HarnessError
+from sandboxverify.runtime.harness._mocks import ENVIRONMENTAL_TOOLS
+from sandboxverify.runtime.harness._process import ProcessAssertions
 from sandboxverify.runtime.harness._ui import INTERACTIVE
 
 TRACE_VERSION = 1
@@ -33,9 +35,28 @@ def write_trace(events: Sequence[Mapping[str, Any]], path: Path) -> Path:
 
 
 @dataclass(frozen=True)
-class Trace:
+class Trace(ProcessAssertions):
+    """A recorded run: what it rebuilds (the playbook, the mocks a replay needs) and what can be
+    asserted on it without running anything again (``assert_called``, ``assert_not_called``,
+    ``assert_called_before``, ``assert_approved``)."""
+
     events: tuple[dict[str, Any], ...]
     source: str
+    _kind = "recorded run"
+
+    def _calls(self) -> list[str]:
+        return [str(event["tool_name"]) for event in self.of_type("tool_call")]
+
+    def _tools(self) -> list[str]:
+        started = self.events[0]
+        names = set(started.get("tools") or ()) | set(started.get("mock_tools") or ())
+        return sorted(names | set(ENVIRONMENTAL_TOOLS) | set(self._calls()))
+
+    def _questions(self) -> list[tuple[str, list[Any], Any]]:
+        return [
+            (str(event["method"]), list(event.get("args") or []), event.get("return_value"))
+            for event in self.of_type("ui_call")
+        ]
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Trace:

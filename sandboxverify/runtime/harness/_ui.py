@@ -29,9 +29,13 @@ Recorder = Callable[[str, list[Any], Any], None]
 
 
 class MockUI:
-    def __init__(self, config: Mapping[str, Any] | None, record: Recorder) -> None:
+    def __init__(
+        self, config: Mapping[str, Any] | None, record: Recorder, *, has_ui: bool = True
+    ) -> None:
         self._answers = StatefulValues(config, "mock_ui", "mock_ui")
         self._record = record
+        #: False: no user is there (``ctx.has_ui`` is False); a tool that asks anyway fails
+        self.has_ui = has_ui
         #: a failure raised inside plugin code, kept in case the plugin swallows it
         self.failure: HarnessError | None = None
         self._where = "a UI call"
@@ -127,6 +131,12 @@ class MockUI:
         return result
 
     def _answer(self, method: str, args: list[Any], default: Any) -> Any:
+        if not self.has_ui and method != "elicit":
+            self._fail(
+                f"the tool asked {method}({', '.join(repr(arg) for arg in args[:1])}) although the "
+                "session has no UI (ctx.has_ui is False); a tool must check ctx.has_ui before "
+                "asking the user"
+            )
         if method not in self._answers:
             return default
         try:
@@ -157,18 +167,6 @@ class MockUI:
     def take_failure(self) -> HarnessError | None:
         failure, self.failure = self.failure, None
         return failure
-
-
-class ToolContext:
-    """What a tool declaring a ``ctx`` parameter receives."""
-
-    def __init__(self, ui: MockUI, cwd: str, tool_call_id: str) -> None:
-        self.ui = ui
-        self.cwd = cwd
-        self.tool_call_id = tool_call_id
-
-    def __repr__(self) -> str:
-        return f"ToolContext(cwd={self.cwd!r}, tool_call_id={self.tool_call_id!r})"
 
 
 def _check_answers(method: str, entries: list[Any]) -> None:

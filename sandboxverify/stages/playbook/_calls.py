@@ -1,6 +1,7 @@
 """One call action: its tool, ``params``, ``capture``, ``expect``, ``expect_error``, ``text``, the
-``sample`` answers to a server's sampling requests during the call, and ``validate = false`` to
-send params that break the tool's schema on purpose.
+``sample`` answers to a server's sampling requests during the call, ``validate = false`` to
+send params that break the tool's schema on purpose, the recorded ``result`` and
+``compare_result = false`` to replay the call without comparing its result with it.
 
 References: ``${name}`` in any string inside ``params`` (at any depth) is replaced at run time by
 the value an earlier action captured under ``name``. ``$${`` is a literal ``${`` and no reference
@@ -41,6 +42,7 @@ _CALL_KEYS = (
     "sample",
     "validate",
     "result",
+    "compare_result",
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # ``$${`` first, so an escaped reference is never read as one; a bare ``${`` is malformed.
@@ -79,10 +81,10 @@ def call_action(
             result["expect_error"] = _expect_error(doc, place, value)
         elif key == "sample":
             result["sample"] = _samples(doc, place, value)
-        elif key == "validate":
+        elif key in ("validate", "compare_result"):
             if not isinstance(value, bool):
                 raise doc.fail(place, f"must be true or false, got {show(value)}")
-            result["validate"] = value
+            result[key] = value
         else:
             result["text"] = string(doc, place, value)
     return result

@@ -33,8 +33,9 @@ _TOP_KEYS = (
     "compare_results",
     "normalize",
     "recording",
+    "has_ui",
 )
-_EXPECT_KEYS = ("called", "not_called", "called_before")
+_EXPECT_KEYS = ("called", "not_called", "called_before", "approved")
 
 
 def load_playbook(path: Path) -> dict[str, Any]:
@@ -62,12 +63,14 @@ def parse_playbook(text: str, source: str) -> dict[str, Any]:
         ) from None
     spec: dict[str, Any] = {
         "source": source,
+        # what plugin files named relative to the playbook are relative to
+        "base": str(Path(source).parent.resolve()),
         "name": None,
         "mock_tools": {},
         "mock_ui": {},
         "plugins": None,
         "turns": [],
-        "expect": {"called": [], "not_called": [], "called_before": []},
+        "expect": {"called": [], "not_called": [], "called_before": [], "approved": []},
     }
     # Keys in document order, so the first problem reported is the first one in the file.
     for key, value in data.items():
@@ -93,6 +96,10 @@ def parse_playbook(text: str, source: str) -> dict[str, Any]:
             spec["normalize"] = _replay.normalize(doc, value)
         elif key == "recording":
             spec["recording"] = _replay.recording(doc, value)
+        elif key == "has_ui":
+            if not isinstance(value, bool):
+                raise doc.fail("has_ui", f"must be true or false, got {show(value)}")
+            spec["has_ui"] = value
         else:
             spec["expect"] = _expect(doc, value)
     if "turns" not in data:
@@ -115,7 +122,7 @@ def _plugins(doc: Doc, value: Any) -> list[str]:
 def _expect(doc: Doc, value: Any) -> dict[str, Any]:
     expected = table(doc, "expect", value, hint='write [expect] with called = ["tool", ...]')
     unknown_keys(doc, "expect", expected, _EXPECT_KEYS)
-    result: dict[str, Any] = {"called": [], "not_called": [], "called_before": []}
+    result: dict[str, Any] = {"called": [], "not_called": [], "called_before": [], "approved": []}
     for key, item in expected.items():
         where = f"expect.{key}"
         result[key] = (

@@ -1,11 +1,13 @@
 """What a recorded session adds to a playbook, and how it is replayed.
 
 Top-level keys: ``host`` (how ``sandboxverify run`` loads the plugins unless ``--host`` says
-otherwise: ``native``, ``llm`` or ``mcp``), ``compare_results`` (fail with ``replay_mismatch`` when
-a call's result differs from its recorded ``result``), ``normalize`` (regexes masked on both
-sides before results are compared: ids, times) and ``[recording]`` (the model the session was
-recorded with, its system prompt and options: what ``run --live`` uses again). A mocks file for
-``sandboxverify record`` is a playbook, or just its ``[mock_tools]`` and ``[mock_ui]``.
+otherwise: ``native``, ``llm`` or ``mcp``), ``compare_results`` (``false``: never compare
+the calls' results with their recorded ``result``; a replay compares them by default),
+``normalize`` (regexes masked on both sides before results are compared: ids, times) and
+``[recording]`` (the model the session was recorded with, its system prompt and options: what
+``run --live`` uses again; the digests of the tools and settings it was recorded with). A
+mocks file for ``sandboxverify record`` is a playbook, or just its ``[mock_tools]`` and
+``[mock_ui]``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from sandboxverify.stages.playbook._mocks import mock_tools, mock_ui
 from sandboxverify.stages.playbook._values import (
     Doc,
     did_you_mean,
+    digest,
     json_leaf,
     leaves,
     regex,
@@ -29,7 +32,7 @@ from sandboxverify.stages.playbook._values import (
     unknown_keys,
 )
 
-_RECORDING_KEYS = ("model", "system", "options")
+_RECORDING_KEYS = ("model", "system", "options", "tools_hash", "settings_hash")
 
 
 def host(doc: Doc, value: Any) -> str:
@@ -74,6 +77,8 @@ def recording(doc: Doc, value: Any) -> dict[str, Any]:
             )
             for place, leaf in leaves(item, "recording.options"):
                 json_leaf(doc, place, leaf)
+        elif key.endswith("_hash"):
+            result[key] = digest(doc, f"recording.{key}", item)
         else:
             result[key] = string(doc, f"recording.{key}", item, non_empty=key == "model")
     return result

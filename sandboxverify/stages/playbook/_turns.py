@@ -8,9 +8,16 @@ from __future__ import annotations
 from typing import Any
 
 from sandboxverify.stages.playbook._calls import call_action
-from sandboxverify.stages.playbook._values import Doc, did_you_mean, show, string, unknown_keys
+from sandboxverify.stages.playbook._values import (
+    Doc,
+    did_you_mean,
+    digest,
+    show,
+    string,
+    unknown_keys,
+)
 
-_TURN_KEYS = ("prompt", "actions")
+_TURN_KEYS = ("prompt", "actions", "request_hash")
 _KINDS = ("call", "say", "parallel")
 _ACTION_KEYS = (
     "call",
@@ -25,6 +32,7 @@ _ACTION_KEYS = (
     "validate",
     "params_json",
     "result",
+    "compare_result",
 )
 _INNER_KEYS = (
     "call",
@@ -36,6 +44,7 @@ _INNER_KEYS = (
     "validate",
     "params_json",
     "result",
+    "compare_result",
 )
 
 
@@ -84,7 +93,10 @@ def _turn(doc: Doc, where: str, turn: dict[str, Any], captured: list[str]) -> di
                 hint="make the say the last action, or move this action to the next turn",
             )
         normalised.append(_action(doc, place, action, captured))
-    return {"prompt": prompt, "where": where, "actions": normalised}
+    parsed = {"prompt": prompt, "where": where, "actions": normalised}
+    if "request_hash" in turn:
+        parsed["request_hash"] = digest(doc, f"{where}.request_hash", turn["request_hash"])
+    return parsed
 
 
 def _action(doc: Doc, where: str, action: Any, captured: list[str]) -> dict[str, Any]:

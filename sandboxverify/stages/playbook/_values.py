@@ -137,3 +137,14 @@ def content_block(doc: Doc, where: str, block: Any) -> None:
     # Other block types (images...) go through unchanged; the runtime knows what to make of them.
     if block["type"] == "text" and not isinstance(block.get("text"), str):
         raise doc.fail(where, 'a "text" block needs a string "text"')
+
+
+def digest(doc: Doc, where: str, value: Any) -> str:
+    """A digest a recording wrote: 16 hexadecimal digits."""
+    if not isinstance(value, str) or len(value) != 16 or value.strip("0123456789abcdef"):
+        raise doc.fail(
+            where,
+            f"must be 16 hexadecimal digits (as a recording writes it), got {show(value)}",
+            hint="leave it as 'sandboxverify record' wrote it, or remove it",
+        )
+    return value

@@ -16,6 +16,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sandboxverify.runtime.harness import GENERATED, normalizer
 from sandboxverify.stages.playbook._captures import prepare
 from sandboxverify.stages.playbook._document import parse_playbook
 
@@ -49,7 +50,7 @@ def render_playbook(
     ``comments`` (commented-out settings), the ``tables`` ([recording], [mock_tools], ...) that are
     not empty, then the recorded turns, their ids followed with ``normalize`` (``_captures``).
     Checked by parsing it back (``source`` names it)."""
-    recorded = prepare(recorded, normalize)
+    recorded = _stable(prepare(recorded, normalize), normalize)
     lines = [f"# {line}" if line else "#" for line in header]
     if lines:
         lines.append("")
@@ -63,13 +64,32 @@ def render_playbook(
             lines += ["", f"[{key_text(name)}]"]
             lines += [f"{key_text(key)} = {value_text(value)}" for key, value in entries.items()]
     for turn in recorded:
-        lines += ["", "[[turns]]", f"prompt = {value_text(turn['prompt'])}", "actions = ["]
+        lines += ["", "[[turns]]", f"prompt = {value_text(turn['prompt'])}"]
+        if turn.get("request_hash"):
+            lines.append(f"request_hash = {value_text(turn['request_hash'])}")
+        lines.append("actions = [")
         for action in turn["actions"]:
             lines += _action_lines(action_table(action))
         lines.append("]")
     text = "\n".join(lines).lstrip("\n") + "\n"
     _check_round_trip(text, recorded, source)
     return text
+
+
+def _stable(turns: list[dict[str, Any]], normalize: Sequence[str]) -> list[dict[str, Any]]:
+    """The recording as written: in results, what ``normalize`` masks becomes a stable
+    placeholder (as a replay compares them); in what the model said, generated-looking ids too
+    (never compared, only read: a refresh diffs only where behaviour changed)."""
+    results = normalizer(list(normalize))
+    words = normalizer([*normalize, *GENERATED])
+    for turn in turns:
+        for action in turn["actions"]:
+            if action.get("text"):
+                action["text"] = words(action["text"])
+            for call in action.get("calls") or ([action] if action["kind"] == "call" else []):
+                if call.get("result") is not None:
+                    call["result"] = results(call["result"])
+    return turns
 
 
 def action_table(action: Mapping[str, Any]) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandboxverify.runtime.harness._contract import divergences, same_value
-from sandboxverify.runtime.harness._live import REDACTED, redact, secret_values
+from sandboxverify.runtime.harness._secrets import REDACTED, redact, secret_values
 
 
 def call(tool: str, **params: Any) -> dict[str, Any]:

@@ -138,3 +138,35 @@ actions = [{ call = "read", params = { path = "a" } }, { call = "read", params =
         run(spec)
     assert info.value.code == "mocks_exhausted"
     assert "turn 1 ('Read'), action 3 (call('read')) [turns[0].actions[2]]" in info.value.message
+
+
+def polite(api: Any) -> None:
+    """Asks the user only when someone is there."""
+
+    def approve(ctx: Any) -> str:
+        if not ctx.has_ui:
+            return "left pending: nobody to ask"
+        return "approved" if ctx.ui.confirm("Approve?") else "declined"
+
+    api.register_tool("approve", approve)
+    api.register_tool("ask_anyway", lambda ctx: str(ctx.ui.confirm("Approve?")))
+
+
+POLITE = "tests.runtime.harness.test_declarative:polite"
+
+
+def test_a_playbook_without_a_ui_runs_its_tools_headless() -> None:
+    text = "has_ui = false\n[[turns]]\nprompt = 'p'\nactions = [{ call = 'approve', expect = 'pending' }, { say = 'x' }]\n"
+    spec = parse_playbook(text, "s.toml")
+    assert spec["has_ui"] is False
+    with session_from_spec(spec, plugins=[POLITE]) as session:
+        run_spec(spec, session)
+        assert not session.events.ui
+    asking = parse_playbook(text.replace("'approve', expect = 'pending'", "'ask_anyway'"), "s.toml")
+    with (
+        session_from_spec(asking, plugins=[POLITE]) as session,
+        pytest.raises(HarnessError) as info,
+    ):
+        run_spec(asking, session)
+    assert info.value.code == "ui_invalid"
+    assert "the session has no UI (ctx.has_ui is False)" in info.value.message

@@ -303,3 +303,63 @@ def test_a_call_given_up_on_takes_no_further_step() -> None:
         time.sleep(1.0)  # the hook returns meanwhile, on the abandoned thread
     assert ran == []  # the tool never ran after the harness gave up on the call
     assert t.events.tool_calls == []
+
+
+def _stray_yield(result: Any) -> Any:
+    assert result.text == "never this"  # never runs: the yield below makes this a generator
+    yield
+
+
+async def _async_stray_yield(result: Any) -> Any:
+    assert result.text == "never this"
+    yield
+
+
+async def _nested(result: Any) -> Any:
+    async def check() -> None:
+        assert result.text == "never this"
+
+    return check()  # a coroutine of a coroutine: the inner one is never awaited
+
+
+@pytest.mark.parametrize(
+    ("callback", "said"),
+    [
+        (_stray_yield, "returned a generator (a `yield` makes it one"),
+        (_async_stray_yield, "returned an async generator"),
+        (_nested, "returned a coroutine nobody awaited"),
+        (lambda r: map(str.isupper, r.text.splitlines()), "a lazy iterator"),
+        (lambda r: (line for line in [r.text] if line == "x"), "returned a generator"),
+    ],
+    ids=["yield", "async-yield", "unawaited", "map", "genexpr"],
+)
+def test_a_callback_whose_work_never_ran_fails_the_check(callback: Any, said: str) -> None:
+    with create_test_session([echo]) as t:
+        error = fail("callback_failed", t, call("echo", {"text": "a"}).then(callback))
+    assert said in error.message
+    assert "so it checked nothing" in error.message
+
+
+def test_callbacks_that_return_values_still_pass() -> None:
+    with create_test_session([echo]) as t:
+        t.run(
+            when(
+                "go",
+                [
+                    call("echo", {"text": "a"})
+                    .then(lambda r: [r.text])
+                    .then(lambda r: {"text": r.text})
+                    .then(lambda r: r.text)
+                    .then(lambda r: None),
+                    say("done"),
+                ],
+            )
+        )
+
+
+def test_a_mock_may_not_shadow_a_tool_a_plugin_registers() -> None:
+    with pytest.raises(HarnessError) as info:
+        create_test_session([echo], mock_tools={"echo": "mocked", "bash": "ok"})
+    assert info.value.code == "mock_shadows_tool"
+    assert "mock_tools has 'echo', which a plugin registers" in info.value.message
+    assert "the tool under test always runs for real" in info.value.message

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.harness import HarnessError, call, create_test_session, say, when
+from sandboxverify.harness import HarnessError, call, create_test_session, load_trace, say, when
 from sandboxverify.runtime import PluginAPI
 from sandboxverify.runtime.harness import run_spec
 from sandboxverify.stages.playbook import parse_playbook
@@ -152,3 +152,56 @@ def test_a_value_a_snapshot_cannot_hold_is_a_harness_error(tmp_path: Path) -> No
     with create_test_session([tools], snapshot_dir=tmp_path) as t:
         error = raised("snapshot_invalid", t.assert_snapshot, {"when": object()})
     assert "cannot snapshot a value of type object" in error.message
+
+
+def approvals(api: PluginAPI) -> None:
+    api.register_tool("refund", lambda ctx: f"refund {ctx.ui.confirm('Issue refund?', '10 EUR')}")
+    api.register_tool("delete", lambda ctx: f"delete {ctx.ui.confirm('Delete all?', 'really')}")
+
+
+def test_assert_approved_holds_only_for_a_confirm_answered_yes() -> None:
+    with create_test_session([approvals], mock_ui={"confirm": [True, False]}) as t:
+        t.run(when("x", [call("refund"), call("delete"), say("y")]))
+        t.assert_approved("Issue refund?")
+        t.assert_approved("10 EUR")  # by its message too
+        declined = raised("assertion_failed", t.assert_approved, "Delete all?")
+        assert "the user was asked, and did not approve it (answered False)" in declined.message
+        never = raised("assertion_failed", t.assert_approved, "Issue refunds?")
+        assert "never asked about it (did you mean 'Issue refund?'?)" in never.message
+        assert "asked: 'Issue refund?', 'Delete all?'" in never.message
+
+
+def test_expect_approved_in_a_playbook() -> None:
+    spec = parse_playbook(
+        "[mock_ui]\nconfirm = [true, false]\n[expect]\napproved = ['Issue refund?']\n"
+        "[[turns]]\nprompt = 'x'\nactions = [{ call = 'refund' }, { call = 'delete' },"
+        " { say = 'y' }]\n",
+        "s.toml",
+    )
+    with create_test_session([approvals], mock_ui=spec["mock_ui"]) as t:
+        run_spec(spec, t)
+    spec["expect"]["approved"] = ["Delete all?"]
+    with create_test_session([approvals], mock_ui=spec["mock_ui"]) as t:
+        error = raised("assertion_failed", run_spec, spec, t)
+        assert "expected 'Delete all?' to be approved" in error.message
+
+
+def test_a_recorded_trace_answers_assertions_without_running_again(tmp_path: Path) -> None:
+    with create_test_session([approvals, tools], mock_ui={"confirm": [True, False]}) as t:
+        t.run(when("x", [call("alpha"), call("refund"), call("delete"), say("y")]))
+        path = t.write_trace(tmp_path / "run.jsonl")
+
+    trace = load_trace(path)  # nothing of the plugins runs from here on
+    trace.assert_called("refund")
+    trace.assert_called("beta", times=0)
+    trace.assert_not_called("beta")
+    trace.assert_called_before("alpha", "delete")
+    trace.assert_approved("Issue refund?")
+    assert (
+        "did not approve it"
+        in raised("assertion_failed", trace.assert_approved, "Delete all?").message
+    )
+    error = raised("assertion_failed", trace.assert_called_before, "delete", "alpha")
+    assert "but 'alpha' came first" in error.message
+    unknown = raised("unknown_tool", trace.assert_called, "refnd")
+    assert "'refnd' is no tool of this recorded run (did you mean 'refund'?)" in unknown.message

@@ -101,16 +101,17 @@ def _values(path: Path, table: dict[str, Any], *, project: Path | None) -> dict[
 def _refuse_widening(path: Path, key: str, option: Option, value: Any, project: Path) -> None:
     """The project's file may not widen what its code reaches or where sandboxverify writes."""
     values = value if isinstance(value, tuple) else (value,)
-    reasons = [] if option.project else ["this option"]
+    reasons = []
     if callable(option.project):
         reasons += [reason for item in values if (reason := option.project(item))]
     if isinstance(option.kind, FilePath):
         reasons += [reason for item in values if (reason := inside_project(item, project))]
-    if reasons:
+    if not option.project or reasons:
+        what = f"{key} asks for {reasons[0]}, which" if reasons else f"cannot set {key!r}:"
         raise ConfigError(
-            f"{path}: {_PROJECT_TABLE} {key} asks for {reasons[0]}, which the checked project "
-            "may not: its configuration may describe the package and make the check stricter, "
-            "never widen what its code reaches or where sandboxverify writes",
+            f"{path}: {_PROJECT_TABLE} {what} the checked project may not: its configuration "
+            "may describe the package and make the check stricter, never widen what its code "
+            "reaches or where sandboxverify writes",
             hint=f"give {option.flag} on the command line, or put {key} in your own "
             f"configuration ({user_config_path()}); the README's 'Configuration' says which keys "
             "a project may set",

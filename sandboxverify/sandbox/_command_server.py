@@ -23,8 +23,8 @@ from sandboxverify._errors import Interrupted
 from sandboxverify.report import redact
 from sandboxverify.sandbox._bounds import OutputLog, loads_bounded
 from sandboxverify.sandbox._context import RunContext
+from sandboxverify.sandbox._processes import GRACE_SECONDS, stop
 from sandboxverify.sandbox._subprocess import (
-    GRACE_SECONDS,
     SLICE_SECONDS,
     Command,
     Outcome,
@@ -32,7 +32,6 @@ from sandboxverify.sandbox._subprocess import (
     release,
     shutting_down,
     start,
-    stop,
 )
 
 #: the longest answer read, and how many unread ones are kept, before it counts as broken

@@ -29,9 +29,8 @@ from sandboxverify._errors import Interrupted
 from sandboxverify.report import redact
 from sandboxverify.sandbox._bounds import OutputLog, describe_output_bound
 from sandboxverify.sandbox._keyring import ended, in_fresh_keyring
-from sandboxverify.sandbox._processes import descendants, kill_and_wait, process_stat
+from sandboxverify.sandbox._processes import GRACE_SECONDS, kill_group, stop
 
-GRACE_SECONDS = 2.0
 #: how long the main thread waits at most before it looks for a signal to handle
 SLICE_SECONDS = 0.05
 #: how long an interrupted main thread waits for its workers to wind down before it goes on
@@ -373,7 +372,7 @@ def release(proc: subprocess.Popen[bytes]) -> None:
     supervisor = _SUPERVISOR.get(None)
     if supervisor is not None:
         supervisor.discard(proc)
-    _kill_leftovers(proc)
+    kill_group(proc)
     ended(proc)  # the thread that started it in a keyring of its own (``_keyring``)
 
 
@@ -412,57 +411,3 @@ def format_argv(argv: Sequence[str]) -> str:
 
 def _quote(arg: str) -> str:
     return arg if arg and re.fullmatch(r"[\w@%+=:,./-]+", arg) else repr(arg)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Terminate the whole process group, give it a moment, then kill it. What the command
-    started outside its group (the processes of an OS sandbox run in a session of their own)
-    is killed too, and waited for: when this returns, nothing of the command is running."""
-    if proc.poll() is not None:
-        return
-    below = _held_descendants(proc)
-    _signal_group(proc, signal.SIGTERM)
-    if sys.platform.startswith("linux"):
-        _signal_group(proc, signal.SIGCONT)  # the TERM is acted on as the group resumes
-    try:
-        proc.wait(timeout=GRACE_SECONDS)
-    except subprocess.TimeoutExpired:
-        _signal_group(proc, signal.SIGKILL if sys.platform != "win32" else signal.SIGTERM)
-        proc.wait()
-    kill_and_wait(below, GRACE_SECONDS)
-
-
-def _held_descendants(proc: subprocess.Popen[bytes]) -> list[int]:
-    """What ``proc`` started, read while its group is held still (Linux).
-
-    A process caught in ``fork`` finishes it after a look at the tree has passed it by: the OS
-    sandbox's launcher forks its namespace's init, which leaves the session and binds its life to
-    the launcher's only once set up. Stopped, the command's own children cannot change until it
-    resumes, and it resumes with the TERM already pending, so it starts nothing more."""
-    if not sys.platform.startswith("linux"):
-        return descendants(proc.pid)
-    _signal_group(proc, signal.SIGSTOP)
-    deadline = time.monotonic() + GRACE_SECONDS
-    while time.monotonic() < deadline:
-        state = process_stat(proc.pid)
-        # stopped, traced, a zombie or gone; "D" (in the kernel) stops on the way out
-        if state is None or state[0] in "TtZX":
-            break
-        time.sleep(0.001)
-    return descendants(proc.pid)
-
-
-def _kill_leftovers(proc: subprocess.Popen[bytes]) -> None:
-    """Nothing a command spawned may outlive it (a plugin's stray background process)."""
-    if sys.platform != "win32":
-        _signal_group(proc, signal.SIGKILL)
-
-
-def _signal_group(proc: subprocess.Popen[bytes], sig: int) -> None:
-    try:
-        if sys.platform == "win32":  # pragma: no cover
-            proc.send_signal(sig)
-        else:
-            os.killpg(proc.pid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass

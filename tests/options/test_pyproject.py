@@ -130,12 +130,13 @@ def test_find_pyproject(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
 @pytest.mark.parametrize(
     ("line", "reason"),
     [
-        ('pass-env = ["GITHUB_TOKEN"]', "this option"),
-        ('index-url = "https://evil.invalid/simple"', "this option"),
-        ('find-links = ["vendor"]', "this option"),
-        ("keep = true", "this option"),
-        ('json = "report.json"', "this option"),
-        ('junit-xml = "junit.xml"', "this option"),
+        ('pass-env = ["GITHUB_TOKEN"]', "cannot set 'pass-env'"),
+        ('index-url = "https://evil.invalid/simple"', "cannot set 'index-url'"),
+        ('find-links = ["vendor"]', "cannot set 'find-links'"),
+        ("keep = true", "cannot set 'keep'"),
+        ('json = "report.json"', "cannot set 'json'"),
+        ('junit-xml = "junit.xml"', "cannot set 'junit-xml'"),
+        ("network = true", "cannot set 'network'"),
         ('isolation = "process"', "process isolation"),
         ('python = ["tools/python3"]', "an interpreter given by path"),
         ('python = "./python"', "an interpreter given by path"),
@@ -151,8 +152,10 @@ def test_the_project_may_not_widen_what_its_code_reaches(
     configuration, never from its [tool.sandboxverify]."""
     with pytest.raises(ConfigError) as info:
         load(pyproject(tmp_path, line))
-    assert f"asks for {reason}" in info.value.message
-    assert "which the checked project may not" in info.value.message
+    said = reason if reason.startswith("cannot set") else f"asks for {reason}"
+    assert said in info.value.message
+    assert "[tool.sandboxverify]" in info.value.message
+    assert "the checked project may not" in info.value.message
     assert info.value.hint is not None
     assert "on the command line" in info.value.hint
     assert "your own configuration" in info.value.hint

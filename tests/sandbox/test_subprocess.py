@@ -196,7 +196,11 @@ def test_a_signal_while_the_main_thread_waits_on_a_command_stops_it_at_once(
 
     previous = signal.signal(signal.SIGUSR1, handler)
     pid_file = tmp_path / "pid"
-    code = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(300)"
+    # written whole, then renamed: the file appears only with the pid in it
+    code = (
+        f"import os, time; open({str(pid_file)!r} + '.tmp', 'w').write(str(os.getpid())); "
+        f"os.rename({str(pid_file)!r} + '.tmp', {str(pid_file)!r}); time.sleep(300)"
+    )
 
     def send_when_started() -> None:
         deadline = time.monotonic() + 30

@@ -22,7 +22,9 @@ from sandboxverify.artifacts._artifacts import (
 from sandboxverify.artifacts._build import BuildResult, build_project
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.artifacts._compare import SDIST_LACKS, WHEEL_STALE, compare_wheels
+from sandboxverify.artifacts._findings import promoted, unknown_warning_codes
 from sandboxverify.artifacts._given import prepare_artifacts
+from sandboxverify.artifacts._keep import KeepFailed, keep_artifacts
 
 __all__ = [
     "SDIST_LACKS",
@@ -32,6 +34,7 @@ __all__ = [
     "ArtifactProblem",
     "ArtifactsTarget",
     "BuildResult",
+    "KeepFailed",
     "ProjectTarget",
     "Target",
     "build_project",
@@ -41,6 +44,9 @@ __all__ = [
     "fits",
     "inspect_sdist",
     "inspect_wheel",
+    "keep_artifacts",
     "prepare_artifacts",
+    "promoted",
     "select_wheel",
+    "unknown_warning_codes",
 ]

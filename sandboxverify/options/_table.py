@@ -341,6 +341,25 @@ OPTIONS: tuple[Option, ...] = (
         default_text="when GITHUB_ACTIONS=true",
     ),
     Option(
+        "fail-on-warning",
+        Names(example="junk-files,wheel-bytecode"),
+        "Warning codes that fail the check (comma list, or all): hygiene the static checks "
+        "find (junk files, bytecode, a README without a content type) is a warning otherwise.",
+        CHECK,
+        default=(),
+        default_text="none",
+        metavar="CODES",
+    ),
+    Option(
+        "dist-dir",
+        FilePath(example="dist"),
+        "Once the check passes, write the verified sdist and wheel(s) to DIR byte for byte "
+        "(the report gives each one's sha256): publish exactly these.",
+        CHECK,
+        metavar="DIR",
+        project=False,
+    ),
+    Option(
         "keep",
         Flag(),
         "Keep the sandboxes and print where they are.",

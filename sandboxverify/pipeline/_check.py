@@ -8,15 +8,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandboxverify.artifacts import (
     ArtifactCache,
     BuildResult,
+    KeepFailed,
     ProjectTarget,
     build_project,
     default_root,
+    keep_artifacts,
     prepare_artifacts,
+    promoted,
 )
 from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._from_sdist import compared, planned_runs, with_differences
@@ -29,8 +34,9 @@ from sandboxverify.pipeline._headstart import (
 from sandboxverify.pipeline._progress import EventSink, StageFinished, StageStarted, ignore
 from sandboxverify.pipeline._request import CheckRequest, validated
 from sandboxverify.pipeline._state import Built, CheckState, run_context
-from sandboxverify.report import ArtifactRecord, Failure, Report
+from sandboxverify.report import ArtifactRecord, Failure, Report, ReportWarning
 from sandboxverify.sandbox import (
+    HINT,
     PACKAGE,
     SUBPROCESSES,
     Fingerprint,
@@ -64,7 +70,8 @@ def check(
         state = CheckState(request, workspace, context, on_event)
         built = build(state, footing)
         results = verify_each_python(state, built)
-    return verdict(state, footing, built, results, started)
+        report = verdict(state, footing, built, results, started)
+        return kept(report, built.result, options.dist_dir)
 
 
 def plan(request: CheckRequest, on_event: EventSink, runner: Runner) -> tuple[Footing, RunContext]:
@@ -123,11 +130,16 @@ def verdict(
     notes = _floor_notes(options, [interpreter for interpreter, _ in built.pythons], artifacts)
     notes += dict.fromkeys(note for result in results for note in result.notes)
     notes += built.notes
+    promoted_failures, warnings = promoted(
+        _warnings(artifacts, footing.fallback), options.fail_on_warning
+    )
+    failures.extend(promoted_failures)
     return Report(
         target=" ".join(options.targets),
         artifacts=_artifact_records(artifacts),
         runs=tuple(result.run for result in results),
         failures=tuple(failures),
+        warnings=tuple(warnings),
         host=options.host,
         groups=_judged_groups(state.request, results),
         installer=state.context.toolchain.name,
@@ -179,6 +191,49 @@ def build_target(state: CheckState) -> BuildResult:
         )
     )
     return result
+
+
+def _warnings(build: BuildResult, fallback: str | None) -> list[ReportWarning]:
+    """The static rules' warnings, and the OS sandbox missing (``--isolation auto``)."""
+    warnings = list(dict.fromkeys(build.warnings))  # the sdist and its wheel share metadata
+    if fallback:
+        warnings.insert(
+            0,
+            ReportWarning(
+                "no-os-sandbox",
+                f"ran without the OS sandbox ({fallback}): code from the package ran as you",
+                hint=HINT,
+            ),
+        )
+    return warnings
+
+
+def kept(report: Report, build: BuildResult, dist_dir: str | None) -> Report:
+    """``--dist-dir``: a passed check's sdist and wheel(s), written there byte for byte (the
+    wheel built from a given sdist beside given wheels is not one of them: the given ones are
+    published); a failure when they cannot be written."""
+    if dist_dir is None or not report.ok:
+        return report
+    published = ((build.sdist,) if build.sdist else ()) + build.wheels
+    try:
+        written = keep_artifacts(published, Path(dist_dir))
+    except KeepFailed as exc:
+        failure = Failure(
+            "artifact_invalid",
+            f"--dist-dir: {exc}",
+            hint="give --dist-dir a directory you can write to (an empty one: the publish "
+            "step uploads all it holds)",
+        )
+        return replace(report, failures=(*report.failures, failure))
+    # a wheel built from the given sdist may share a given wheel's name, never its bytes
+    by_file = {
+        (artifact.path.name, artifact.sha256): str(written[artifact.path]) for artifact in published
+    }
+    records = tuple(
+        replace(record, kept=by_file.get((record.filename, record.sha256)))
+        for record in report.artifacts
+    )
+    return replace(report, artifacts=records, dist_dir=str(Path(dist_dir)))
 
 
 def _artifact_records(build: BuildResult) -> tuple[ArtifactRecord, ...]:

@@ -190,7 +190,6 @@ _SAMPLES: dict[str, tuple[list[Any], list[Any]]] = {
     # the project's file may not name an interpreter by path
     "python": (["3.12", ["3.10", "min"]], [1, [""], "./python", ["/usr/bin/python3"]]),
     "Names+": (["a", "a, b", ["a,b", "c"]], ["a,,b", ["a", ","], [""], 1]),
-    "Names": (["a", "a, b"], ["a,,b", ["a"], "", 1]),
     "Location+": (["dir", ["a", "b"]], [1, [True], [""]]),
     "GroupName+": (["a", "a:callable", ["a", "b.c"]], ["a:other", ":callable", [""], 1]),
     "Assignment+": (["app=app.specs", ["a=b"]], ["app", "=m", "a=b c", [1]]),

@@ -50,7 +50,7 @@ def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, An
         human, colour=colour, live=_terminal.live(human), verbose=verbose, quiet=quiet
     )
     try:
-        report = run_check(options, progress)
+        report = run_check(options, progress, config=False)  # merged with it above
     finally:
         progress.close()
     human.write(render_report(report, colour=colour, verbose=verbose, quiet=quiet) + "\n")

@@ -112,7 +112,7 @@ class CheckOptions:
         if "expect_tools" in given:  # a comma list, checked whole before it is split
             _check(CHECK_FIELDS_BY_DEST["expect_tools"], given["expect_tools"])
             given["expect_tools"] = split_commas(given["expect_tools"])
-        if isinstance(given.get("fail_on_warning"), str):  # a comma list, as expect_tools
+        if "fail_on_warning" in given:  # comma lists, as expect_tools
             _check(CHECK_FIELDS_BY_DEST["fail_on_warning"], given["fail_on_warning"])
             given["fail_on_warning"] = split_commas(given["fail_on_warning"])
         options = cls(targets=targets or (".",), **given)

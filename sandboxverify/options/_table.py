@@ -343,9 +343,11 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "fail-on-warning",
         Names(example="junk-files,wheel-bytecode"),
-        "Warning codes that fail the check (comma list, or all): hygiene the static checks "
-        "find (junk files, bytecode, a README without a content type) is a warning otherwise.",
+        "Warning codes that fail the check (repeatable, comma-separated; all for every one): "
+        "hygiene the static checks find (junk files, bytecode, a README without a content "
+        "type) is a warning otherwise.",
         CHECK,
+        multiple=True,
         default=(),
         default_text="none",
         metavar="CODES",

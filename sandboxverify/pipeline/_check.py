@@ -32,7 +32,7 @@ from sandboxverify.pipeline._headstart import (
     import_later_stages,
 )
 from sandboxverify.pipeline._progress import EventSink, StageFinished, StageStarted, ignore
-from sandboxverify.pipeline._request import CheckRequest, validated
+from sandboxverify.pipeline._request import CheckRequest, validated, with_configuration
 from sandboxverify.pipeline._state import Built, CheckState, run_context
 from sandboxverify.report import ArtifactRecord, Failure, Report, ReportWarning
 from sandboxverify.sandbox import (
@@ -58,12 +58,20 @@ if TYPE_CHECKING:  # imported ahead at run time: see _headstart
 
 
 def check(
-    options: CheckOptions, on_event: EventSink = ignore, *, runner: Runner = SUBPROCESSES
+    options: CheckOptions,
+    on_event: EventSink = ignore,
+    *,
+    runner: Runner = SUBPROCESSES,
+    config: bool = True,
 ) -> Report:
     """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only.
     ``runner`` runs every command (a stand-in, in tests); ``on_event`` hears of each all the
-    same."""
+    same. ``config``: the project's ``[tool.sandboxverify]`` and the caller's configuration
+    give what ``options`` leaves at its default, as they do on the command line (``False``:
+    ``options`` alone)."""
     started = time.perf_counter()
+    if config:
+        options = with_configuration(options)
     request = validated(options)
     footing, context = plan(request, on_event, runner)
     with Workspace(keep=options.keep) as workspace, supervised():

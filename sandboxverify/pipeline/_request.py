@@ -3,12 +3,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from sandboxverify._errors import UsageError
-from sandboxverify.artifacts import Target, classify, unknown_warning_codes
-from sandboxverify.options import CheckOptions, validate
+from sandboxverify.artifacts import ProjectTarget, Target, classify, unknown_warning_codes
+from sandboxverify.options import CheckOptions, configured, find_pyproject, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
 from sandboxverify.runtime import EntryPointRef, server_ref
 from sandboxverify.sandbox import SELECTORS, Isolation, choose_isolation
@@ -37,6 +37,20 @@ class CheckRequest:
     def python_selectors(self) -> tuple[str, ...]:
         """``--python min|all``: chosen by the built release's Requires-Python."""
         return tuple(spec.lower() for spec in self.options.python if spec.lower() in SELECTORS)
+
+
+def with_configuration(options: CheckOptions) -> CheckOptions:
+    """``options`` over what the files say, as the command line reads them: the caller's own
+    configuration and the checked project's ``[tool.sandboxverify]`` give every option the
+    caller left at its default (an artifact target: the current directory's pyproject.toml)."""
+    target = classify(options.targets)
+    pyproject = find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
+    given = {
+        field.name: getattr(options, field.name)
+        for field in fields(CheckOptions)
+        if field.name != "targets" and getattr(options, field.name) != field.default
+    }
+    return CheckOptions.from_values(options.targets, {**configured(pyproject), **given})
 
 
 def validated(options: CheckOptions) -> CheckRequest:

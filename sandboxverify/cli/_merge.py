@@ -19,6 +19,7 @@ from sandboxverify.report import (
     Merged,
     ReportFormatError,
     Source,
+    distributions,
     inert,
     merge,
     problems,
@@ -34,18 +35,35 @@ def merge_reports(
     junit_xml: str | None,
     github: bool | None,
     quiet: bool,
+    allow_mixed: bool = False,
 ) -> int:
     surfaces = ctx.find_object(Surfaces) or Surfaces()
     surfaces.resolve({"json_out": json_out, "junit_xml": junit_xml, "github": github}, None)
     check_json_path(json_out, reports)
     check_report_path("--junit-xml", junit_xml, reports)
     outputs = {Path(out).absolute() for out in (json_out, junit_xml) if out and out != "-"}
-    merged = merge([_read(path) for path in _report_files(reports, outputs)])
+    sources = [_read(path) for path in _report_files(reports, outputs)]
+    if not allow_mixed:
+        _one_distribution(sources)
+    merged = merge(sources)
     human = surfaces.stream
     human.write(render_merged(merged, quiet=quiet) + "\n")
     human.flush()
     surfaces.write(merged)
     return EXIT_OK if merged.ok else EXIT_CHECK_FAILED
+
+
+def _one_distribution(sources: Sequence[Source]) -> None:
+    """A matrix verifies one distribution: reports of several are a mistake (a stale report in
+    the download directory, two projects' artifacts in one), refused unless --allow-mixed."""
+    found = distributions(sources)
+    if len(found) > 1:
+        listed = "; ".join(f"{name}: {', '.join(files)}" for name, files in found.items())
+        raise UsageError(
+            f"the reports are of different distributions ({listed})",
+            hint="merge each distribution's reports apart, or pass --allow-mixed to merge "
+            "them all the same",
+        )
 
 
 def _report_files(given: Sequence[str], outputs: set[Path]) -> list[Path]:
@@ -103,7 +121,10 @@ def render_merged(merged: Merged, *, quiet: bool = False) -> str:
     for source, labels in zip(merged.sources, merged.run_labels):
         for run, label in zip(source.report.runs, labels):
             if not quiet or not run.ok:
-                lines.append(f"{'ok  ' if run.ok else 'FAIL'} {label}  ({source.name})")
+                # a label shared by several reports already names its report
+                named = label.endswith(f"({source.name})")
+                where = "" if named else f"  ({source.name})"
+                lines.append(f"{'ok  ' if run.ok else 'FAIL'} {label}{where}")
         if not source.report.runs:
             count = len(source.report.failures) + (source.report.error is not None)
             lines.append(f"FAIL {source.name}: no run ({count} failure(s))")

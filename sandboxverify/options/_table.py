@@ -401,6 +401,13 @@ OPTIONS: tuple[Option, ...] = (
         default=0,
     ),
     Option(
+        "allow-mixed",
+        Flag(),
+        "Merge reports of different distributions (refused otherwise: a matrix verifies one).",
+        ("merge",),
+        default=False,
+    ),
+    Option(
         "quiet",
         Flag(),
         "Only failures and the verdict.",

@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from sandboxverify.report._merge import (
         Merged,
         Source,
+        distributions,
         merge,
         merged_junit,
         merged_summary,
@@ -91,6 +92,7 @@ __all__ = [
     "StageName",
     "StageStatus",
     "ToolRecord",
+    "distributions",
     "inert",
     "inert_lines",
     "junit_xml",
@@ -118,6 +120,7 @@ _IMPORTED_ON_FIRST_USE = {
     "report_from_json": "_load",
     "Merged": "_merge",
     "Source": "_merge",
+    "distributions": "_merge",
     "merge": "_merge",
     "merged_junit": "_merge",
     "merged_summary": "_merge",

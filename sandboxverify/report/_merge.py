@@ -16,6 +16,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion
+
 from sandboxverify.report._junit import junit_xml
 from sandboxverify.report._markdown import code_span, escaped, table_lines, within_budget
 from sandboxverify.report._model import (
@@ -104,6 +113,25 @@ def merge(sources: Sequence[Source]) -> Merged:
             for source, label in zip(sources, labels)
         ),
     )
+
+
+def distributions(sources: Sequence[Source]) -> dict[str, list[str]]:
+    """The distributions the reports verified (by their artifacts' names, normalized), each
+    with the reports of it; a report without artifacts (its check stopped early) is of none."""
+    found: dict[str, list[str]] = {}
+    for source in sources:
+        for name in dict.fromkeys(_distribution(a.filename) for a in source.report.artifacts):
+            found.setdefault(name, []).append(source.name)
+    return found
+
+
+def _distribution(filename: str) -> str:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[0]
+        return parse_sdist_filename(filename)[0]
+    except (InvalidSdistFilename, InvalidWheelFilename, InvalidVersion):
+        return canonicalize_name(filename.rsplit("-", 1)[0])
 
 
 @dataclass(frozen=True)

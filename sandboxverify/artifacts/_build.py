@@ -30,8 +30,10 @@ from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
     missing_expected_files,
+    top_level_names,
     unsafe_problems,
 )
+from sandboxverify.artifacts._vcs import sdist_members, tracked_files, vcs_problems
 from sandboxverify.report import Failure, ReportWarning, reached_for_network, summarize
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs
 
@@ -103,7 +105,7 @@ def build_project(
         if reused is not None:  # sdists first, as built
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
             result = inspected(paths, expect_files, built=True, started=started)
-            return replace(result, reused=True)
+            return _with_vcs(replace(result, reused=True), target.path, workspace, ctx)
     frontend = BuildFrontend(workspace, ctx, cache)
     try:
         built = _sdist_then_wheel(frontend, workspace, started)
@@ -114,7 +116,25 @@ def build_project(
     sdists, wheels = built
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
-    return inspected(sdists + wheels, expect_files, built=True, started=started)
+    result = inspected(sdists + wheels, expect_files, built=True, started=started)
+    return _with_vcs(result, target.path, workspace, ctx)
+
+
+def _with_vcs(
+    result: BuildResult, project: Path, workspace: Workspace, ctx: RunContext
+) -> BuildResult:
+    """The sdist compared with what git tracks, when the project is a git checkout."""
+    if result.sdist is None:
+        return result
+    tracked = tracked_files(project, workspace, ctx)
+    members = sdist_members(result.sdist.path) if tracked is not None else None
+    if tracked is None or members is None:
+        return result
+    packages = sorted({name for wheel in result.wheels for name in top_level_names(wheel.files)})
+    found = vcs_problems(result.sdist.path.name, members, tracked, packages)
+    errors = tuple(as_failure(p) for p in found if p.severity == "error")
+    warnings = tuple(as_warning(p) for p in found if p.severity == "warning")
+    return replace(result, failures=result.failures + errors, warnings=result.warnings + warnings)
 
 
 def _copy_failure(project: Path, copy: Path, follow_external_links: bool) -> Failure | None:

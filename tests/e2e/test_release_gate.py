@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -180,3 +181,29 @@ def test_a_real_release_refused_by_pypi_fails_as_given(
     assert exit_code == 1
     assert {rule for _, rule in rules(report)} == {"metadata-field-too-new"}
     assert {a["built"] for a in report["artifacts"] if a["kind"] == "sdist"} == {False}
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_a_module_git_tracks_that_the_sdist_lacks_fails_in_a_git_checkout(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    project = copy_fixture("broken-sdist-excludes-module", tmp_path)
+    exit_code, report, _ = check(capsys, str(project))
+    assert [code for code, _ in rules(report)] == ["plugin_load_failed"]  # no git: not compared
+
+    git(project, "init", "-q")
+    git(project, "add", ".")
+    git(project, "commit", "-q", "-m", "the project")
+    exit_code, report, _ = check(capsys, str(project), "--no-cache")
+
+    assert exit_code == 1
+    assert rules(report)[0] == ("sdist_incomplete", "sdist-missing-module")
+    assert "svfix_broken_sdist_excludes_module/helpers.py" in report["failures"][0]["message"]

@@ -169,3 +169,10 @@ def test_warnings_named_by_fail_on_warning_become_failures() -> None:
     assert len(failures) == 2
     assert [w.code for w in kept] == ["no-os-sandbox"]  # --isolation strict is for that
     assert unknown_warning_codes(["junk-files", "all", "junk-file"]) == ["junk-file"]
+
+
+def test_the_readme_lists_every_rule_with_its_severity() -> None:
+    text = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    for code, rule in RULES.items():
+        severity = f"fails (`{rule.failure}`)" if rule.severity == "error" else "warning"
+        assert f"| `{code}` | {severity} |" in text, code

@@ -8,6 +8,7 @@ reports' own renderings, relabelled, so a merged view never says less than the j
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -237,6 +238,15 @@ def merged_document(merged: Merged) -> dict[str, Any]:
         "artifacts": list(artifacts.values()),
         "runs": runs,
         "failures": failures,
+        # a warning the jobs share (the sdist's, checked on every job) is listed once
+        "warnings": list(
+            {
+                json.dumps(warning.to_json(), sort_keys=True): warning.to_json()
+                for report in reports
+                for warning in report.warnings
+            }.values()
+        ),
+        "dist_dir": None,
         "error": merged.error.to_json() if merged.error else None,
     }
 

@@ -191,14 +191,14 @@ def sandbox_check() -> Callable[..., Report]:
 
     reports: dict[tuple[Any, ...], Report] = {}
 
-    def run(target: str | Path = ".", **options: Any) -> Report:
+    def run(target: str | Path = ".", *, config: bool = True, **options: Any) -> Report:
         frozen: dict[str, Any] = {
             name: tuple(value) if isinstance(value, list) else value
             for name, value in options.items()
         }
-        key = (str(target), tuple(sorted(frozen.items())))
-        if key not in reports:
-            reports[key] = check(CheckOptions(targets=(str(target),), **frozen))
+        key = (str(target), config, tuple(sorted(frozen.items())))
+        if key not in reports:  # config: the project's [tool.sandboxverify], as the CLI reads it
+            reports[key] = check(CheckOptions(targets=(str(target),), **frozen), config=config)
         return reports[key]
 
     return run

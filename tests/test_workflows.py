@@ -122,6 +122,20 @@ def release_workflows() -> list[tuple[str, dict[str, Any]]]:
 RELEASE_WORKFLOWS = release_workflows()
 
 
+def downloads_of(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [
+        step
+        for step in steps_of(job)
+        if str(step.get("uses", "")).startswith("actions/download-artifact@")
+        and "name" in step.get("with", {})
+    ]
+
+
+def never_builds(job_name: str, job: dict[str, Any]) -> None:
+    scripts = " ".join(str(step.get("run", "")) for step in steps_of(job))
+    assert not re.search(r"\b(uv build|-m build|setup\.py)\b", scripts), job_name
+
+
 @pytest.mark.parametrize(("name", "workflow"), RELEASE_WORKFLOWS)
 def test_publish_needs_verify_and_publishes_the_verified_files(
     name: str, workflow: dict[str, Any]
@@ -129,7 +143,26 @@ def test_publish_needs_verify_and_publishes_the_verified_files(
     jobs = jobs_of(workflow)
     [publish] = [job_name for job_name, job in jobs.items() if publishes(job)]
     [verify] = [job_name for job_name, job in jobs.items() if runs_the_action(job)]
-    # the job that builds uploads the files; the verify jobs upload reports, if anything
+    assert verify in needs(jobs[publish]), f"{name}: {publish} must need {verify}"
+    assert permissions(workflow, jobs[publish]).get("id-token") == "write"
+    assert jobs[publish].get("environment", {}).get("name", jobs[publish].get("environment")) == (
+        "pypi"
+    )
+    # a matrix's verdict is the merge of its jobs' reports: publishing waits for it too
+    merges = [name for name, job in jobs.items() if "sandboxverify merge" in str(job)]
+    assert set(merges) <= set(needs(jobs[publish])), f"{name}: {publish} must need {merges}"
+    never_builds(publish, jobs[publish])
+    [action_step] = [
+        s for s in steps_of(jobs[verify]) if runs_the_action({"steps": [s]}) and "with" in s
+    ]
+    kept = action_step["with"].get("dist-artifact")
+    if kept:
+        # the action builds, verifies and uploads the very files; publish takes exactly those
+        assert [step["with"]["name"] for step in downloads_of(jobs[publish])] == [kept]
+        assert action_step["with"].get("target", ".") == "."
+        assert len([j for j in jobs.values() if runs_the_action(j)]) == 1, "one upload of a name"
+        return
+    # else built once elsewhere: the verify and publish jobs take the build job's artifact
     [build] = [
         job_name
         for job_name, job in jobs.items()
@@ -137,30 +170,31 @@ def test_publish_needs_verify_and_publishes_the_verified_files(
         and not runs_the_action(job)
         and "merge" not in " ".join(str(step.get("run", "")) for step in steps_of(job))
     ]
-    assert verify in needs(jobs[publish]), f"{name}: {publish} must need {verify}"
     assert build in needs(jobs[verify])
-    assert permissions(workflow, jobs[publish]).get("id-token") == "write"
-    assert jobs[publish].get("environment", {}).get("name", jobs[publish].get("environment")) == (
-        "pypi"
-    )
-    # built once: the verify and publish jobs take the build job's artifact, they never build
     [upload] = [s for s in steps_of(jobs[build]) if s.get("uses", "").startswith("actions/upload")]
-    merges = [name for name, job in jobs.items() if "sandboxverify merge" in str(job)]
-    # a matrix's verdict is the merge of its jobs' reports: publishing waits for it too
-    assert set(merges) <= set(needs(jobs[publish])), f"{name}: {publish} must need {merges}"
     for job_name in (verify, publish):
-        downloads = [
-            step
-            for step in steps_of(jobs[job_name])
-            if str(step.get("uses", "")).startswith("actions/download-artifact@")
-            and "name" in step.get("with", {})
-        ]
+        downloads = downloads_of(jobs[job_name])
         assert [step["with"]["name"] for step in downloads] == [upload["with"]["name"]]
         assert [step["with"]["path"] for step in downloads] == [upload["with"]["path"]]
-        scripts = " ".join(str(step.get("run", "")) for step in steps_of(jobs[job_name]))
-        assert not re.search(r"\b(uv build|-m build|setup\.py)\b", scripts), job_name
-    [action_step] = [s for s in steps_of(jobs[verify]) if "with" in s and "target" in s["with"]]
+        never_builds(job_name, jobs[job_name])
     assert action_step["with"]["target"] == upload["with"]["path"].rstrip("/") + "/*"
+
+
+def test_the_release_workflow_publishes_the_files_the_action_kept() -> None:
+    jobs = jobs_of(read_yaml(WORKFLOWS / "release.yml"))
+    [step] = [s for job in jobs.values() for s in steps_of(job) if s.get("uses") == "./"]
+    assert step["with"]["dist-artifact"]
+    # the action uploads them itself, only once the check passed
+    definition = action()
+    [upload] = [
+        s
+        for s in definition["runs"]["steps"]
+        if str(s.get("uses", "")).startswith("actions/upload")
+    ]
+    assert upload["if"] == "steps.check.outputs.dist-artifact != ''"
+    assert upload["with"]["path"] == "${{ steps.check.outputs.dist-dir }}"
+    assert upload["with"]["if-no-files-found"] == "error"
+    assert "--dist-dir" in definition["runs"]["steps"][-2]["run"]
 
 
 def test_release_verifies_sandboxverify_as_the_pytest_plugin_and_tool_it_ships() -> None:

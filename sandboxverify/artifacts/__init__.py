@@ -25,7 +25,9 @@ from sandboxverify.artifacts._artifacts import (
 from sandboxverify.artifacts._build import BuildResult, build_project
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
 from sandboxverify.artifacts._compare import SDIST_LACKS, WHEEL_STALE, compare_wheels
+from sandboxverify.artifacts._findings import promoted, unknown_warning_codes
 from sandboxverify.artifacts._given import prepare_artifacts
+from sandboxverify.artifacts._keep import KeepFailed, keep_artifacts
 
 if TYPE_CHECKING:
     from sandboxverify.artifacts._index import FetchError, IndexFile, PackageIndex
@@ -40,6 +42,7 @@ __all__ = [
     "BuildResult",
     "FetchError",
     "IndexFile",
+    "KeepFailed",
     "PackageIndex",
     "ProjectTarget",
     "Target",
@@ -50,8 +53,11 @@ __all__ = [
     "fits",
     "inspect_sdist",
     "inspect_wheel",
+    "keep_artifacts",
     "prepare_artifacts",
+    "promoted",
     "select_wheel",
+    "unknown_warning_codes",
 ]
 
 #: releases on an index, fetched as they are (``survey``): imported when a survey asks, so a

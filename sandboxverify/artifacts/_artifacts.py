@@ -8,7 +8,7 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Union
 
@@ -30,12 +30,15 @@ from sandboxverify.artifacts._archives import (
     read_zip_member,
     zip_problems,
 )
+from sandboxverify.artifacts._contents import wheel_content_problems
+from sandboxverify.artifacts._hygiene import filename_problems, hygiene_problems
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
     content_problems,
     few,
     record_problems,
+    script_name_problems,
     top_level_names,
     unsafe_problems,
 )
@@ -81,6 +84,8 @@ class Artifact:
     files: tuple[str, ...] = ()
     #: the distributions it depends on (Requires-Dist without extras), normalized
     dependencies: frozenset[str] = frozenset()
+    #: what the static rules found worth fixing that fails nothing (``warning`` severity)
+    warnings: tuple[Problem, ...] = ()
 
 
 #: what reading a broken archive raises (zipfile reports bad members in several ways)
@@ -102,8 +107,12 @@ class ArtifactProblem(Exception):
     def __init__(
         self, *problems: Problem, files: tuple[str, ...] = (), artifact: Artifact | None = None
     ) -> None:
-        super().__init__("\n".join(problem.message for problem in problems))
-        self.problems = problems
+        errors = tuple(problem for problem in problems if problem.severity == "error")
+        super().__init__("\n".join(problem.message for problem in errors))
+        #: what fails the check
+        self.problems = errors
+        #: what the static rules found worth fixing that fails nothing
+        self.warnings = tuple(problem for problem in problems if problem.severity == "warning")
         #: the archive's files, when it could be read (``--expect-files`` still applies)
         self.files = files
         #: the artifact, when every problem leaves it installable
@@ -168,7 +177,7 @@ def inspect_wheel(path: Path) -> Artifact:
             unsafe = zip_problems(archive)
             if unsafe:  # nothing more is read from it, and nothing installs it
                 raise ArtifactProblem(*unsafe_problems(path.name, unsafe))
-            problems, facts = _read_wheel(path.name, archive, name, version)
+            problems, facts = _read_wheel(path.name, archive, name, version, tags)
     except UNREADABLE as exc:
         raise ArtifactProblem(
             Problem(f"{path.name}: not a readable zip archive: {exc}", REBUILD_HINT)
@@ -186,10 +195,18 @@ def inspect_wheel(path: Path) -> Artifact:
         facts.files,
         facts.dependencies,
     )
-    if problems:
-        usable = all(problem.installable for problem in problems)
-        raise ArtifactProblem(*problems, files=facts.files, artifact=artifact if usable else None)
-    return artifact
+    problems.extend(filename_problems(path, name, version, tags))
+    return _judged(artifact, problems, facts.files)
+
+
+def _judged(artifact: Artifact, problems: list[Problem], files: tuple[str, ...] = ()) -> Artifact:
+    """The artifact with its warnings, or :class:`ArtifactProblem` with every problem when an
+    error is among them (the artifact too when every error leaves it installable)."""
+    errors = [problem for problem in problems if problem.severity == "error"]
+    if errors:
+        usable = all(problem.installable for problem in errors)
+        raise ArtifactProblem(*problems, files=files, artifact=artifact if usable else None)
+    return replace(artifact, warnings=tuple(problems))
 
 
 @dataclass(frozen=True)
@@ -201,11 +218,19 @@ class _WheelFacts:
 
 
 def _read_wheel(
-    filename: str, archive: zipfile.ZipFile, name: NormalizedName, version: Version
+    filename: str,
+    archive: zipfile.ZipFile,
+    name: NormalizedName,
+    version: Version,
+    tags: frozenset[Tag],
 ) -> tuple[list[Problem], _WheelFacts]:
     # packaging.metadata and the email package it parses with (~20 ms) are imported when an
     # artifact is inspected, not while a check starts (pipeline/_headstart imports them meanwhile)
-    from sandboxverify.artifacts._metadata import check_metadata, dependency_names  # noqa: PLC0415
+    from sandboxverify.artifacts._metadata import (  # noqa: PLC0415
+        check_metadata,
+        dependency_names,
+        license_file_problems,
+    )
 
     names = archive.namelist()
     files = tuple(n for n in names if not n.endswith("/"))
@@ -245,21 +270,30 @@ def _read_wheel(
             )
             problems.extend(found_problems)
             dependencies = frozenset(dependency_names(metadata))
+            problems.extend(license_file_problems(filename, metadata, f"{info}/licenses/", files))
         if f"{info}/RECORD" in names:
             record = read_zip_member(archive, f"{info}/RECORD")
             problems.extend(record_problems(filename, archive, info, record, files))
         problems.extend(content_problems(filename, info, files))
+        problems.extend(wheel_content_problems(filename, archive, files, tags))
+        problems.extend(hygiene_problems(filename, files))
         entry_points_file = f"{info}/entry_points.txt"
         if entry_points_file in names:
             text = read_zip_member(archive, entry_points_file).decode("utf-8", "replace")
             entry_points = parse_entry_points(text)
+            problems.extend(script_name_problems(filename, entry_points))
     except UnsafeArchive as exc:
         problems.extend(unsafe_problems(filename, exc.reasons))
     return problems, _WheelFacts(files, tuple(entry_points), requires_python, dependencies)
 
 
 def inspect_sdist(path: Path) -> Artifact:
-    from sandboxverify.artifacts._metadata import check_metadata  # noqa: PLC0415 - as _read_wheel
+    # as _read_wheel: imported when an artifact is inspected
+    from sandboxverify.artifacts._metadata import (  # noqa: PLC0415
+        check_metadata,
+        license_file_problems,
+    )
+    from sandboxverify.artifacts._pyproject import pyproject_problems  # noqa: PLC0415
 
     try:
         name, version = parse_sdist_filename(path.name)
@@ -271,7 +305,7 @@ def inspect_sdist(path: Path) -> Artifact:
         path.name[: -len(".tar.gz")] if path.name.endswith(".tar.gz") else path.name[: -len(".zip")]
     )
     try:
-        members, pkg_info = _read_sdist(path, f"{stem}/PKG-INFO")
+        members, pkg_info, pyproject = _read_sdist(path, stem)
     except UnsafeArchive as exc:
         raise ArtifactProblem(*unsafe_problems(path.name, exc.reasons)) from None
     except (tarfile.TarError, *UNREADABLE) as exc:
@@ -295,31 +329,42 @@ def inspect_sdist(path: Path) -> Artifact:
                 "--sdist): it includes pyproject.toml",
             )
         )
-    if problems:
-        raise ArtifactProblem(*problems)
-    return Artifact("sdist", path, name, version, sha256_of(path), requires_python=requires_python)
+    problems.extend(filename_problems(path, name, version))
+    inside = [member[len(stem) + 1 :] for member in members if member.startswith(f"{stem}/")]
+    problems.extend(hygiene_problems(path.name, inside))
+    if pkg_info is not None:
+        problems.extend(license_file_problems(path.name, pkg_info, "", inside))
+    if pyproject is not None:
+        problems.extend(pyproject_problems(pyproject, path.name))
+    artifact = Artifact(
+        "sdist", path, name, version, sha256_of(path), requires_python=requires_python
+    )
+    return _judged(artifact, problems)
 
 
-def _read_sdist(path: Path, pkg_info_name: str) -> tuple[list[str], bytes | None]:
-    """The sdist's member names and its PKG-INFO; :class:`UnsafeArchive` before anything is
-    read when a member is unsafe (the archive is never unpacked then)."""
+def _read_sdist(path: Path, stem: str) -> tuple[list[str], bytes | None, bytes | None]:
+    """The sdist's member names, its PKG-INFO and its pyproject.toml; :class:`UnsafeArchive`
+    before anything is read when a member is unsafe (the archive is never unpacked then)."""
+    wanted = (f"{stem}/PKG-INFO", f"{stem}/pyproject.toml")
     if path.name.endswith(".zip"):
         with zipfile.ZipFile(path) as zip_archive:
             unsafe = zip_problems(zip_archive)
             if unsafe:
                 raise UnsafeArchive(unsafe)
             names = zip_archive.namelist()
-            if pkg_info_name not in names:
-                return names, None
-            return names, read_zip_member(zip_archive, pkg_info_name)
+            pkg_info, pyproject = (
+                read_zip_member(zip_archive, name) if name in names else None for name in wanted
+            )
+            return names, pkg_info, pyproject
     with open_tar(path) as (tar_archive, tar_members):
         names = [member.name for member in tar_members]
-        found = [member for member in tar_members if member.name == pkg_info_name]
-        if not found:
-            return names, None
-        if not found[-1].isreg():
-            raise UnsafeArchive([f"member {pkg_info_name!r} is not a regular file"])
-        return names, read_tar_member(tar_archive, found[-1])
+        read: list[bytes | None] = []
+        for name in wanted:
+            found = [member for member in tar_members if member.name == name]
+            if found and not found[-1].isreg():
+                raise UnsafeArchive([f"member {name!r} is not a regular file"])
+            read.append(read_tar_member(tar_archive, found[-1]) if found else None)
+        return names, read[0], read[1]
 
 
 def sha256_of(path: Path) -> str:

@@ -30,10 +30,15 @@ from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
     missing_expected_files,
+    top_level_names,
     unsafe_problems,
 )
-from sandboxverify.report import Failure, reached_for_network, summarize
+from sandboxverify.artifacts._vcs import sdist_members, tracked_files, vcs_problems
+from sandboxverify.report import Failure, ReportWarning, reached_for_network, summarize
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs
+
+#: what the static rules fail with: the wheel still installs (``Problem.installable`` decides)
+_STATIC_CODES = ("artifact_invalid", "pyproject_invalid", "sdist_incomplete")
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,8 @@ class BuildResult:
     #: what building ``from_sdist`` failed with (also among ``failures``): the given wheels are
     #: verified all the same
     from_sdist_failures: tuple[Failure, ...] = ()
+    #: what the static rules found worth fixing that fails nothing
+    warnings: tuple[ReportWarning, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -67,7 +74,7 @@ class BuildResult:
         the same. (A wheel with a broken RECORD or metadata is never among ``wheels``.) Given
         wheels are installed also when no wheel could be built from the given sdist."""
         return bool(self.wheels) and all(
-            f.code == "artifact_invalid" or f in self.from_sdist_failures for f in self.failures
+            f.code in _STATIC_CODES or f in self.from_sdist_failures for f in self.failures
         )
 
     @property
@@ -98,7 +105,7 @@ def build_project(
         if reused is not None:  # sdists first, as built
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
             result = inspected(paths, expect_files, built=True, started=started)
-            return replace(result, reused=True)
+            return _with_vcs(replace(result, reused=True), target.path, workspace, ctx)
     frontend = BuildFrontend(workspace, ctx, cache)
     try:
         built = _sdist_then_wheel(frontend, workspace, started)
@@ -109,7 +116,25 @@ def build_project(
     sdists, wheels = built
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
-    return inspected(sdists + wheels, expect_files, built=True, started=started)
+    result = inspected(sdists + wheels, expect_files, built=True, started=started)
+    return _with_vcs(result, target.path, workspace, ctx)
+
+
+def _with_vcs(
+    result: BuildResult, project: Path, workspace: Workspace, ctx: RunContext
+) -> BuildResult:
+    """The sdist compared with what git tracks, when the project is a git checkout."""
+    if result.sdist is None:
+        return result
+    tracked = tracked_files(project, workspace, ctx)
+    members = sdist_members(result.sdist.path) if tracked is not None else None
+    if tracked is None or members is None:
+        return result
+    packages = sorted({name for wheel in result.wheels for name in top_level_names(wheel.files)})
+    found = vcs_problems(result.sdist.path.name, members, tracked, packages)
+    errors = tuple(as_failure(p) for p in found if p.severity == "error")
+    warnings = tuple(as_warning(p) for p in found if p.severity == "warning")
+    return replace(result, failures=result.failures + errors, warnings=result.warnings + warnings)
 
 
 def _copy_failure(project: Path, copy: Path, follow_external_links: bool) -> Failure | None:
@@ -230,18 +255,23 @@ def inspected(
     sdist: Artifact | None = None
     wheels: list[Artifact] = []
     failures: list[Failure] = []
+    warnings: list[ReportWarning] = []
     for path in paths:
         is_wheel = path.name.endswith(".whl")
         artifact: Artifact | None = None
         try:
             artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
         except ArtifactProblem as exc:
-            problems, files, artifact = list(exc.problems), exc.files, exc.artifact
+            found, files, artifact = [*exc.problems, *exc.warnings], exc.files, exc.artifact
         else:
-            problems, files = [], artifact.files
+            found, files = list(artifact.warnings), artifact.files
         if is_wheel and (artifact is not None or files):
-            problems.extend(missing_expected_files(path.name, files, expect_files))
-        failures.extend(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)
+            found.extend(missing_expected_files(path.name, files, expect_files))
+        if built:  # a compiled project's own wheel is of this machine: its sdist is published
+            found = [_as_local(problem) for problem in found]
+        problems = [p for p in found if p.severity == "error"]
+        failures.extend(as_failure(p) for p in problems)
+        warnings.extend(as_warning(p) for p in found if p.severity == "warning")
         if artifact is None or not all(problem.installable for problem in problems):
             continue
         if artifact.kind == "wheel":
@@ -258,7 +288,27 @@ def inspected(
         tuple(failures),
         time.perf_counter() - started,
         built,
+        warnings=tuple(warnings),
     )
+
+
+def _as_local(problem: Problem) -> Problem:
+    if problem.rule != "wheel-platform-tag":
+        return problem
+    return replace(
+        problem,
+        rule="wheel-platform-local",
+        hint="publish the sdist, and wheels built for PyPI's platforms (cibuildwheel, or "
+        "auditwheel repair), not this one",
+    )
+
+
+def as_failure(problem: Problem) -> Failure:
+    return Failure(problem.code, problem.message, hint=problem.hint, rule=problem.rule)
+
+
+def as_warning(problem: Problem) -> ReportWarning:
+    return ReportWarning(problem.rule or "", problem.message, problem.file, problem.hint)
 
 
 def release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:

@@ -43,8 +43,9 @@ def prepare_artifacts(
         return checked
     from_sdist = _wheel_from_sdist(sdist, workspace, ctx, cache, expect_files)
     seconds = time.perf_counter() - started
+    warnings = (*checked.warnings, *from_sdist.warnings)
     if not target.wheels:
-        return replace(from_sdist, seconds=seconds)
+        return replace(from_sdist, seconds=seconds, warnings=warnings)
     # its filename may be a given wheel's: say which wheel a problem is of
     of_sdist = tuple(
         replace(f, message=f"{f.message} (the wheel built from {sdist.path.name})")
@@ -62,6 +63,7 @@ def prepare_artifacts(
         reused=from_sdist.reused,
         from_sdist=from_sdist.wheels[0] if from_sdist.wheels else None,
         from_sdist_failures=of_sdist,
+        warnings=warnings,
     )
 
 
@@ -109,6 +111,7 @@ def _of_release(sdist: Artifact, result: BuildResult) -> BuildResult:
         (*result.failures, *([mismatch] if mismatch else [])),
         result.seconds,
         True,
+        warnings=result.warnings,
     )
 
 

@@ -1,9 +1,10 @@
-"""Core metadata (a wheel's METADATA, an sdist's PKG-INFO) validated as packaging and PyPI
-validate it, minus what installers have always accepted in real releases."""
+"""Core metadata (a wheel's METADATA, an sdist's PKG-INFO) validated as packaging, twine and PyPI
+validate it (``_pypi``: what PyPI refuses beyond packaging's validation)."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import cache
 
 from packaging.metadata import ExceptionGroup, Metadata, RawMetadata, parse_email
@@ -11,6 +12,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import NormalizedName, canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from sandboxverify.artifacts._pypi import pypi_problems, too_new
 from sandboxverify.artifacts._rules import REBUILD_HINT, Problem
 
 _METADATA_HINT = (
@@ -78,7 +80,8 @@ def check_metadata(
             text = str(error)
             field = str(getattr(error, "field", ""))
             if "introduced in metadata version" in text:
-                continue  # e.g. License-File under 2.1 (setuptools < 77): installers accept it
+                problems.append(too_new(where, field, declared))
+                continue
             if text.startswith("unrecognized field") and (newer or field in _unknown_fields()):
                 continue  # a field of a metadata version newer than this packaging knows
             if declared is None and field == "metadata-version":
@@ -87,6 +90,7 @@ def check_metadata(
                 Problem(f"{where} is invalid: {_explained(error)}", _hint_for(field, text))
             )
     problems.extend(_direct_references(where, raw.get("requires_dist") or []))
+    problems.extend(pypi_problems(filename, where, raw))
     meta_name, meta_version = raw.get("name"), raw.get("version")
     if meta_name and meta_version:
         try:
@@ -217,3 +221,35 @@ def _unknown_fields() -> frozenset[str]:
     return frozenset().union(
         *(fields for version, fields in _LATER_FIELDS.items() if version not in known)
     )
+
+
+def license_file_problems(
+    filename: str, data: bytes, prefix: str, files: Sequence[str]
+) -> list[Problem]:
+    """Each License-File must be in the archive (``prefix``: where; a wheel's under
+    ``.dist-info/licenses/``), as PyPI checks from Metadata-Version 2.4 on (before it, twine drops
+    the field)."""
+    raw, _ = parse_email(data)
+    declared = raw.get("metadata_version") or ""
+    try:
+        checked = Version(declared) >= Version("2.4")
+    except InvalidVersion:
+        checked = False
+    present = set(files)
+    missing = [
+        path for path in raw.get("license_files") or [] if checked and prefix + path not in present
+    ]
+    if not missing:
+        return []
+    where = prefix or "the top of the sdist"
+    return [
+        Problem(
+            f"{filename}: License-File names files the archive lacks (at {where}): "
+            + ", ".join(missing),
+            "list existing files in [project] license-files and rebuild; a step that edits "
+            "the archive after the build must keep them",
+            installable=True,
+            rule="license-file-missing",
+            file=filename,
+        )
+    ]

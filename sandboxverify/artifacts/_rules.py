@@ -9,12 +9,17 @@ import csv
 import difflib
 import hashlib
 import io
+import re
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from packaging.utils import canonicalize_name
+
+from sandboxverify.artifacts._findings import Severity, rule_named
+from sandboxverify.report import FailureCode
+from sandboxverify.runtime import EntryPointRef
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,20 @@ class Problem:
     #: the artifact is still installed and its plugins loaded, so the report also says whether
     #: they work (a stray ``tests`` package breaks no plugin); the check fails all the same
     installable: bool = False
+    #: the static rule that found it (``_findings.RULES``), when one did
+    rule: str | None = None
+    #: the file it is about: the artifact's name, or ``pyproject.toml``
+    file: str | None = None
+
+    @property
+    def severity(self) -> Severity:
+        """``warning``: hygiene, reported and passed unless promoted (``--fail-on-warning``)."""
+        return rule_named(self.rule).severity if self.rule else "error"
+
+    @property
+    def code(self) -> FailureCode:
+        """The failure code it fails with."""
+        return rule_named(self.rule).failure if self.rule else "artifact_invalid"
 
 
 REBUILD_HINT = (
@@ -146,7 +165,10 @@ def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Pro
             )
         ]
     problems: list[Problem] = []
-    installed = [path for path in map(_importable_path, payload) if path is not None]
+    installed = [path for path in map(importable_path, payload) if path is not None]
+    editable = editable_problem(filename, installed)
+    if editable is not None:
+        return [editable]
     if not any(path.endswith(_CODE_SUFFIXES) for path in installed):
         problems.append(
             Problem(
@@ -180,12 +202,34 @@ def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Pro
     return problems
 
 
+def editable_problem(filename: str, installed: Sequence[str]) -> Problem | None:
+    """An editable wheel (``pip install -e``, tox ``usedevelop``, nox ``-e .``): what it installs
+    points back at a source tree (a ``.pth`` file, an ``__editable__`` finder) instead of
+    holding the code, so nobody else can install it."""
+    tops = [path for path in installed if "/" not in path]
+    finders = [path for path in tops if path.startswith("__editable__")]
+    only_paths = (
+        bool(tops) and len(tops) == len(installed) and all(p.endswith(".pth") for p in tops)
+    )
+    if not finders and not only_paths:
+        return None
+    return Problem(
+        f"{filename}: an editable wheel: it points at a source tree ({few(finders or tops)}) "
+        "instead of holding the code, so it works nowhere else",
+        "verify the sdist or a regular wheel: with tox set usedevelop = false and package = "
+        "sdist in the verifying environment (a project-wide usedevelop = true builds editable "
+        "wheels); never pass pip install -e's wheel",
+        rule="wheel-editable",
+        file=filename,
+    )
+
+
 def _distribution(filename: str) -> str:
     """The distribution a wheel's file name says it is, normalized."""
     return canonicalize_name(filename.split("-", 1)[0])
 
 
-def _importable_path(member: str) -> str | None:
+def importable_path(member: str) -> str | None:
     """Where ``member`` lands relative to site-packages, if it lands there as code may:
     ``*.data/purelib`` and ``*.data/platlib`` do, ``*.data/scripts`` (and ``data``, ``headers``)
     and ``*.dist-info`` do not."""
@@ -207,7 +251,7 @@ def top_level_names(files: Sequence[str]) -> frozenset[str]:
     """Top-level names the wheel installs into site-packages (packages, modules, extensions)."""
     found: set[str] = set()
     for member in files:
-        path = _importable_path(member)
+        path = importable_path(member)
         if path is None:
             continue
         head, _, rest = path.partition("/")
@@ -259,3 +303,28 @@ def _similar(pattern: str, files: Sequence[str], limit: int = 5) -> list[str]:
             ranked = sorted(under, key=lambda f: -difflib.SequenceMatcher(None, pattern, f).ratio())
             return ranked[:limit]
     return []
+
+
+#: what PyPI takes as a console or GUI script's name
+_SCRIPT_NAME = re.compile(r"^[\w.-]+$")
+
+
+def script_name_problems(filename: str, entry_points: Sequence[EntryPointRef]) -> list[Problem]:
+    """Console and GUI script names PyPI refuses (they become file names in ``bin/``)."""
+    bad = [
+        ref.name
+        for ref in entry_points
+        if ref.group in ("console_scripts", "gui_scripts") and not _SCRIPT_NAME.match(ref.name)
+    ]
+    if not bad:
+        return []
+    return [
+        Problem(
+            f"{filename}: script names PyPI refuses (letters, digits, '_', '.', '-' only): "
+            f"{few([repr(name) for name in bad])}",
+            "rename them in [project.scripts] / [project.gui-scripts]",
+            installable=True,
+            rule="entry-point-name",
+            file=filename,
+        )
+    ]

@@ -4,6 +4,7 @@ when a command runs."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import click
@@ -21,7 +22,7 @@ from sandboxverify.cli._output import (
     check_report_path,
     preload,
 )
-from sandboxverify.cli._render import Progress, render_report
+from sandboxverify.cli._render import Progress, render_report, render_warnings
 from sandboxverify.cli._surfaces import Surfaces
 from sandboxverify.options import configured, find_pyproject
 from sandboxverify.pipeline import check as run_check
@@ -49,10 +50,14 @@ def check(ctx: click.Context, targets: tuple[str, ...], cli_values: dict[str, An
         human, colour=colour, live=_terminal.live(human), verbose=verbose, quiet=quiet
     )
     try:
-        report = run_check(options, progress)
+        report = run_check(options, progress, config=False)  # merged with it above
     finally:
         progress.close()
     human.write(render_report(report, colour=colour, verbose=verbose, quiet=quiet) + "\n")
     human.flush()
+    if report.warnings:  # on stderr, one line each, even with --quiet
+        errors = surfaces.secrets.stream(sys.stderr)
+        errors.write(render_warnings(report.warnings, colour=_terminal.colour(errors)) + "\n")
+        errors.flush()
     surfaces.write(report)
     return EXIT_OK if report.ok else EXIT_CHECK_FAILED

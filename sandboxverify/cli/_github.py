@@ -9,6 +9,7 @@ action. When in doubt the line (or the file) is left out, never guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from sandboxverify.report import (
     Merged,
     Report,
     ReportError,
+    ReportWarning,
     Run,
     Survey,
     inert,
@@ -67,6 +69,15 @@ def error_annotations(report: Report, sources: GitHubSources) -> list[str]:
         commands.append(f"::error {props}::{_message(failure.message, failure.hint)}")
     if report.error is not None:  # a usage error, a bug or a signal: annotated like a failure
         commands.append(error_annotation(report.error))
+    return commands
+
+
+def warning_annotations(warnings: Sequence[ReportWarning]) -> list[str]:
+    """One ``::warning ...::message`` workflow command per warning (hygiene, no OS sandbox)."""
+    commands = []
+    for warning in warnings:
+        title = _escape_property(f"sandboxverify: {warning.code}")
+        commands.append(f"::warning title={title}::{_message(warning.message, warning.hint)}")
     return commands
 
 

@@ -19,6 +19,7 @@ from sandboxverify.report import (
     Merged,
     ReportFormatError,
     Source,
+    distributions,
     inert,
     is_survey_results,
     merge,
@@ -36,6 +37,7 @@ def merge_reports(
     github: bool | None,
     quiet: bool,
     html: str | None = None,
+    allow_mixed: bool = False,
 ) -> int:
     surfaces = ctx.find_object(Surfaces) or Surfaces()
     surfaces.resolve({"json_out": json_out, "junit_xml": junit_xml, "github": github}, None)
@@ -53,12 +55,28 @@ def merge_reports(
             "--html is for survey results; check reports merge to --json and --junit-xml",
             hint="drop --html",
         )
-    merged = merge([_read(path) for path in files])
+    sources = [_read(path) for path in files]
+    if not allow_mixed:
+        _one_distribution(sources)
+    merged = merge(sources)
     human = surfaces.stream
     human.write(render_merged(merged, quiet=quiet) + "\n")
     human.flush()
     surfaces.write(merged)
     return EXIT_OK if merged.ok else EXIT_CHECK_FAILED
+
+
+def _one_distribution(sources: Sequence[Source]) -> None:
+    """A matrix verifies one distribution: reports of several are a mistake (a stale report in
+    the download directory, two projects' artifacts in one), refused unless --allow-mixed."""
+    found = distributions(sources)
+    if len(found) > 1:
+        listed = "; ".join(f"{name}: {', '.join(files)}" for name, files in found.items())
+        raise UsageError(
+            f"the reports are of different distributions ({listed})",
+            hint="merge each distribution's reports apart, or pass --allow-mixed to merge "
+            "them all the same",
+        )
 
 
 def _report_files(given: Sequence[str], outputs: set[Path]) -> list[Path]:
@@ -131,7 +149,10 @@ def render_merged(merged: Merged, *, quiet: bool = False) -> str:
     for source, labels in zip(merged.sources, merged.run_labels):
         for run, label in zip(source.report.runs, labels):
             if not quiet or not run.ok:
-                lines.append(f"{'ok  ' if run.ok else 'FAIL'} {label}  ({source.name})")
+                # a label shared by several reports already names its report
+                named = label.endswith(f"({source.name})")
+                where = "" if named else f"  ({source.name})"
+                lines.append(f"{'ok  ' if run.ok else 'FAIL'} {label}{where}")
         if not source.report.runs:
             count = len(source.report.failures) + (source.report.error is not None)
             lines.append(f"FAIL {source.name}: no run ({count} failure(s))")

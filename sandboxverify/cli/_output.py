@@ -188,8 +188,12 @@ def write_github(
                 root=Path(os.environ.get("GITHUB_WORKSPACE") or Path.cwd()),
             )
             lines = _github.error_annotations(report, sources)
+            lines += _github.warning_annotations(report.warnings)
         else:
             lines = _github.merged_annotations(report)
+            lines += _github.warning_annotations(
+                [w for source in report.sources for w in source.report.warnings]
+            )
         for line in lines:
             stream.write(line + "\n")
         stream.flush()

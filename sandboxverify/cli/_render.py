@@ -26,6 +26,7 @@ from sandboxverify.report import (
     Failure,
     PluginRecord,
     Report,
+    ReportWarning,
     Run,
     SmokeCall,
     SmokeRecord,
@@ -125,8 +126,7 @@ class Progress:
 
     def _handle(self, event: Event) -> None:
         if isinstance(event, IsolationChosen):
-            if event.warning:  # shown even with --quiet: it says what the check cannot promise
-                self._print(f"{self.style.paint('warning:', 'error')} {event.warning}")
+            pass  # its warning is the report's (no-os-sandbox), on stderr with the others
         elif isinstance(event, StageStarted):
             self._running[(event.stage, _run_name(event))] = self.clock()
             self._start_ticking()
@@ -230,8 +230,26 @@ def render_report(report: Report, *, colour: bool, verbose: int = 0, quiet: bool
         )
     if report.workdir:
         lines.append(f"kept: {inert(report.workdir)}")
+    lines.extend(
+        f"written: {inert(a.kept)} (sha256 {a.sha256})" for a in report.artifacts if a.kept
+    )
     lines.append(_verdict(report, style))
     return neutralise("\n".join(lines))
+
+
+def render_warnings(warnings: Sequence[ReportWarning], *, colour: bool) -> str:
+    """One line per warning (for stderr, even with --quiet): its code, what, and what to do."""
+    style = Style(colour)
+    lines = [
+        f"{style.paint('warning:', 'error')} [{inert(w.code)}] {_one_line(w.message)}"
+        + (f" (hint: {_one_line(w.hint)})" if w.hint else "")
+        for w in warnings
+    ]
+    return neutralise("\n".join(lines))
+
+
+def _one_line(text: str) -> str:
+    return inert(" ".join(text.split()))
 
 
 def render_smoke(result: dict[str, Any], *, colour: bool, verbose: int = 0) -> str:

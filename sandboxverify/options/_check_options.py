@@ -92,6 +92,10 @@ class CheckOptions:
     #: requirements installed next to the wheel: the application that loads the plugins, when
     #: the distribution does not depend on it (a pytest plugin, say)
     with_requirements: tuple[str, ...] = ()
+    #: warning codes (``_findings.RULES``, ``all``) that fail the check
+    fail_on_warning: tuple[str, ...] = ()
+    #: where the verified artifacts are written once the check passes (command line only)
+    dist_dir: str | None = None
     #: the OS sandbox: ``auto`` (when available, else process isolation with a warning),
     #: ``strict`` (refuse to run without it), ``process`` (never)
     isolation: IsolationChoice = "auto"
@@ -111,6 +115,9 @@ class CheckOptions:
         if "expect_tools" in given:  # a comma list, checked whole before it is split
             _check(CHECK_FIELDS_BY_DEST["expect_tools"], given["expect_tools"])
             given["expect_tools"] = split_commas(given["expect_tools"])
+        if "fail_on_warning" in given:  # comma lists, as expect_tools
+            _check(CHECK_FIELDS_BY_DEST["fail_on_warning"], given["fail_on_warning"])
+            given["fail_on_warning"] = split_commas(given["fail_on_warning"])
         options = cls(targets=targets or (".",), **given)
         validate(options)
         return options

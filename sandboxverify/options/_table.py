@@ -360,6 +360,27 @@ OPTIONS: tuple[Option, ...] = (
         default_text="when GITHUB_ACTIONS=true",
     ),
     Option(
+        "fail-on-warning",
+        Names(example="junk-files,wheel-bytecode"),
+        "Warning codes that fail the check (repeatable, comma-separated; all for every one): "
+        "hygiene the static checks find (junk files, bytecode, a README without a content "
+        "type) is a warning otherwise.",
+        CHECK,
+        multiple=True,
+        default=(),
+        default_text="none",
+        metavar="CODES",
+    ),
+    Option(
+        "dist-dir",
+        FilePath(example="dist"),
+        "Once the check passes, write the verified sdist and wheel(s) to DIR byte for byte "
+        "(the report gives each one's sha256): publish exactly these.",
+        CHECK,
+        metavar="DIR",
+        project=False,
+    ),
+    Option(
         "keep",
         Flag(),
         "Keep the sandboxes and print where they are.",
@@ -397,6 +418,13 @@ OPTIONS: tuple[Option, ...] = (
         ("check", "run", "record"),
         short="-v",
         default=0,
+    ),
+    Option(
+        "allow-mixed",
+        Flag(),
+        "Merge reports of different distributions (refused otherwise: a matrix verifies one).",
+        ("merge",),
+        default=False,
     ),
     Option(
         "quiet",

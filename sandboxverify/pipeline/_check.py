@@ -9,15 +9,20 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandboxverify.artifacts import (
     ArtifactCache,
     BuildResult,
+    KeepFailed,
     ProjectTarget,
     build_project,
     default_root,
+    keep_artifacts,
     prepare_artifacts,
+    promoted,
 )
 from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._from_sdist import compared, planned_runs, with_differences
@@ -28,10 +33,11 @@ from sandboxverify.pipeline._headstart import (
     import_later_stages,
 )
 from sandboxverify.pipeline._progress import EventSink, StageFinished, StageStarted, ignore
-from sandboxverify.pipeline._request import CheckRequest, validated
+from sandboxverify.pipeline._request import CheckRequest, validated, with_configuration
 from sandboxverify.pipeline._state import Built, CheckState, run_context
-from sandboxverify.report import ArtifactRecord, Failure, Report
+from sandboxverify.report import ArtifactRecord, Failure, Report, ReportWarning
 from sandboxverify.sandbox import (
+    HINT,
     PACKAGE,
     PROCESS_RISKS,
     SUBPROCESSES,
@@ -56,19 +62,28 @@ if TYPE_CHECKING:  # imported ahead at run time: see _headstart
 
 
 def check(
-    options: CheckOptions, on_event: EventSink = ignore, *, runner: Runner = SUBPROCESSES
+    options: CheckOptions,
+    on_event: EventSink = ignore,
+    *,
+    runner: Runner = SUBPROCESSES,
+    config: bool = True,
 ) -> Report:
     """Verify a project or its built artifacts; raises :class:`UsageError` on bad input only.
     ``runner`` runs every command (a stand-in, in tests); ``on_event`` hears of each all the
-    same."""
+    same. ``config``: the project's ``[tool.sandboxverify]`` and the caller's configuration
+    give what ``options`` leaves at its default, as they do on the command line (``False``:
+    ``options`` alone)."""
     started = time.perf_counter()
+    if config:
+        options = with_configuration(options)
     request = validated(options)
     footing, context = plan(request, on_event, runner)
     with Workspace(keep=options.keep) as workspace, supervised():
         state = CheckState(request, workspace, context, on_event)
         built = build(state, footing)
         results = verify_each_python(state, built)
-    return verdict(state, footing, built, results, started)
+        report = verdict(state, footing, built, results, started)
+        return kept(report, built.result, options.dist_dir)
 
 
 def plan(request: CheckRequest, on_event: EventSink, runner: Runner) -> tuple[Footing, RunContext]:
@@ -129,11 +144,16 @@ def verdict(
     notes += built.notes
     isolation = state.context.isolation
     notes += _isolation_notes(isolation)
+    promoted_failures, warnings = promoted(
+        _warnings(artifacts, footing.fallback), options.fail_on_warning
+    )
+    failures.extend(promoted_failures)
     return Report(
         target=" ".join(options.targets),
         artifacts=_artifact_records(artifacts),
         runs=tuple(result.run for result in results),
         failures=tuple(failures),
+        warnings=tuple(warnings),
         host=options.host,
         groups=_judged_groups(state.request, results),
         installer=state.context.toolchain.name,
@@ -187,6 +207,49 @@ def build_target(state: CheckState) -> BuildResult:
         )
     )
     return result
+
+
+def _warnings(build: BuildResult, fallback: str | None) -> list[ReportWarning]:
+    """The static rules' warnings, and the OS sandbox missing (``--isolation auto``)."""
+    warnings = list(dict.fromkeys(build.warnings))  # the sdist and its wheel share metadata
+    if fallback:
+        warnings.insert(
+            0,
+            ReportWarning(
+                "no-os-sandbox",
+                f"ran without the OS sandbox ({fallback}): code from the package ran as you",
+                hint=HINT,
+            ),
+        )
+    return warnings
+
+
+def kept(report: Report, build: BuildResult, dist_dir: str | None) -> Report:
+    """``--dist-dir``: a passed check's sdist and wheel(s), written there byte for byte (the
+    wheel built from a given sdist beside given wheels is not one of them: the given ones are
+    published); a failure when they cannot be written."""
+    if dist_dir is None or not report.ok:
+        return report
+    published = ((build.sdist,) if build.sdist else ()) + build.wheels
+    try:
+        written = keep_artifacts(published, Path(dist_dir))
+    except KeepFailed as exc:
+        failure = Failure(
+            "artifact_invalid",
+            f"--dist-dir: {exc}",
+            hint="give --dist-dir a directory you can write to (an empty one: the publish "
+            "step uploads all it holds)",
+        )
+        return replace(report, failures=(*report.failures, failure))
+    # a wheel built from the given sdist may share a given wheel's name, never its bytes
+    by_file = {
+        (artifact.path.name, artifact.sha256): str(written[artifact.path]) for artifact in published
+    }
+    records = tuple(
+        replace(record, kept=by_file.get((record.filename, record.sha256)))
+        for record in report.artifacts
+    )
+    return replace(report, artifacts=records, dist_dir=str(Path(dist_dir)))
 
 
 def _artifact_records(build: BuildResult) -> tuple[ArtifactRecord, ...]:

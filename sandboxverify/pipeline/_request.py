@@ -3,15 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from sandboxverify._errors import UsageError
-from sandboxverify.artifacts import Target, classify
-from sandboxverify.options import CheckOptions, validate
+from sandboxverify.artifacts import ProjectTarget, Target, classify, unknown_warning_codes
+from sandboxverify.options import CheckOptions, configured, find_pyproject, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
 from sandboxverify.runtime import EntryPointRef, server_ref
-from sandboxverify.sandbox import HINT, PROCESS_RISKS, SELECTORS, Isolation, choose_isolation
+from sandboxverify.sandbox import SELECTORS, Isolation, choose_isolation
 from sandboxverify.stages import Playbook, load_smoke_playbook
 
 
@@ -39,10 +39,31 @@ class CheckRequest:
         return tuple(spec.lower() for spec in self.options.python if spec.lower() in SELECTORS)
 
 
+def with_configuration(options: CheckOptions) -> CheckOptions:
+    """``options`` over what the files say, as the command line reads them: the caller's own
+    configuration and the checked project's ``[tool.sandboxverify]`` give every option the
+    caller left at its default (an artifact target: the current directory's pyproject.toml)."""
+    target = classify(options.targets)
+    pyproject = find_pyproject(target.path if isinstance(target, ProjectTarget) else None)
+    given = {
+        field.name: getattr(options, field.name)
+        for field in fields(CheckOptions)
+        if field.name != "targets" and getattr(options, field.name) != field.default
+    }
+    return CheckOptions.from_values(options.targets, {**configured(pyproject), **given})
+
+
 def validated(options: CheckOptions) -> CheckRequest:
     """``options`` checked, in the order a user meets the problems; raises
     :class:`UsageError`."""
     validate(options)
+    unknown = unknown_warning_codes(options.fail_on_warning)
+    if unknown:
+        raise UsageError(
+            f"--fail-on-warning names codes no warning has: {', '.join(unknown)}",
+            hint="give warning codes from the README's 'What it catches' (junk-files, "
+            "wheel-bytecode, ...), or all; --isolation strict fails without the OS sandbox",
+        )
     target = classify(options.targets)
     options = _with_group_suffixes(options)
     groups = options.effective_groups
@@ -74,7 +95,8 @@ def decide_isolation(options: CheckOptions, on_event: EventSink) -> tuple[Isolat
     on_event(
         IsolationChosen(
             isolation.name,
-            f"running without the OS sandbox ({fallback}); {PROCESS_RISKS}. To sandbox: {HINT}"
+            f"running without the OS sandbox ({fallback}): code from the package runs as you "
+            "and can read your files and secrets; install bubblewrap to sandbox it"
             if fallback
             else None,
         )

@@ -23,6 +23,7 @@ from sandboxverify.report._model import (
     PluginRecord,
     Report,
     ReportError,
+    ReportWarning,
     Run,
     Stage,
     StageName,
@@ -73,6 +74,11 @@ def report_from_json(document: object) -> Report:
         network="none" if top.get("network") == "none" else "host",
         syscall_filter=optional_str(top.get("syscall_filter")),
         error=_error(top.get("error")),
+        warnings=tuple(
+            _warning(item, f"warnings[{i}]")
+            for i, item in enumerate(_list(top, "warnings", required=False))
+        ),
+        dist_dir=optional_str(top.get("dist_dir")),
     )
 
 
@@ -201,6 +207,17 @@ def _failure(item: object, where: str) -> Failure:
         module=optional_str(failure.get("module")),
         wheel=optional_str(failure.get("wheel")),
         wheel_built=_optional_bool(failure.get("wheel_built")),
+        rule=optional_str(failure.get("rule")),
+    )
+
+
+def _warning(item: object, where: str) -> ReportWarning:
+    warning = _mapping(item, where)
+    return ReportWarning(
+        _str(warning, "code", where),
+        _str(warning, "message", where),
+        file=optional_str(warning.get("file")),
+        hint=optional_str(warning.get("hint")),
     )
 
 
@@ -219,6 +236,7 @@ def _artifact(item: object, where: str) -> ArtifactRecord:
         sha256=str(artifact.get("sha256") or ""),
         built=artifact.get("built") is True,
         reused=artifact.get("reused") is True,
+        kept=optional_str(artifact.get("kept")),
     )
 
 

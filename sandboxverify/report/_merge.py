@@ -8,6 +8,7 @@ reports' own renderings, relabelled, so a merged view never says less than the j
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -15,6 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
+
+from packaging.utils import (
+    InvalidSdistFilename,
+    InvalidWheelFilename,
+    canonicalize_name,
+    parse_sdist_filename,
+    parse_wheel_filename,
+)
+from packaging.version import InvalidVersion
 
 from sandboxverify.report._junit import junit_xml
 from sandboxverify.report._markdown import code_span, escaped, table_lines, within_budget
@@ -104,6 +114,25 @@ def merge(sources: Sequence[Source]) -> Merged:
             for source, label in zip(sources, labels)
         ),
     )
+
+
+def distributions(sources: Sequence[Source]) -> dict[str, list[str]]:
+    """The distributions the reports verified (by their artifacts' names, normalized), each
+    with the reports of it; a report without artifacts (its check stopped early) is of none."""
+    found: dict[str, list[str]] = {}
+    for source in sources:
+        for name in dict.fromkeys(_distribution(a.filename) for a in source.report.artifacts):
+            found.setdefault(name, []).append(source.name)
+    return found
+
+
+def _distribution(filename: str) -> str:
+    try:
+        if filename.endswith(".whl"):
+            return parse_wheel_filename(filename)[0]
+        return parse_sdist_filename(filename)[0]
+    except (InvalidSdistFilename, InvalidWheelFilename, InvalidVersion):
+        return canonicalize_name(filename.rsplit("-", 1)[0])
 
 
 @dataclass(frozen=True)
@@ -215,6 +244,15 @@ def merged_document(merged: Merged) -> dict[str, Any]:
         "artifacts": list(artifacts.values()),
         "runs": runs,
         "failures": failures,
+        # a warning the jobs share (the sdist's, checked on every job) is listed once
+        "warnings": list(
+            {
+                json.dumps(warning.to_json(), sort_keys=True): warning.to_json()
+                for report in reports
+                for warning in report.warnings
+            }.values()
+        ),
+        "dist_dir": None,
         "error": merged.error.to_json() if merged.error else None,
     }
 

@@ -37,6 +37,8 @@ FailureCode = Literal[
     "host_modified",
     "artifact_mismatch",
     "limit_exceeded",
+    "pyproject_invalid",
+    "sdist_incomplete",
 ]
 #: why a check stopped before its verdict: exit 2 (``usage_error``, ``config_error``), 3
 #: (``internal_error``), 130 (``interrupted``), 143 (``terminated``)
@@ -62,6 +64,8 @@ class Failure:
     #: ``Run``'s): with a wheel and an sdist given, an interpreter has a run of each wheel
     wheel: str | None = None
     wheel_built: bool | None = None
+    #: the static rule that found it (``metadata-field-too-new``), when one did
+    rule: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -75,7 +79,23 @@ class Failure:
             "module": self.module,
             "wheel": self.wheel,
             "wheel_built": self.wheel_built,
+            "rule": self.rule,
         }
+
+
+@dataclass(frozen=True)
+class ReportWarning:
+    """Something worth fixing that fails nothing (unless ``--fail-on-warning`` names its code):
+    hygiene a static rule found, or the OS sandbox missing."""
+
+    code: str
+    message: str
+    #: the file it is about (an artifact, ``pyproject.toml``), or ``None``
+    file: str | None = None
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "file": self.file, "hint": self.hint}
 
 
 @dataclass(frozen=True)
@@ -98,6 +118,8 @@ class ArtifactRecord:
     built: bool
     #: built by an earlier check of the very same project, taken from the artifact cache
     reused: bool = False
+    #: ``--dist-dir``: where this very file was written, byte for byte, once verified
+    kept: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -106,6 +128,7 @@ class ArtifactRecord:
             "sha256": self.sha256,
             "built": self.built,
             "reused": self.reused,
+            "kept": self.kept,
         }
 
 
@@ -352,6 +375,11 @@ class Report:
     syscall_filter: str | None = None
     #: what stopped the check before its verdict (a usage error, a bug, an interrupt)
     error: ReportError | None = None
+    #: what is worth fixing but fails nothing (hygiene, the OS sandbox missing)
+    warnings: tuple[ReportWarning, ...] = ()
+    #: ``--dist-dir``: the directory the verified artifacts were written to (``None``: not
+    #: asked, or not written because the check failed)
+    dist_dir: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -383,6 +411,8 @@ class Report:
             "artifacts": [artifact.to_json() for artifact in self.artifacts],
             "runs": [run.to_json() for run in self.runs],
             "failures": [failure.to_json() for failure in self.failures],
+            "warnings": [warning.to_json() for warning in self.warnings],
+            "dist_dir": self.dist_dir,
             "error": self.error.to_json() if self.error else None,
         }
 

@@ -45,7 +45,7 @@ def make_sdist(
         if pkg_info is not None:
             members[f"{stem}/PKG-INFO"] = pkg_info
         if with_pyproject:
-            members[f"{stem}/pyproject.toml"] = "[project]\n"
+            members[f"{stem}/pyproject.toml"] = '[project]\nname = "demo"\ndynamic = ["version"]\n'
         for member, text in members.items():
             data = text.encode()
             info = tarfile.TarInfo(member)
@@ -188,19 +188,35 @@ def test_a_missing_metadata_version_is_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     "metadata",
     [
-        # bdist_wheel wrote 2.0 for years, and old setuptools 'UNKNOWN' for a missing value
-        "Metadata-Version: 2.0\nName: demo\nVersion: 1.0\nDescription-Content-Type: UNKNOWN\n",
-        # setuptools < 77 writes License-File under 2.1 (six, pytz on PyPI today)
+        # old setuptools wrote 'UNKNOWN' for a missing value
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nDescription-Content-Type: UNKNOWN\n",
+        # setuptools < 77 writes License-File under 2.1 (six, pytz on PyPI today): a warning
         "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nLicense-File: LICENSE\n",
-        # a newer minor version than packaging knows, with a field from it
-        "Metadata-Version: 2.99\nName: demo\nVersion: 1.0\nFuture-Field: yes\n",
         # CRLF line ends and a body
-        "Metadata-Version: 2.0\r\nName: demo\r\nVersion: 1.0\r\n\r\nThe description.\r\n",
+        "Metadata-Version: 2.1\r\nName: demo\r\nVersion: 1.0\r\n\r\nThe description.\r\n",
         "Metadata-Version: 1.0\nName: demo\nVersion: 1.0\n",
     ],
 )
 def test_metadata_real_releases_carry_is_accepted(tmp_path: Path, metadata: str) -> None:
     assert problems_of(make_wheel(tmp_path, metadata=metadata)) == []
+
+
+@pytest.mark.parametrize("declared", ["2.0", "2.6", "2.99"])
+def test_a_metadata_version_pypi_refuses_fails(tmp_path: Path, declared: str) -> None:
+    # bdist_wheel wrote 2.0 for years, and packaging >= 26.3 reads 2.6: PyPI takes neither
+    found = problems_of(
+        make_wheel(tmp_path, metadata=f"Metadata-Version: {declared}\nName: demo\nVersion: 1.0\n")
+    )
+    assert len(found) == 1
+    assert f"declares Metadata-Version {declared}, which PyPI does not accept" in found[0]
+
+
+def test_a_field_newer_than_its_metadata_version_fails(tmp_path: Path) -> None:
+    # hatchling 1.21 wrote License-Expression under 2.1 (userpath 1.9.2): twine and PyPI refuse it
+    metadata = "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nLicense-Expression: MIT\n"
+    found = problems_of(make_wheel(tmp_path, metadata=metadata))
+    assert len(found) == 1
+    assert "'license-expression', which Metadata-Version 2.1 does not have" in found[0]
 
 
 def test_an_unknown_major_metadata_version_is_a_problem(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ def test_wheels_that_hold_the_same_agree_whatever_their_bytes(tmp_path: Path) ->
     )
     reordered[f"{INFO}/top_level.txt"] = "demo\n"  # a backend's own bookkeeping
     respelled = (
-        "Metadata-Version: 2.4\nName: demo\nVersion: 1.0\nRequires-Python: >= 3.9\n"
+        "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\nRequires-Python: >= 3.9\n"
         'Requires-Dist: Six >= 1.16\nRequires-Dist: rich ; extra == "fancy"\n'
         "Provides-Extra: Fancy\nLicense-File: LICENSE\n"
     )

@@ -261,7 +261,7 @@ def _options_from(args: list[str], monkeypatch: pytest.MonkeyPatch) -> CheckOpti
     """The CheckOptions the command line (and [tool.sandboxverify]) turn into, without a check."""
     seen: list[CheckOptions] = []
 
-    def capture(options: CheckOptions, on_event: object) -> None:
+    def capture(options: CheckOptions, on_event: object, **_: object) -> None:
         seen.append(options)
         raise _Captured
 

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from sandboxverify.cli import _terminal
-from sandboxverify.cli._render import Progress, neutralise, render_report
+from sandboxverify.cli._render import Progress, neutralise, render_report, render_warnings
 from sandboxverify.pipeline._progress import IsolationChosen, StageFinished, StageStarted
 from sandboxverify.report._model import (
     ArtifactRecord,
@@ -18,6 +18,7 @@ from sandboxverify.report._model import (
     PluginError,
     PluginRecord,
     Report,
+    ReportWarning,
     Run,
     Stage,
     ToolRecord,
@@ -118,13 +119,25 @@ def test_the_packages_output_never_becomes_a_workflow_command() -> None:
     assert neutralise("ok\n::x::y") == "ok\n| ::x::y"
 
 
-def test_the_fallback_warning_is_shown_at_once_even_when_quiet() -> None:
+def test_the_fallback_warning_is_left_to_the_report() -> None:
+    # it is the report's no-os-sandbox warning, one line on stderr with the others
     stream = io.StringIO()
-    progress = Progress(stream, colour=False, live=False, quiet=True)
-    progress(IsolationChosen("namespaces"))
-    assert stream.getvalue() == ""
+    progress = Progress(stream, colour=False, live=False, quiet=False)
     progress(IsolationChosen("process", "running without the OS sandbox (why)"))
-    assert stream.getvalue() == "warning: running without the OS sandbox (why)\n"
+    assert stream.getvalue() == ""
+
+
+def test_warnings_are_one_line_each() -> None:
+    warnings = [
+        ReportWarning(
+            "junk-files", "demo-1.0.tar.gz: ships .github/\nand more", "demo", "exclude it"
+        ),
+        ReportWarning("no-os-sandbox", "ran without the OS sandbox (no bwrap)"),
+    ]
+    assert render_warnings(warnings, colour=False).splitlines() == [
+        "warning: [junk-files] demo-1.0.tar.gz: ships .github/ and more (hint: exclude it)",
+        "warning: [no-os-sandbox] ran without the OS sandbox (no bwrap)",
+    ]
 
 
 def test_colour_only_when_asked() -> None:

@@ -167,7 +167,7 @@ def test_a_bug_exits_3_with_the_traceback_and_an_internal_error_report(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    def broken(*args: object) -> None:
+    def broken(*args: object, **_: object) -> None:
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(_check, "run_check", broken)
@@ -191,7 +191,7 @@ def test_a_bug_exits_3_with_the_traceback_and_an_internal_error_report(
 def test_an_interrupt_in_process_writes_an_interrupted_report(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    def interrupted(*args: object) -> None:
+    def interrupted(*args: object, **_: object) -> None:
         raise KeyboardInterrupt
 
     monkeypatch.setattr(_check, "run_check", interrupted)

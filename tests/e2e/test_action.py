@@ -7,6 +7,7 @@ action's code from this checkout) and so are the checks. The one step that uses 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -298,6 +299,39 @@ def test_a_good_package_passes_with_outputs_report_and_summary(runner: Runner) -
 
 @pytest.mark.slow
 @pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
+def test_dist_artifact_keeps_the_verified_files_for_the_publish_job(runner: Runner) -> None:
+    copy_fixture("good-flit", runner.workspace)
+
+    result = runner.run({"target": "good-flit", "dist-artifact": "verified-dist"})
+
+    check = result.step("check")
+    assert check.code == 0, check.stdout + check.stderr
+    assert result.outputs["dist-artifact"] == "verified-dist"
+    dist = Path(result.outputs["dist-dir"])
+    report = json.loads(Path(result.outputs["report"]).read_text(encoding="utf-8"))
+    assert_valid_report(report)
+    kept = {Path(a["kept"]).name: a["sha256"] for a in report["artifacts"]}
+    assert sorted(kept) == sorted(path.name for path in dist.iterdir())
+    for path in dist.iterdir():  # byte for byte the files verified
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == kept[path.name]
+    # the upload step ran (here: its inputs resolved), and last
+    assert result.steps[-1].id != "check"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
+def test_no_files_are_kept_for_a_package_that_fails(runner: Runner) -> None:
+    copy_fixture("broken-empty-plugin", runner.workspace)
+
+    result = runner.run({"target": "broken-empty-plugin", "dist-artifact": "verified-dist"})
+
+    assert result.step("check").code == 1
+    assert result.outputs["dist-artifact"] == result.outputs["dist-dir"] == ""
+    assert result.steps[-1].id == "check"
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("needs_uv", "os_sandbox")  # the action: --isolation strict
 def test_a_broken_package_fails_the_step_with_outputs_report_and_annotations(
     runner: Runner,
 ) -> None:
@@ -378,6 +412,8 @@ def test_a_target_glob_verifies_the_built_files_as_they_are(runner: Runner) -> N
         "junit": "",
         "failures": "",
         "summary": "",
+        "dist-artifact": "",
+        "dist-dir": "",
     }
 
 
@@ -469,6 +505,8 @@ def test_a_version_that_is_not_a_specifier_fails_before_installing(tmp_path: Pat
         "junit": "",
         "failures": "",
         "summary": "",
+        "dist-artifact": "",
+        "dist-dir": "",
     }
 
 

@@ -109,7 +109,10 @@ def test_one_failed_job_fails_the_merge_with_its_label_on_the_failure(
     summary = tmp_path / "summary.md"
     env = {**os.environ, "GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
 
-    result = run_cli(["merge", str(reports), "--junit-xml", str(tmp_path / "junit.xml")], env=env)
+    result = run_cli(
+        ["merge", str(reports), "--allow-mixed", "--junit-xml", str(tmp_path / "junit.xml")],
+        env=env,
+    )
 
     assert result.code == 1, result.stdout + result.stderr
     assert "FAILED: 1 failure(s); 1 of 3 report(s) failed (3 run(s))" in result.stdout
@@ -132,8 +135,8 @@ def test_the_merged_report_written_beside_the_reports_is_not_merged_again(
     shutil.copytree(reports, tmp_path / "reports")
     out = tmp_path / "reports" / "merged.json"
 
-    first = run_cli(["merge", str(tmp_path / "reports"), "--json", str(out)])
-    again = run_cli(["merge", str(tmp_path / "reports"), "--json", str(out)])
+    first = run_cli(["merge", str(tmp_path / "reports"), "--allow-mixed", "--json", str(out)])
+    again = run_cli(["merge", str(tmp_path / "reports"), "--allow-mixed", "--json", str(out)])
     named = run_cli(["merge", str(out)])
 
     assert first.code == again.code == 1
@@ -209,6 +212,29 @@ def test_a_job_whose_check_stopped_early_fails_the_merge(tmp_path: Path) -> None
     assert merged["reports"][0]["error"]["code"] == "usage_error"
     assert merged["error"] is None and merged["failures"] == []
     assert "sandboxverify merge failed" in summary.read_text(encoding="utf-8")
+
+
+def test_merge_refuses_reports_of_different_distributions(reports: Path) -> None:
+    result = run_cli(["merge", str(reports)])
+
+    assert result.code == 2, result.stdout + result.stderr
+    assert "the reports are of different distributions" in result.stderr
+    assert "svfix-good-hatch" in result.stderr and "svfix-broken-typo-attr" in result.stderr
+    assert "--allow-mixed" in result.stderr
+
+
+def test_merge_names_each_report_once_per_line(reports: Path, tmp_path: Path) -> None:
+    # the same report twice (two jobs of one Python): their labels name their files
+    again = tmp_path / "again.json"
+    shutil.copy(good(reports)[1], again)
+    result = run_cli(["merge", good(reports)[1], str(again)])
+
+    assert result.code == 0, result.stdout + result.stderr
+    runs = [line for line in result.stdout.splitlines() if line.startswith("ok ")]
+    assert len(runs) == 2
+    for line in runs:
+        named = [part for part in (good(reports)[1], str(again)) if part in line]
+        assert len(named) == 1 and line.count(named[0]) == 1, line
 
 
 def test_merge_needs_a_report() -> None:

@@ -96,6 +96,28 @@ def test_tox_fails_on_a_broken_package(tmp_path: Path) -> None:
     assert "verify: FAIL code 1" in result.stdout
 
 
+def test_tox_verifies_the_sdist_where_the_project_develops_in_place(tmp_path: Path) -> None:
+    # a project-wide usedevelop = true (editable installs for the test envs) must not reach the
+    # verify env: an editable wheel points back at the tree and works nowhere else
+    project = copy_fixture("good-hatch", tmp_path)
+    (project / "tox.ini").write_text(
+        "[testenv]\nusedevelop = true\n\n" + tox_ini(), encoding="utf-8"
+    )
+    report_file = tmp_path / "report.json"
+
+    result = run(
+        [
+            *("tox", "-c", "tox.ini", "-e", "verify", "--workdir", str(tmp_path / "tox-work")),
+            *("--", "--json", str(report_file)),
+        ],
+        project,
+    )
+
+    assert result.code == 0, result.stdout + result.stderr
+    report = json.loads(report_file.read_text(encoding="utf-8"))
+    assert Path(report["target"]).name == "svfix_good_hatch-1.0.0.tar.gz"
+
+
 def test_tox_without_a_package_fails_instead_of_checking_the_tree(tmp_path: Path) -> None:
     project = copy_fixture("good-hatch", tmp_path)
     (project / "tox.ini").write_text(tox_ini() + "skip_install = true\n", encoding="utf-8")

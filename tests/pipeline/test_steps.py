@@ -140,6 +140,7 @@ def checked(
         CheckOptions(targets=(str(wheel),), **chosen),
         on_event=(events.append if events is not None else lambda event: None),
         runner=runner,
+        config=False,  # the wheel is no project: the repository's own table is not its
     )
 
 

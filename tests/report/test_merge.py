@@ -29,6 +29,7 @@ from sandboxverify.report._model import (
     PluginRecord,
     Report,
     ReportError,
+    ReportWarning,
     Run,
     Stage,
     ToolRecord,
@@ -249,3 +250,19 @@ def test_the_summary_tables_every_run_and_opens_the_failed_reports_first() -> No
     # the reports' own summaries, one heading level down
     assert "\n#### Python 3.12.1\n" in summary
     assert "\n## sandboxverify" not in summary[1:]
+
+
+def test_the_merged_report_lists_the_jobs_warnings_once() -> None:
+    warning = ReportWarning("junk-files", "demo-1.0.tar.gz: ships .github/", "demo-1.0.tar.gz", "x")
+    other = ReportWarning("wheel-bytecode", "demo.whl: ships .pyc", "demo.whl", "y")
+    empty: dict[str, Any] = {"host": "auto", "groups": (), "installer": "uv", "seconds": 1.0}
+    first = Report(".", (), (), (), **empty, warnings=(warning,))
+    second = Report(".", (), (), (), **empty, warnings=(warning, other))
+    sources = [
+        Source(name, report.to_json(), report) for name, report in (("a", first), ("b", second))
+    ]
+
+    document = merged_document(merge(sources))
+
+    assert document["warnings"] == [warning.to_json(), other.to_json()]
+    assert_valid_report(document)

@@ -63,6 +63,7 @@ RULES: dict[str, Rule] = {
         Rule("wheel-bytecode", _WARNING, ".pyc or .pyo files in the wheel"),
         Rule("wheel-duplicate-content", _WARNING, "files with identical contents"),
         Rule("wheel-common-toplevel", _WARNING, "a top-level name such as docs, src, build"),
+        Rule("wheel-tests-toplevel", _WARNING, "a top-level tests or test package or module"),
         Rule("wheel-toplevel-file", _WARNING, "a non-module file at the top of site-packages"),
         Rule("wheel-unimportable-path", _WARNING, "a module under a path no import reaches"),
         Rule("wheel-dataonly-toplevel", _WARNING, "a top-level directory without modules"),

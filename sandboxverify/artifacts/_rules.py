@@ -186,6 +186,9 @@ def content_problems(filename: str, info: str, files: Sequence[str]) -> list[Pro
                 f'exclude = ["{clash}*"], hatchling [tool.hatch.build.targets.wheel] '
                 'packages = ["yourpkg"]',
                 installable=True,
+                # hygiene, not breakage: installers take it and no user import reaches it
+                rule="wheel-tests-toplevel",
+                file=filename,
             )
         )
     if "sandboxverify" in top_level_names(files) and _distribution(filename) != "sandboxverify":

@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.stages._excuses import is_test_module, settle, triage
+from sandboxverify.stages._excuses import (
+    is_test_module,
+    left_out_by_application,
+    settle,
+    triage,
+)
 from sandboxverify.stages._extras import ExtraRun, Extras, parse_extras
 from sandboxverify.stages._platform_names import PLATFORM_NAMES, elsewhere, this_platform
 
@@ -159,6 +164,32 @@ def test_what_an_entry_point_reaches_or_a_module_the_wheel_left_out_is_never_exc
     )
     assert found.excused == {} and found.needs == {} and found.unmapped == ()
     assert dict(found.reached_extra) == {"pkg.plot": "histogram"}
+
+
+def test_what_only_a_plugin_its_application_leaves_out_reaches_is_judged_like_any_module() -> None:
+    # morefs (fsspec skips a protocol whose extra is missing), sqlalchemy-cockroachdb (a dialect
+    # whose DBAPI driver the user installs), opentelemetry instrumentors (the library they
+    # instrument): the probe said why the application leaves the entry point out here
+    left_out = {
+        "pytest11:hist": "needs pygal, which comes with the extra histogram",
+        "sqlalchemy.dialects:pkg.pg": "the DBAPI driver psycopg is the user's to install",
+    }
+    items = left_out_by_application(
+        [
+            failed("pytest_benchmark.histogram", "pygal", reached_by="pytest11:hist"),
+            failed("pkg.pg", "psycopg", reached_by="sqlalchemy.dialects:pkg.pg"),
+            failed("pkg.shared", "psycopg", reached_by="sqlalchemy.dialects:pkg.pg"),
+            failed("pkg.cli", "winreg", reached_by="console_scripts:pkg"),
+        ],
+        left_out,
+        plugin_modules={"pkg.shared"},  # a plugin the application loads names it too
+    )
+    found = sort(*items)
+    assert dict(found.needs) == {"pytest_benchmark.histogram": "histogram"}
+    assert list(found.excused) == ["pkg.pg"]
+    assert found.excused["pkg.pg"].reason == "application"
+    assert "the DBAPI driver psycopg is the user's to install" in found.excused["pkg.pg"].detail
+    assert found.reached_extra == {} and found.unmapped == ()  # the others: users meet them
 
 
 def ran(extra: str, modules: tuple[str, ...], **results: Any) -> ExtraRun:

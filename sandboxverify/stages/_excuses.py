@@ -222,6 +222,16 @@ def _test_excuse(
 ) -> ExcusedModule | None:
     if cause["skip"]:
         return ExcusedModule(module, "test", "a test module that skips itself at import")
+    if not missing:
+        # it raises at import for a reason of its own: a config file of the project's checkout
+        # (mako.testing), data fetched from the network, a name only its test tool defines
+        # (reveal_type in mypy test cases); test code runs only in its test run
+        return ExcusedModule(
+            module,
+            "test",
+            "a test module shipped in the wheel; it raises at import outside its test run "
+            "(it misses no package)",
+        )
     test_only = [name for name in missing if _test_only(name, extras)]
     if missing and len(test_only) == len(missing):
         names = ", ".join(dict.fromkeys(name.split(".")[0] for name in missing))
@@ -298,7 +308,8 @@ def _names(runs: Sequence[ExtraRun]) -> str:
 def _retest(
     module: str, result: Mapping[str, Any] | None, extras: Extras, packages: Collection[str]
 ) -> ExcusedModule | None:
-    """A test module that, with its extra, still needs only test packages: test code."""
+    """A test module that, with its extra, still needs only test packages or raises for a
+    reason of its own: test code."""
     if result is None or not is_test_module(module, packages):
         return None
     cause = _cause(result)

@@ -33,7 +33,7 @@ from sandboxverify.artifacts._rules import (
     unsafe_problems,
 )
 from sandboxverify.report import Failure, reached_for_network, summarize
-from sandboxverify.sandbox import RunContext, Workspace, build_inputs
+from sandboxverify.sandbox import NO_WHEEL_HINT, RunContext, Workspace, build_inputs, without_wheel
 
 
 @dataclass(frozen=True)
@@ -206,6 +206,15 @@ def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         cause = summarize(outcome.tail)
     else:
         cause = hooks.problem or "the build reported success but left no artifact"
+    sdist_only = without_wheel(outcome.tail) if outcome is not None and not outcome.ok else None
+    if sdist_only is not None and hooks.doing:
+        # a build requirement without a wheel: the sdist is fine, sandboxverify never builds
+        # a dependency (its code would run outside the sandbox)
+        cause = (
+            f"the build requirement {sdist_only!r} has no wheel, only a source distribution, "
+            "and sandboxverify never builds one"
+        )
+        hint = NO_WHEEL_HINT
     if hooks.doing:
         cause = f"{hooks.doing}: {cause}"
     if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):

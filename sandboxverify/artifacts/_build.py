@@ -35,7 +35,13 @@ from sandboxverify.artifacts._rules import (
 )
 from sandboxverify.artifacts._vcs import sdist_members, tracked_files, vcs_problems
 from sandboxverify.report import Failure, ReportWarning, reached_for_network, summarize
-from sandboxverify.sandbox import RunContext, Workspace, build_inputs
+from sandboxverify.sandbox import (
+    NO_WHEEL_HINT,
+    RunContext,
+    Workspace,
+    build_inputs,
+    without_wheel,
+)
 
 #: what the static rules fail with: the wheel still installs (``Problem.installable`` decides)
 _STATIC_CODES = ("artifact_invalid", "pyproject_invalid", "sdist_incomplete")
@@ -231,6 +237,15 @@ def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         cause = summarize(outcome.tail)
     else:
         cause = hooks.problem or "the build reported success but left no artifact"
+    sdist_only = without_wheel(outcome.tail) if outcome is not None and not outcome.ok else None
+    if sdist_only is not None and hooks.doing:
+        # a build requirement without a wheel: the sdist is fine, sandboxverify never builds
+        # a dependency (its code would run outside the sandbox)
+        cause = (
+            f"the build requirement {sdist_only!r} has no wheel, only a source distribution, "
+            "and sandboxverify never builds one"
+        )
+        hint = NO_WHEEL_HINT
     if hooks.doing:
         cause = f"{hooks.doing}: {cause}"
     if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):

@@ -4,8 +4,8 @@ but the installed environment."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.pipeline._progress import PluginLoaded
@@ -20,6 +20,7 @@ from sandboxverify.report import (
     ToolRecord,
     registrations,
 )
+from sandboxverify.runtime import EntryPointRef
 from sandboxverify.runtime.hosts import SCRIPT_GROUPS
 from sandboxverify.sandbox import parallel_map
 from sandboxverify.stages import (
@@ -35,6 +36,7 @@ from sandboxverify.stages import (
     excuse,
     failed_plugin_modules,
     judge_imports,
+    left_out_by_application,
     probe,
     run_imports,
     unexplained_failures,
@@ -60,6 +62,8 @@ class _Probed:
     failures: list[Failure]
     installed: tuple[dict[str, str], ...]
     notes: tuple[str, ...]
+    #: entry points (``group:name``) their application leaves out here by design, and why
+    left_out: Mapping[str, str] = field(default_factory=dict)
 
 
 class Inspector:
@@ -101,7 +105,12 @@ class Inspector:
             run = import_runs[0]
             assert isinstance(run, ImportRun)
             imports, imported = self._judge_imports(
-                installed, run, plugins, imports_timer, installed=found.installed
+                installed,
+                run,
+                plugins,
+                imports_timer,
+                installed=found.installed,
+                left_out=found.left_out,
             )
             failures, plugins = one_failure_per_cause([*failures, *imported], plugins)
             notes.extend(test_modules_note(imports))
@@ -148,7 +157,12 @@ class Inspector:
                 stage.fail_with(*judgement.failures)
             stage.summary = judgement.summary or _summary(plugins, tools)
         installed_dists = outcome.discovery.installed if outcome.discovery is not None else ()
-        return _Probed(plugins, tools, stage.failures, installed_dists, judgement.notes)
+        left_out = {
+            f"{load.record.group}:{load.record.name}": load.skipped
+            for load in outcome.loads
+            if load.skipped and load.record.ok and load.failure is None
+        }
+        return _Probed(plugins, tools, stage.failures, installed_dists, judgement.notes, left_out)
 
     def _judge_plugins(
         self, python: str, wheel: Artifact, plan: PluginPlan, outcome: ProbeOutcome
@@ -203,6 +217,7 @@ class Inspector:
         timer: StageTimer,
         *,
         installed: Sequence[dict[str, str]],
+        left_out: Mapping[str, str],
     ) -> tuple[ImportsRecord, tuple[Failure, ...]]:
         """Stage ``imports``, judged: its record and failures; the stage ends here. If a failed
         plugin's module stopped the run, it is repeated without the failed plugins' modules
@@ -210,13 +225,22 @@ class Inspector:
         run only if the run stopped in that plugin's own module). The modules that failed for
         a reason of their own are then judged as users meet them (``excuse``): with the extra
         they need, as another platform's, as test code; ``installed``: what the plain install
-        holds, by name."""
+        holds, by name; ``left_out``: the plugins their application leaves out here by design
+        (``group:name`` -> why), whose modules are judged like any module."""
         excluded = failed_plugin_modules(plugins)
         if run.result.get("stopped_at") in excluded:
             again = self._run_imports(sandboxed, exclude=excluded)
             run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
         allow_fail = self.options.import_allow_fail
-        failed = unexplained_failures(run, plugins=plugins, allow_fail=allow_fail)
+        failed = left_out_by_application(
+            unexplained_failures(run, plugins=plugins, allow_fail=allow_fail),
+            left_out,
+            {
+                EntryPointRef(p.name, p.group, p.value).module
+                for p in plugins
+                if f"{p.group}:{p.name}" not in left_out
+            },
+        )
         started = time.perf_counter()
         settled = (
             excuse(

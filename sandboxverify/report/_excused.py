@@ -7,15 +7,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ExcuseReason = Literal["extra", "platform", "test"]
-EXCUSE_REASONS: tuple[ExcuseReason, ...] = ("extra", "platform", "test")
+ExcuseReason = Literal["extra", "platform", "test", "application"]
+EXCUSE_REASONS: tuple[ExcuseReason, ...] = ("extra", "platform", "test", "application")
 
 
 @dataclass(frozen=True)
 class ExcusedModule:
     """A module that failed in the plain install and is not a failure: it imports with an
     extra installed (``extra``), it is written for another platform (``platform``), or it is
-    test code that needs only test packages (``test``, a warning about the wheel's contents)."""
+    test code that needs only test packages (``test``, a warning about the wheel's contents), or
+    only a plugin its application leaves out here by design needs it (``application``: the
+    probe said why, e.g. a database driver or an instrumented library the user chooses)."""
 
     module: str
     reason: ExcuseReason

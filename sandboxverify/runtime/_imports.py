@@ -154,10 +154,15 @@ def plan(
 
 def entry_modules(dist: metadata.Distribution, modules: Sequence[str]) -> dict[str, str]:
     """The modules of ``modules`` the distribution's entry points name, each with its first
-    entry point (``group:name``)."""
+    entry point (``group:name``). A group whose entry points name a file in a package
+    (``napari.manifest``) names no module: its application reads the file, imports nothing."""
+    from sandboxverify.runtime.hosts import names_file  # noqa: PLC0415
+
     planned = set(modules)
     found: dict[str, str] = {}
     for entry in sorted(dist.entry_points, key=lambda e: (e.group, e.name)):
+        if names_file(entry.group):
+            continue
         module = entry.value.split(":", 1)[0].split("[", 1)[0].strip()
         if module in planned:
             found.setdefault(module, f"{entry.group}:{entry.name}")

@@ -50,11 +50,13 @@ from sandboxverify.sandbox._toolchain import (
     direct_references,
 )
 from sandboxverify.sandbox._venv import (
+    NO_WHEEL_HINT,
     Sandbox,
     create_sandbox,
     fetch_alone,
     install_wheel,
     learn_interpreter,
+    without_wheel,
 )
 from sandboxverify.sandbox._workspace import SandboxPaths, Workspace
 
@@ -62,6 +64,7 @@ __all__ = [
     "HINT",
     "INSTALLER_CHOICES",
     "ISOLATION_CHOICES",
+    "NO_WHEEL_HINT",
     "PACKAGE",
     "PROCESS_RISKS",
     "SELECTORS",
@@ -112,4 +115,5 @@ __all__ = [
     "shutting_down",
     "supervised",
     "unfiltered_reason",
+    "without_wheel",
 ]

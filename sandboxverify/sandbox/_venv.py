@@ -129,7 +129,7 @@ def install_wheel(
     outcome = _run(argv, sandbox, "install", ctx)
     if not outcome.ok:
         cause = summarize(outcome.tail)
-        sdist_only = _without_wheel(outcome.tail)
+        sdist_only = without_wheel(outcome.tail)
         if sdist_only is not None and not outcome.timed_out:
             cause = (
                 f"the dependency {sdist_only!r} has no wheel for Python {version}, only a source "
@@ -173,7 +173,7 @@ _UV_NO_WHEEL = re.compile(
 )
 
 
-def _without_wheel(output: str) -> str | None:
+def without_wheel(output: str) -> str | None:
     """The dependency the installer found no wheel of, when it says so (uv does; pip says only
     that nothing matched, see ``_install_hint``)."""
     match = _UV_NO_WHEEL.search(output)

@@ -7,7 +7,7 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 from __future__ import annotations
 
 from sandboxverify.stages._applications import Finder, Found, ShippedHost
-from sandboxverify.stages._excuses import excuse
+from sandboxverify.stages._excuses import excuse, left_out_by_application
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import (
     PlannedPlugin,
@@ -53,6 +53,7 @@ __all__ = [
     "failed_plugin_modules",
     "failure_error",
     "judge_imports",
+    "left_out_by_application",
     "load_smoke_playbook",
     "no_smoke_driver",
     "plan_plugins",

@@ -4,7 +4,9 @@ extra, another platform, or a test framework is not broken, and the report says 
 :func:`triage` sorts the modules that failed in the plain install; the extras some of them
 need are then installed, each in a sandbox of its own (``_extras``), and :func:`settle` reads
 what the modules did there. A module an entry point reached (its plugin or console script
-imports it, as the runtime saw) is never excused: users meet its failure.
+imports it, as the runtime saw) is never excused: users meet its failure; unless its
+application leaves the entry point out here by design (the probe says why: a driver or a
+library its users install), then it is judged like any module (:func:`left_out_by_application`).
 """
 
 from __future__ import annotations
@@ -47,6 +49,26 @@ def is_test_module(module: str, packages: Collection[str] = ()) -> bool:
         or last.endswith("_test")
         or last == "conftest"
     )
+
+
+def left_out_by_application(
+    failed: Sequence[Mapping[str, Any]],
+    left_out: Mapping[str, str],
+    plugin_modules: Collection[str],
+) -> list[dict[str, Any]]:
+    """``failed`` with each module that only plugins their application leaves out here reach
+    (``left_out``: entry point ``group:name`` -> the probe's why) no longer ``reached_by`` one,
+    and ``left_out`` saying why. ``plugin_modules``: the modules the other plugins name."""
+    judged: list[dict[str, Any]] = []
+    for item in failed:
+        entry, module = item.get("reached_by"), str(item["module"])
+        if isinstance(entry, str) and entry in left_out and module not in plugin_modules:
+            why = f"entry point {entry}, which reaches it, is left out here by its application"
+            rest = {key: value for key, value in item.items() if key != "reached_by"}
+            judged.append({**rest, "left_out": f"{why}: {left_out[entry]}"})
+        else:
+            judged.append(dict(item))
+    return judged
 
 
 def packages_of(modules: Iterable[str]) -> set[str]:
@@ -130,7 +152,10 @@ def triage(
 ) -> Triage:
     """``failed``: the runtime's results of the modules that failed (neither allowed to nor
     a failed plugin's), each with its ``cause`` and, if an entry point reached it,
-    ``reached_by``."""
+    ``reached_by``; or, if only entry points their application leaves out here by design
+    reached it (``left_out_by_application``), ``left_out``: why, in words. Such a module is
+    judged like one no entry point reaches, and excused when no extra declares what it
+    lacks (its users install that themselves: a driver, the library instrumented)."""
     own_names = set(own)
     packages = packages_of(modules)
     excused: dict[str, ExcusedModule] = {}
@@ -144,6 +169,10 @@ def triage(
         if len(missing) != len(cause["missing"]):
             continue  # a module of the wheel's own is missing: the wheel left it out
         extra = next((e for name in missing for e in extras.providing(name)[:1]), None)
+        left_out = item.get("left_out")
+        if isinstance(left_out, str) and missing and extra is None:
+            excused[module] = ExcusedModule(module, "application", left_out)
+            continue
         if item.get("reached_by"):
             if extra is not None:
                 reached_extra[module] = extra
@@ -193,6 +222,16 @@ def _test_excuse(
 ) -> ExcusedModule | None:
     if cause["skip"]:
         return ExcusedModule(module, "test", "a test module that skips itself at import")
+    if not missing:
+        # it raises at import for a reason of its own: a config file of the project's checkout
+        # (mako.testing), data fetched from the network, a name only its test tool defines
+        # (reveal_type in mypy test cases); test code runs only in its test run
+        return ExcusedModule(
+            module,
+            "test",
+            "a test module shipped in the wheel; it raises at import outside its test run "
+            "(it misses no package)",
+        )
     test_only = [name for name in missing if _test_only(name, extras)]
     if missing and len(test_only) == len(missing):
         names = ", ".join(dict.fromkeys(name.split(".")[0] for name in missing))
@@ -269,7 +308,8 @@ def _names(runs: Sequence[ExtraRun]) -> str:
 def _retest(
     module: str, result: Mapping[str, Any] | None, extras: Extras, packages: Collection[str]
 ) -> ExcusedModule | None:
-    """A test module that, with its extra, still needs only test packages: test code."""
+    """A test module that, with its extra, still needs only test packages or raises for a
+    reason of its own: test code."""
     if result is None or not is_test_module(module, packages):
         return None
     cause = _cause(result)

@@ -200,3 +200,28 @@ def test_a_build_that_reached_for_the_network_says_so(
     assert failure.code == "build_failed"
     assert ("could not reach the network" in (failure.hint or "")) is network
     assert (failure.hint == "missing?") is not network
+
+
+def test_a_build_requirement_without_a_wheel_is_named_with_the_no_wheel_hint(
+    tmp_path: Path,
+) -> None:
+    # tox-docker 5.0.0 builds with vcversioner, which has only an sdist
+    command = Command(
+        argv=["uv", "pip", "install"],
+        env={},
+        cwd=tmp_path,
+        timeout=60.0,
+        log_path=tmp_path / "log",
+        label="build-requirements",
+    )
+    tail = (
+        "error: No solution found when resolving dependencies\n"
+        "  hint: Wheels are required for `vcversioner` because building from source is "
+        "disabled for all packages (i.e., with `--no-build`)\n"
+    )
+    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    hooks = HookRun(failed=outcome, doing="installing its build requirements (vcversioner)")
+    failure = build_failure("building a wheel from tox_docker-5.0.0.tar.gz", hooks, "missing?")
+    assert failure.code == "build_failed"
+    assert "the build requirement 'vcversioner' has no wheel" in failure.message
+    assert failure.hint is not None and "--find-links" in failure.hint

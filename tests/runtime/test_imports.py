@@ -19,6 +19,7 @@ import pytest
 from sandboxverify.runtime._imports import (
     RUNTIME_ROOT,
     allowed_roots,
+    entry_modules,
     import_modules,
     missing_files,
     module_names,
@@ -340,3 +341,27 @@ def test_the_action_runs_in_a_venv_and_reports_through_the_progress_file(
     notes = [json.loads(line) for line in progress.read_text().splitlines()]
     assert notes[0] == {"planned": result["modules"]}
     assert notes[-1] == {"done": True}
+
+
+class _Dist(metadata.Distribution):
+    """A distribution with only entry points."""
+
+    def __init__(self, entry_points: str) -> None:
+        self._entry_points = entry_points
+
+    def read_text(self, filename: str) -> str | None:
+        return self._entry_points if filename == "entry_points.txt" else None
+
+    def locate_file(self, path: str | os.PathLike[str]) -> Path:
+        return Path(path)
+
+
+def test_an_entry_point_naming_a_file_in_a_package_reaches_no_module() -> None:
+    # npe2 finds the package of 'napari_console:napari.yaml' and reads the file: it never
+    # imports napari_console, whose import needs Qt bindings
+    dist = _Dist(
+        "[napari.manifest]\nnapari-console = napari_console:napari.yaml\n\n"
+        "[pytest11]\nconsole = napari_console.fixtures\n"
+    )
+    modules = ["napari_console", "napari_console.fixtures"]
+    assert entry_modules(dist, modules) == {"napari_console.fixtures": "pytest11:console"}

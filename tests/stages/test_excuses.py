@@ -10,7 +10,12 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.stages._excuses import is_test_module, settle, triage
+from sandboxverify.stages._excuses import (
+    is_test_module,
+    left_out_by_application,
+    settle,
+    triage,
+)
 from sandboxverify.stages._extras import ExtraRun, Extras, parse_extras
 from sandboxverify.stages._platform_names import PLATFORM_NAMES, elsewhere, this_platform
 
@@ -133,6 +138,22 @@ def test_test_modules_are_known_by_their_names(
     assert is_test_module(module, packages) is expected
 
 
+def test_test_code_that_raises_at_import_for_a_reason_of_its_own_is_test_code() -> None:
+    # mako.testing.config reads ./setup.cfg of the project's checkout (MissingConfig); thinc's
+    # mypy test cases call reveal_type, which only mypy defines; a module that is no test code
+    # raising the same way stays a failure
+    found = sort(
+        failed("mako.testing.config"),
+        failed("thinc.tests.mypy.modules.success_plugin"),
+        failed("mako.template"),
+    )
+    assert {m: e.reason for m, e in found.excused.items()} == {
+        "mako.testing.config": "test",
+        "thinc.tests.mypy.modules.success_plugin": "test",
+    }
+    assert "raises at import outside its test run" in found.excused["mako.testing.config"].detail
+
+
 def test_test_code_that_needs_only_test_packages_is_a_warning_not_a_failure() -> None:
     found = sort(
         failed("duckdb_engine.tests.conftest", "pytest"),
@@ -159,6 +180,32 @@ def test_what_an_entry_point_reaches_or_a_module_the_wheel_left_out_is_never_exc
     )
     assert found.excused == {} and found.needs == {} and found.unmapped == ()
     assert dict(found.reached_extra) == {"pkg.plot": "histogram"}
+
+
+def test_what_only_a_plugin_its_application_leaves_out_reaches_is_judged_like_any_module() -> None:
+    # morefs (fsspec skips a protocol whose extra is missing), sqlalchemy-cockroachdb (a dialect
+    # whose DBAPI driver the user installs), opentelemetry instrumentors (the library they
+    # instrument): the probe said why the application leaves the entry point out here
+    left_out = {
+        "pytest11:hist": "needs pygal, which comes with the extra histogram",
+        "sqlalchemy.dialects:pkg.pg": "the DBAPI driver psycopg is the user's to install",
+    }
+    items = left_out_by_application(
+        [
+            failed("pytest_benchmark.histogram", "pygal", reached_by="pytest11:hist"),
+            failed("pkg.pg", "psycopg", reached_by="sqlalchemy.dialects:pkg.pg"),
+            failed("pkg.shared", "psycopg", reached_by="sqlalchemy.dialects:pkg.pg"),
+            failed("pkg.cli", "winreg", reached_by="console_scripts:pkg"),
+        ],
+        left_out,
+        plugin_modules={"pkg.shared"},  # a plugin the application loads names it too
+    )
+    found = sort(*items)
+    assert dict(found.needs) == {"pytest_benchmark.histogram": "histogram"}
+    assert list(found.excused) == ["pkg.pg"]
+    assert found.excused["pkg.pg"].reason == "application"
+    assert "the DBAPI driver psycopg is the user's to install" in found.excused["pkg.pg"].detail
+    assert found.reached_extra == {} and found.unmapped == ()  # the others: users meet them
 
 
 def ran(extra: str, modules: tuple[str, ...], **results: Any) -> ExtraRun:

@@ -40,6 +40,7 @@ from sandboxverify.runtime.hosts._registry import (
     Group,
     Host,
     Wording,
+    names_file,
     names_module,
     near_miss,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "Wording",
     "describe_hooks",
     "load_plugin",
+    "names_file",
     "names_module",
     "near_miss",
     "resolve",

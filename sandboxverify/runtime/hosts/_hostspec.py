@@ -51,6 +51,7 @@ class Group:
         hookspecs: str | None = None,
         more_hookspecs: Iterable[str] = (),
         names_module: bool = False,
+        names_file: bool = False,
     ) -> None:
         self.name: Final = name
         #: the distribution whose application loads the group (``None``: sandboxverify's own)
@@ -62,6 +63,9 @@ class Group:
         self.more_hookspecs: Final = tuple(more_hookspecs)
         #: the application loads a module, so an entry point naming a bare module is complete
         self.names_module: Final = names_module
+        #: the value names a file inside a package (``package:napari.yaml``): the application
+        #: finds the package and reads the file, it never imports the module
+        self.names_file: Final = names_file
 
 
 class Host:

@@ -26,6 +26,7 @@ __all__ = [
     "Host",
     "Wording",
     "host_named",
+    "names_file",
     "names_module",
     "near_miss",
 ]
@@ -322,6 +323,13 @@ def names_module(group: str) -> bool:
     """Does the application of ``group`` load a module rather than call an object?"""
     known = KNOWN_GROUPS.get(group)
     return known is not None and known[1].names_module
+
+
+def names_file(group: str) -> bool:
+    """Does an entry point of ``group`` name a file in a package, which its application reads
+    without importing the package?"""
+    known = KNOWN_GROUPS.get(group)
+    return known is not None and known[1].names_file
 
 
 def near_miss(group: str) -> str | None:

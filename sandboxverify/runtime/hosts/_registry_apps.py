@@ -147,7 +147,7 @@ APPLICATION_HOSTS = (
     Host(
         "napari",
         loader="_napari:load_napari",
-        groups=[Group("napari.manifest", application="npe2")],
+        groups=[Group("napari.manifest", application="npe2", names_file=True)],
         loading="the manifest file the value names (`package:napari.yaml`: a file, not an "
         "object) read and validated by npe2, napari's plugin engine, and every `python_name` "
         "it contributes imported",

@@ -98,7 +98,9 @@ class PluginSurveyor:
         )
         started = time.perf_counter()
         try:
-            report = check(options)
+            # the plugin as published, with no options: not the configuration of wherever
+            # the survey runs (a check of a file would read the current directory's)
+            report = check(options, config=False)
         except SandboxVerifyError as exc:
             return SideResult(
                 "error",

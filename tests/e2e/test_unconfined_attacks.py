@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 SECRET = "svfix-unconfined-secret-value"
 #: what the builder's setup.py leaves in the HOME it runs with
 MARKER = "svfix-attack-builder-ran"
-OWN_ANNOTATION = re.compile(r"::error (file=[^,]+,line=\d+,)?title=sandboxverify%3A ")
+OWN_ANNOTATION = re.compile(r"::(error|warning) (file=[^,]+,line=\d+,)?title=sandboxverify%3A ")
 RAW = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 
 

@@ -264,9 +264,16 @@ def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
 
 
 def inspected(
-    paths: Sequence[Path], expect_files: Sequence[str], *, built: bool, started: float
+    paths: Sequence[Path],
+    expect_files: Sequence[str],
+    *,
+    built: bool,
+    started: float,
+    publishing: bool = True,
 ) -> BuildResult:
-    """Static checks of every artifact; every problem of every artifact becomes a failure."""
+    """Static checks of every artifact; every problem of every artifact becomes a failure, or
+    a warning. ``publishing``: the files are built from the project to be published; else
+    they were given (or built from a given sdist), and upload refusals are warnings."""
     sdist: Artifact | None = None
     wheels: list[Artifact] = []
     failures: list[Failure] = []
@@ -284,6 +291,8 @@ def inspected(
             found.extend(missing_expected_files(path.name, files, expect_files))
         if built:  # a compiled project's own wheel is of this machine: its sdist is published
             found = [_as_local(problem) for problem in found]
+        if not publishing:
+            found = [replace(problem, given=True) for problem in found]
         problems = [p for p in found if p.severity == "error"]
         failures.extend(as_failure(p) for p in problems)
         warnings.extend(as_warning(p) for p in found if p.severity == "warning")

@@ -4,6 +4,10 @@ What PyPI (or twine, or an installer) would refuse, or what breaks an install, i
 failure. Hygiene (bytecode, junk files, duplicate contents) is a ``warning``: reported in the
 report's ``warnings`` and on stderr, and a failure only where ``--fail-on-warning`` names it. The
 codes are a contract, as failure codes are: add, never rename.
+
+An ``upload`` rule is about publishing only: PyPI refuses the upload, but an installer takes the
+file and its users meet nothing. It fails a check that builds what is about to be published (a
+project); on files given as they are, which may be published already, it is a warning.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ class Rule:
     #: what the rule catches, in a few words (``--help`` and the README list them)
     what: str
     failure: FailureCode = "artifact_invalid"
+    #: an error only for what is about to be published (see the module's docstring)
+    upload: bool = False
 
 
 _ERROR: Severity = "error"
@@ -33,29 +39,53 @@ RULES: dict[str, Rule] = {
     rule.code: rule
     for rule in (
         # -- metadata, as twine and PyPI validate it ------------------------------------------
-        Rule("metadata-field-too-new", _ERROR, "a field newer than the Metadata-Version"),
-        Rule("metadata-version-unsupported", _ERROR, "a Metadata-Version PyPI does not accept"),
+        Rule(
+            "metadata-field-too-new", _ERROR, "a field newer than the Metadata-Version", upload=True
+        ),
+        Rule(
+            "metadata-version-unsupported",
+            _ERROR,
+            "a Metadata-Version PyPI does not accept",
+            upload=True,
+        ),
         Rule("metadata-license-file-early", _WARNING, "License-File under Metadata-Version < 2.4"),
-        Rule("version-local", _ERROR, "a local version (1.0+local)"),
-        Rule("classifier-invalid", _ERROR, "an unknown, deprecated or Private classifier"),
-        Rule("summary-too-long", _ERROR, "a Summary over 512 characters"),
-        Rule("url-invalid", _ERROR, "a project URL PyPI refuses"),
-        Rule("license-conflict", _ERROR, "both License and License-Expression"),
-        Rule("license-file-missing", _ERROR, "a License-File the archive lacks"),
-        Rule("readme-invalid", _ERROR, "a long description PyPI cannot render"),
+        Rule("version-local", _ERROR, "a local version (1.0+local)", upload=True),
+        Rule(
+            "classifier-invalid",
+            _ERROR,
+            "an unknown, deprecated or Private classifier",
+            upload=True,
+        ),
+        Rule("summary-too-long", _ERROR, "a Summary over 512 characters", upload=True),
+        Rule("url-invalid", _ERROR, "a project URL PyPI refuses", upload=True),
+        Rule("license-conflict", _ERROR, "both License and License-Expression", upload=True),
+        Rule("license-file-missing", _ERROR, "a License-File the archive lacks", upload=True),
+        Rule("readme-invalid", _ERROR, "a long description PyPI cannot render", upload=True),
         Rule("readme-content-type-missing", _WARNING, "no Description-Content-Type"),
         Rule("readme-missing", _WARNING, "no long description"),
-        Rule("entry-point-name", _ERROR, "a console script name PyPI refuses"),
+        Rule("entry-point-name", _ERROR, "a console script name PyPI refuses", upload=True),
         # -- file names and sizes ---------------------------------------------------------------
-        Rule("sdist-filename", _ERROR, "an sdist not named {normalized_name}-{version}.tar.gz"),
-        Rule("wheel-filename", _ERROR, "a wheel whose name part is not the normalized name"),
-        Rule("wheel-platform-tag", _ERROR, "a platform tag PyPI refuses (linux_x86_64)"),
+        Rule(
+            "sdist-filename",
+            _ERROR,
+            "an sdist not named {normalized_name}-{version}.tar.gz",
+            upload=True,
+        ),
+        Rule(
+            "wheel-filename",
+            _ERROR,
+            "a wheel whose name part is not the normalized name",
+            upload=True,
+        ),
+        Rule(
+            "wheel-platform-tag", _ERROR, "a platform tag PyPI refuses (linux_x86_64)", upload=True
+        ),
         Rule(
             "wheel-platform-local",
             _WARNING,
             "a wheel built here for this machine only (linux_x86_64): PyPI refuses it",
         ),
-        Rule("artifact-too-large", _ERROR, "a file over PyPI's 100 MiB limit"),
+        Rule("artifact-too-large", _ERROR, "a file over PyPI's 100 MiB limit", upload=True),
         # -- wheel contents (check-wheel-contents' kinds) ---------------------------------------
         Rule("wheel-editable", _ERROR, "an editable wheel (pip -e, tox usedevelop)"),
         Rule("wheel-src-toplevel", _ERROR, "modules installed under src/ or lib/"),
@@ -73,7 +103,13 @@ RULES: dict[str, Rule] = {
         Rule("path-case-collision", _WARNING, "paths that differ only in case"),
         Rule("path-unportable", _WARNING, "paths with spaces, non-ASCII or over 200 chars"),
         # -- the source: pyproject.toml and the files in version control ------------------------
-        Rule("pyproject-invalid", _ERROR, "pyproject.toml against its schema", "pyproject_invalid"),
+        Rule(
+            "pyproject-invalid",
+            _ERROR,
+            "pyproject.toml against its schema",
+            "pyproject_invalid",
+            upload=True,
+        ),
         Rule(
             "sdist-missing-module",
             _ERROR,
@@ -95,8 +131,8 @@ def rule_named(code: str) -> Rule:
 
 
 def warning_codes() -> tuple[str, ...]:
-    """The codes ``--fail-on-warning`` may name."""
-    return tuple(code for code, rule in RULES.items() if rule.severity == "warning")
+    """The codes ``--fail-on-warning`` may name (an upload rule is a warning on given files)."""
+    return tuple(code for code, rule in RULES.items() if rule.severity == "warning" or rule.upload)
 
 
 #: what ``--fail-on-warning`` takes for every warning code

@@ -37,7 +37,7 @@ def prepare_artifacts(
     started = time.perf_counter()
     same_release_named([*target.sdists, *target.wheels])
     given = [*target.sdists, *target.wheels]
-    checked = inspected(given, expect_files, built=False, started=started)
+    checked = inspected(given, expect_files, built=False, started=started, publishing=False)
     sdist = checked.sdist
     if sdist is None or (checked.failures and not target.wheels):
         return checked
@@ -79,7 +79,7 @@ def _wheel_from_sdist(
     key = _cache_key(sdist, ctx) if cache is not None else None
     reused = cache.get(key, workspace.dist) if cache is not None and key is not None else None
     if reused is not None and len(reused) == 1:
-        result = inspected(reused, expect_files, built=True, started=started)
+        result = inspected(reused, expect_files, built=True, started=started, publishing=False)
         return replace(_of_release(sdist, result), reused=True)
     for path in reused or ():  # an entry of another shape is no wheel of this sdist
         path.unlink(missing_ok=True)
@@ -95,7 +95,9 @@ def _wheel_from_sdist(
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
-    result = _of_release(sdist, inspected(wheels, expect_files, built=True, started=started))
+    result = _of_release(
+        sdist, inspected(wheels, expect_files, built=True, started=started, publishing=False)
+    )
     if cache is not None and key is not None and result.ok:
         cache.put(key, wheels)
     return result

@@ -36,11 +36,17 @@ class Problem:
     rule: str | None = None
     #: the file it is about: the artifact's name, or ``pyproject.toml``
     file: str | None = None
+    #: found in a file given as it is (perhaps published already), not one about to be
+    given: bool = False
 
     @property
     def severity(self) -> Severity:
-        """``warning``: hygiene, reported and passed unless promoted (``--fail-on-warning``)."""
-        return rule_named(self.rule).severity if self.rule else "error"
+        """``warning``: hygiene, reported and passed unless promoted (``--fail-on-warning``);
+        also an upload refusal in a given file, whose users meet nothing of it."""
+        if self.rule is None:
+            return "error"
+        rule = rule_named(self.rule)
+        return "warning" if self.given and rule.upload else rule.severity
 
     @property
     def code(self) -> FailureCode:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from sandboxverify.artifacts import ArtifactProblem, inspect_sdist, inspect_wheel
 from sandboxverify.artifacts._findings import RULES, promoted, unknown_warning_codes
 from sandboxverify.artifacts._readme import rst_errors
+from sandboxverify.artifacts._rules import Problem
 from sandboxverify.report import ReportWarning
 from tests.helpers import make_wheel
 
@@ -175,4 +177,18 @@ def test_the_readme_lists_every_rule_with_its_severity() -> None:
     text = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
     for code, rule in RULES.items():
         severity = f"fails (`{rule.failure}`)" if rule.severity == "error" else "warning"
+        severity += ", *upload*" if rule.upload else ""
         assert f"| `{code}` | {severity} |" in text, code
+
+
+def test_an_upload_refusal_is_a_warning_only_in_a_given_file() -> None:
+    """PyPI refuses it at upload, an installer takes it: a failure for what is about to be
+    published, a warning for a file given as it is; what breaks an install fails both."""
+    refused = Problem(
+        "demo-1.0.tar.gz: License-Expression under 2.1", "h", rule="metadata-field-too-new"
+    )
+    assert refused.severity == "error"
+    assert replace(refused, given=True).severity == "warning"
+    assert "metadata-field-too-new" not in unknown_warning_codes(["metadata-field-too-new"])
+    broken = Problem("demo-1.0-py3-none-any.whl: editable", "h", rule="wheel-editable")
+    assert replace(broken, given=True).severity == "error"

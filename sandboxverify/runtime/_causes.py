@@ -18,6 +18,21 @@ _NO_ATTRIBUTE = re.compile(r"module '([^']+)' has no attribute '([^']+)'")
 #: ``Skipped`` (``pytest.importorskip``, ``pytest.skip(allow_module_level=True)``), which says
 #: its module is ``builtins`` but derives from ``_pytest.outcomes.OutcomeException``
 _SKIPS = {("unittest.case", "SkipTest"), ("_pytest.outcomes", "OutcomeException")}
+#: a platform test a module makes at import: ``assert sys.platform == "win32"``,
+#: ``if os.name != "nt": raise ImportError(...)``
+_PLATFORM_TEST = re.compile(
+    r"""(?:sys\.platform|os\.name|platform\.system\(\))\s*"""
+    r"""(?:==|!=|\.startswith\()\s*['"]([A-Za-z0-9_]+)['"]"""
+)
+#: what those tests compare with, as the platforms are named on the host side
+_PLATFORMS = {
+    "win32": "windows",
+    "cygwin": "windows",
+    "nt": "windows",
+    "windows": "windows",
+    "darwin": "macos",
+    "linux": "linux",
+}
 
 
 def cause_of(exc: BaseException) -> dict[str, Any]:
@@ -47,7 +62,38 @@ def cause_of(exc: BaseException) -> dict[str, Any]:
             any((k.__module__, k.__name__) in _SKIPS for k in kinds)
             and (type(link).__name__ in ("SkipTest", "Skipped"))
         )
-    return {"missing": _unique(missing), "names": names, "skip": skip}
+    return {
+        "missing": _unique(missing),
+        "names": names,
+        "skip": skip,
+        "requires_platform": _required_platforms(exc),
+    }
+
+
+def _required_platforms(exc: BaseException) -> list[str]:
+    """The platforms the module's own code said it needs, where it raised at import from a
+    platform test (``click._winconsole``: ``assert sys.platform == "win32"``); else none."""
+    import linecache  # noqa: PLC0415 - only a failure needs it
+
+    frame = None
+    tb = exc.__traceback__
+    while tb is not None:  # the innermost module-level frame: the statement that raised
+        if tb.tb_frame.f_code.co_name == "<module>":
+            frame = tb
+        tb = tb.tb_next
+    if frame is None:
+        return []
+    where, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
+    statement = linecache.getline(where, line).strip()
+    before = [linecache.getline(where, n).strip() for n in (line - 2, line - 1)]
+    if statement.startswith("assert "):
+        tested = statement
+    elif statement.startswith("raise ") and before[-1].startswith("if ") and "!=" in before[-1]:
+        tested = before[-1]  # ``if sys.platform != "win32":`` then the raise
+    else:
+        return []
+    found = [_PLATFORMS.get(name.lower()) for name in _PLATFORM_TEST.findall(tested)]
+    return [] if not found or None in found else _unique([str(name) for name in found])
 
 
 def _installed(package: str) -> bool:

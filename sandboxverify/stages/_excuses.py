@@ -26,7 +26,7 @@ from sandboxverify.stages._extras import (
     run_extra,
 )
 from sandboxverify.stages._imports import Settled
-from sandboxverify.stages._platform_names import elsewhere
+from sandboxverify.stages._platform_names import elsewhere, this_platform
 
 #: extras' sandboxes made and filled at once (installs are mostly waiting on the network)
 _EXTRAS_AT_ONCE = 2
@@ -212,6 +212,11 @@ def _excuse_at_once(
     if rows:
         what = ", ".join(f"{row.name} ({row.source})" for row in rows)
         return ExcusedModule(module, "platform", f"needs {what}")
+    required = cause["requires_platform"]
+    if required and this_platform() not in required:
+        return ExcusedModule(
+            module, "platform", f"says at import that it runs on {' or '.join(required)} only"
+        )
     if is_test_module(module, packages):
         return _test_excuse(module, missing, cause, extras)
     return None
@@ -387,4 +392,7 @@ def _cause(item: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(names, list)
         else [],
         "skip": cause.get("skip") is True,
+        "requires_platform": [str(p) for p in required if isinstance(p, str)]
+        if isinstance(required := cause.get("requires_platform"), list)
+        else [],
     }

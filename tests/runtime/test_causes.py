@@ -35,7 +35,12 @@ def test_an_import_error_raised_from_a_missing_module_names_that_module(
         "    raise ImportError(exc.args, 'Please install pygal or pkg[histogram]') from exc\n",
     )
     assert type(exc) is ImportError
-    assert cause_of(exc) == {"missing": ["svtest_absent_pygal"], "names": [], "skip": False}
+    assert cause_of(exc) == {
+        "missing": ["svtest_absent_pygal"],
+        "names": [],
+        "skip": False,
+        "requires_platform": [],
+    }
 
 
 def test_a_fallback_import_names_both_modules_most_recent_first(
@@ -59,6 +64,7 @@ def test_a_name_a_module_lacks_is_named_with_its_module(
         "missing": [],
         "names": [["ctypes", "WINFUNCTYPE"]],
         "skip": False,
+        "requires_platform": [],
     }
     assert cause_of(attribute)["names"] == [["ctypes", "windll"]]
 
@@ -75,7 +81,12 @@ def test_a_test_framework_skipping_the_module_is_a_skip(
     assert isinstance(unittest_skip, unittest.SkipTest)
     assert cause_of(unittest_skip)["skip"] is True
     assert cause_of(pytest_skip)["skip"] is True
-    assert cause_of(RuntimeError("boom")) == {"missing": [], "names": [], "skip": False}
+    assert cause_of(RuntimeError("boom")) == {
+        "missing": [],
+        "names": [],
+        "skip": False,
+        "requires_platform": [],
+    }
 
 
 def test_a_module_an_installed_package_lacks_is_a_missing_name_not_a_missing_package(
@@ -83,6 +94,35 @@ def test_a_module_an_installed_package_lacks_is_a_missing_name_not_a_missing_pac
 ) -> None:
     """``tox.venv`` gone from the installed tox is an API break, not a dependency to add."""
     exc = failure_of(tmp_path, monkeypatch, "import json.svtest_gone\n")
-    assert cause_of(exc) == {"missing": [], "names": [["json", "svtest_gone"]], "skip": False}
+    assert cause_of(exc) == {
+        "missing": [],
+        "names": [["json", "svtest_gone"]],
+        "skip": False,
+        "requires_platform": [],
+    }
     absent = failure_of(tmp_path, monkeypatch, "import svtest_absent.sub\n")
     assert cause_of(absent)["missing"] == ["svtest_absent"]
+
+
+@pytest.mark.parametrize(
+    ("source", "platforms"),
+    [
+        ('import sys\nassert sys.platform == "svtestnever" or sys.platform == "win32"\n', []),
+        ('import sys\nassert sys.platform == "win32"\n', ["windows"]),
+        ('import os\nif os.name != "nt":\n    raise ImportError("Windows only")\n', ["windows"]),
+        ('import sys\nassert sys.platform.startswith("darwin")\n', ["macos"]),
+        ("import platform\nassert platform.system() == 'Darwin'\n", ["macos"]),
+        # a failure no platform test raised says nothing of a platform
+        ("import sys\nassert sys.version_info < (3,)\n", []),
+        ('import sys\nif sys.platform == "win32":\n    pass\nraise RuntimeError("x")\n', []),
+    ],
+)
+def test_a_platform_test_at_import_names_the_platforms_the_module_needs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, platforms: list[str]
+) -> None:
+    """click._winconsole: ``assert sys.platform == "win32"`` is a module of another platform,
+    not a broken one; the host side excuses it where the platform is not this one."""
+    if sys.platform == "win32" and "windows" in platforms:
+        pytest.skip("the module imports on Windows")  # pragma: no cover
+    exc = failure_of(tmp_path, monkeypatch, source)
+    assert cause_of(exc)["requires_platform"] == platforms

@@ -19,6 +19,11 @@ _ID = (
 )
 
 
+def _caller_only() -> list[str]:
+    """The keys of ``check`` a project's file may not set at all."""
+    return [option.config_key for option in options_of("check") if option.project is False]
+
+
 def config_schema() -> dict[str, Any]:
     """Every option of ``check`` as a key, in both spellings (``-`` and ``_``)."""
     properties: dict[str, Any] = {}
@@ -41,9 +46,8 @@ def config_schema() -> dict[str, Any]:
         "description": "The options of `sandboxverify check` a checked project may set, same names "
         "(- or _); the command line wins. Paths are relative to the pyproject.toml and stay inside "
         "the project. Keys that would widen what the project's code reaches or where "
-        "sandboxverify writes (pass-env, find-links, index-url, keep, json, junit-xml, "
-        "network) come only from the command line or the caller's own configuration. Unknown "
-        "keys are a configuration error.",
+        f"sandboxverify writes ({', '.join(_caller_only())}) come only from the command line or "
+        "the caller's own configuration. Unknown keys are a configuration error.",
         "type": "object",
         "properties": {**properties, **aliases},
         "additionalProperties": False,

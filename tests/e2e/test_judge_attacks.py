@@ -102,7 +102,13 @@ PAST_THE_SESSION = {
         "    if message is None:\n"
         "        break\n"
         "    answered += message.get('op') in ('outcome', 'failure')\n",
-        "[worker_failed] turn 2, action 1: the playbook's process broke the harness's protocol",
+        # the judge reads both sides through one queue: when the first answer is read before
+        # the second call, the calls are judged one after the other, each on its own result
+        # (the second one's tool fails); either way no answer stands for another call
+        (
+            "[worker_failed] turn 2, action 1: the playbook's process broke the harness's protocol",
+            "[tool_error] turn 2, action 1: 'outcome_check' returned an error",
+        ),
     ),
 }
 
@@ -128,4 +134,5 @@ def test_no_playbook_gets_a_call_past_its_judge(
     assert not report.ok
     [failure] = report.failures
     assert failure.code == "smoke_failed"
-    assert said in failure.message, failure.message
+    alternatives = (said,) if isinstance(said, str) else said
+    assert any(text in failure.message for text in alternatives), failure.message

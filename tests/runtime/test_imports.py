@@ -164,6 +164,7 @@ def test_what_a_module_raises_is_its_failure_whatever_its_class(package: Path) -
         "missing": ["svtest_absent_pygal"],
         "names": [],
         "skip": False,
+        "requires_platform": [],
     }
 
 

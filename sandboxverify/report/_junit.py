@@ -154,8 +154,16 @@ def _build_suite(report: Report, pending: list[Failure]) -> _Suite:
             "host": report.host,
             "groups": ",".join(report.groups),
             "installer": report.installer,
+            **_warnings_property(report),
         },
     )
+
+
+def _warnings_property(report: Report) -> dict[str, str]:
+    """What the static rules found that fails nothing: said, never dropped."""
+    if not report.warnings:
+        return {}
+    return {"warnings": "; ".join(f"{w.code}: {w.message}" for w in report.warnings)}
 
 
 def _run_suite(report: Report, run: Run, pending: list[Failure], index: int) -> _Suite:

@@ -68,6 +68,7 @@ def step_summary(report: Report) -> str:
         lines += [error_section(report.error, heading="###"), ""]
     for run in report.runs:
         lines += _run_section(run, wheel_origin(run.wheel_built, report.runs))
+    lines += _warnings_lines(report)
     text = within_budget("\n".join(lines), SUMMARY_BUDGET // 2)
     if report.failures:
         budget = SUMMARY_BUDGET - len(text.encode())
@@ -173,6 +174,14 @@ def _smoke_line(smoke: SmokeRecord | None) -> str | None:
     if smoke.error is not None:
         line += "; " + escaped(f"[{smoke.error.code}] {_first_line(smoke.error.message)}")
     return line
+
+
+def _warnings_lines(report: Report) -> list[str]:
+    """What fails nothing but is worth fixing (hygiene, an upload refusal in a given file)."""
+    if not report.warnings:
+        return []
+    said = [f"- {code_span(w.code)} {escaped(w.message)}" for w in report.warnings]
+    return ["### Warnings", "", *said, ""]
 
 
 def _failures_section(failures: Sequence[Failure], runs: Sequence[Run], budget: int) -> str:

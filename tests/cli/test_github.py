@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from sandboxverify.report._model import (
     PluginError,
     PluginRecord,
     Report,
+    ReportWarning,
     Run,
     Stage,
     ToolRecord,
@@ -706,3 +708,16 @@ def test_thousands_of_failures_keep_the_summary_under_the_limit() -> None:
     assert 0 < shown < 2000
     assert f"*{2000 - shown} more failure(s) not shown here: the JSON report has them all.*" in text
     assert text.count("<details>") == text.count("</details>") == shown
+
+
+def test_the_summary_lists_the_warnings_as_text() -> None:
+    report = replace(
+        make_report(run=full_run()),
+        warnings=(ReportWarning("junk-files", "demo.tar.gz: ships `.github/` *and* <b>", None),),
+    )
+    text = step_summary(report)
+
+    assert "### Warnings" in text
+    [line] = [line for line in text.splitlines() if "junk-files" in line]
+    assert line.startswith("- `junk-files` demo.tar.gz: ships")
+    assert "<b>" not in line  # package text stays text

@@ -4,6 +4,7 @@ CI test-report viewers: valid against Jenkins' junit-10.xsd, the attribute set p
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from sandboxverify.report._model import (
     PluginError,
     PluginRecord,
     Report,
+    ReportWarning,
     Run,
     Stage,
     StageName,
@@ -465,3 +467,13 @@ def test_a_failed_probe_fails_its_case_even_when_its_plugins_say_why() -> None:
     for stage in report.runs[0].stages[1:]:
         expected = "failed" if stage.status == "failed" else "passed"
         assert status(cases(root)[f"sandboxverify.py3_12_1::{stage.name}"]) == expected
+
+
+def test_warnings_are_a_property_of_the_build_suite_and_fail_no_case() -> None:
+    warning = ReportWarning("junk-files", "demo-1.0.tar.gz: ships .github/", "demo-1.0.tar.gz")
+    report = replace(make_report((run(plugins=(GREETER,), tools=(GREET,)),)), warnings=(warning,))
+    root = parse(report)
+
+    assert root.get("failures") == "0"
+    properties = {p.get("name"): p.get("value") for p in root[0].iter("property")}
+    assert properties["warnings"] == "junk-files: demo-1.0.tar.gz: ships .github/"

@@ -345,7 +345,8 @@ def test_modules_note(record: ImportsRecord) -> list[str]:
         return []
     shown = ", ".join(tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5 else "")
     return [
-        f"the wheel ships {len(tests)} test module(s) that need test-only packages: {shown}; "
+        f"the wheel ships {len(tests)} test module(s) that fail to import outside their test "
+        f"run: {shown}; "
         "they were not counted as import failures, but they do not belong in the wheel "
         "(leave the tests out of the package, or exclude them from the wheel)"
     ]

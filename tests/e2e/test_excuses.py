@@ -148,10 +148,17 @@ def test_shipped_test_code_is_a_warning_about_the_wheel_not_a_failure() -> None:
             "module": "svfix_good_test_module.test_e2e",
             "reason": "test",
             "detail": "a test module shipped in the wheel; it needs pytest, which only tests use",
-        }
+        },
+        {  # its test suite's configuration, read from the checkout: it misses no package
+            "module": "svfix_good_test_module.testing.config",
+            "reason": "test",
+            "detail": "a test module shipped in the wheel; it raises at import outside its test "
+            "run (it misses no package)",
+        },
     ]
     [note] = document["notes"]
-    assert "svfix_good_test_module.test_e2e" in note and "do not belong in the wheel" in note
+    assert "svfix_good_test_module.test_e2e, svfix_good_test_module.testing.config" in note
+    assert "do not belong in the wheel" in note
 
 
 def test_a_module_an_entry_point_reaches_is_never_excused() -> None:

@@ -136,3 +136,14 @@ def test_an_instrumentor_whose_library_is_not_installed_is_skipped_with_a_note()
     assert "OpenTelemetry skips it by design" in note
     assert "requests>=2.0" in note
     assert "--with 'svfix-opentelemetry-uninstalled-library[instruments]'" in note
+    # its module imports the library: a module only an instrumentor OpenTelemetry leaves out
+    # reaches is imported with the extra that declares the library, as its users would
+    assert run.imports is not None
+    [excused] = run.imports.excused
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_opentelemetry_uninstalled_library.instrumentor",
+        "extra",
+        "instruments",
+    )
+    [extra] = run.imports.extras
+    assert extra.installed and extra.imported == (excused.module,)

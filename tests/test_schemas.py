@@ -283,3 +283,13 @@ def test_what_only_the_caller_may_set_is_a_configuration_error_in_the_project(
     pyproject.write_text(f"[tool.sandboxverify]\n{key} = true\n", encoding="utf-8")
     with pytest.raises(ConfigError, match=key):
         _config.load_config(pyproject)
+
+
+def test_the_readme_names_every_key_a_project_may_not_set() -> None:
+    """The README's Configuration says which keys come only from the caller: the options table
+    decides it (``project=False``), and the README may not drift from it."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    said = text.split("**The checked project is not trusted.**", 1)[1].split("\n\n", 1)[0]
+    refused = [key for key, option in _config.config_options().items() if option.project is False]
+    assert refused
+    assert [key for key in refused if f"`{key}`" not in said] == []

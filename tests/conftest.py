@@ -162,5 +162,10 @@ def _an_empty_artifact_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Each test builds what it checks: no test reuses another's build (the cache's own tests
-    fill it on purpose), and nothing is written to the user's cache."""
-    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path_factory.mktemp("artifact-cache")))
+    fill it on purpose), and nothing is written to the user's cache. The compiled
+    ``pyproject.toml`` validator is code, not a build: the tests of one worker share it."""
+    cache = tmp_path_factory.mktemp("artifact-cache")
+    shared = tmp_path_factory.getbasetemp() / "validate-pyproject"
+    shared.mkdir(exist_ok=True)
+    (cache / "validate-pyproject").symlink_to(shared, target_is_directory=True)
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(cache))

@@ -28,6 +28,7 @@ from sandboxverify.artifacts._compare import SDIST_LACKS, WHEEL_STALE, compare_w
 from sandboxverify.artifacts._findings import promoted, unknown_warning_codes
 from sandboxverify.artifacts._given import prepare_artifacts
 from sandboxverify.artifacts._keep import KeepFailed, keep_artifacts
+from sandboxverify.artifacts._pyproject_validator import pyproject_validator
 
 if TYPE_CHECKING:
     from sandboxverify.artifacts._index import FetchError, IndexFile, PackageIndex
@@ -56,6 +57,7 @@ __all__ = [
     "keep_artifacts",
     "prepare_artifacts",
     "promoted",
+    "pyproject_validator",
     "select_wheel",
     "unknown_warning_codes",
 ]

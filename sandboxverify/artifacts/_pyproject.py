@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from functools import cache
 from typing import Any
 
 from sandboxverify._toml import tomllib
+from sandboxverify.artifacts._pyproject_validator import pyproject_validator
 from sandboxverify.artifacts._rules import Problem
 
 #: the keys of ``[project]`` (PEP 621 and later PEPs), for a did-you-mean
@@ -51,23 +51,14 @@ def pyproject_problems(data: bytes, filename: str) -> list[Problem]:
         document = tomllib.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         return [_problem(f"is not valid TOML: {exc}", filename)]
-    from validate_pyproject.errors import ValidationError  # noqa: PLC0415 - ~0.2 s to import
-
+    validator = pyproject_validator()
     try:
-        _validator()(document)
-    except ValidationError as exc:
-        return [_problem(_explained(exc.message, document), filename)]
+        validator.validate(document)
+    except validator.error as exc:
+        return [_problem(_explained(str(getattr(exc, "message", exc)), document), filename)]
     except ValueError as exc:  # what validate-pyproject's extra checks raise beside the schema
         return [_problem(str(exc).splitlines()[0], filename)]
     return []
-
-
-@cache
-def _validator() -> Any:
-    """One validator per process: compiling the schemas takes ~0.2 s."""
-    from validate_pyproject.api import Validator  # noqa: PLC0415
-
-    return Validator()
 
 
 def _problem(message: str, filename: str) -> Problem:

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify.artifacts import BuildResult
+from sandboxverify.artifacts import BuildResult, pyproject_validator
 from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
 from sandboxverify.report import Failure
@@ -79,10 +79,13 @@ def import_later_stages(isolation: Isolation) -> None:
     finding it wants the interpreter briefly). In process isolation the import is waited for:
     the build's code could rewrite a module of ours not yet imported, and every module must be
     what it was when the check began."""
-    thread = threading.Thread(target=_import_later, name="import-later-stages", daemon=True)
-    thread.start()
     if isolation.name == "process":
-        thread.join()
+        _import_later()
+        # compiled into the cache directory, which unconfined build code can write: loaded
+        # before that code runs
+        pyproject_validator()
+        return
+    threading.Thread(target=_import_later, name="import-later-stages", daemon=True).start()
 
 
 def _import_later() -> None:

@@ -8,8 +8,9 @@ the environment's consistency and load every plugin of the distribution in the g
 ``sandboxverify-uv`` / ``sandboxverify-pip``
     ``python -m sandboxverify check FIXTURE --installer uv|pip --expect-tools ...``, a first
     check: each repetition has an empty artifact cache (``SANDBOXVERIFY_CACHE_DIR``) of its own.
-    What sandboxverify learnt about the build backend (which modules its hooks import) is
-    carried over from earlier repetitions, as uv's cache is (``--cold-hints``: not).
+    What sandboxverify keeps beside the artifacts is carried over from earlier repetitions, as
+    uv's cache is (``--cold-hints``: not): what it learnt about the build backend (which modules
+    its hooks import) and its ``pyproject.toml`` validator, compiled once per version.
 ``sandboxverify-uv-recheck``
     The same check again after an untimed first one: the project is unchanged, so its artifacts
     are reused from the cache (a new sandbox is still made, installed and probed).
@@ -95,8 +96,9 @@ PYTHON_ALL = "sandboxverify-uv-all"
 #: Targets: a check within this factor of hand-uv; a re-check under this many seconds.
 CHECK_TARGET = 1.0
 RECHECK_TARGET = 0.4
-#: where sandboxverify keeps its build-backend hints inside its cache directory
-HINTS_DIR = "preload"
+#: what sandboxverify keeps beside the artifacts in its cache directory, none of it about the
+#: project checked: its build-backend hints and its compiled ``pyproject.toml`` validator
+CARRIED_DIRS = ("preload", "validate-pyproject")
 README_START = "<!-- bench_check: start -->"
 README_END = "<!-- bench_check: end -->"
 #: Not passed to any contender. The first ones would make contenders see the benchmark's own
@@ -135,7 +137,8 @@ class Settings:
     timeout: float
     #: ``--compare-with``: an interpreter with another sandboxverify installed
     other_python: str | None = None
-    #: sandboxverify's build-backend hints (which modules a backend's hooks import), carried
+    #: sandboxverify's build-backend hints (which modules a backend's hooks import) and its
+    #: compiled ``pyproject.toml`` validator (``CARRIED_DIRS``), carried
     #: from repetition to repetition like uv's cache; ``None``: every check starts without
     hints: Path | None = None
 
@@ -528,7 +531,7 @@ def run_once(contender: Contender, settings: Settings, round_no: int, echo: bool
         workdir = Workdir(root)
         workdir.tmp.mkdir()
         shutil.copy2(LOADER, workdir.loader)
-        carry_hints(settings.hints, workdir.root / "cache" / HINTS_DIR)
+        carry_hints(settings.hints, workdir.root / "cache")
         error: str | None = None
         try:
             contender.prepare(workdir, settings)
@@ -546,7 +549,7 @@ def run_once(contender: Contender, settings: Settings, round_no: int, echo: bool
         if error is not None:
             show_log_tail(contender.name, round_no, workdir.log)
         if settings.hints is not None:
-            carry_hints(workdir.root / "cache" / HINTS_DIR, settings.hints)
+            carry_hints(workdir.root / "cache", settings.hints)
         return Attempt(
             contender.name, round_no, seconds, error is None, error, tuple(runner.commands)
         )
@@ -555,12 +558,12 @@ def run_once(contender: Contender, settings: Settings, round_no: int, echo: bool
 
 
 def carry_hints(source: Path | None, destination: Path) -> None:
-    """Copy the hint files of one cache into another (the artifact cache stays behind)."""
-    if source is None or not source.is_dir():
+    """Copy ``CARRIED_DIRS`` of one cache directory into another (the artifacts stay behind)."""
+    if source is None:
         return
-    destination.mkdir(parents=True, exist_ok=True)
-    for hint in source.glob("*.json"):
-        shutil.copy2(hint, destination / hint.name)
+    for name in CARRIED_DIRS:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, destination / name, dirs_exist_ok=True)
 
 
 def show_log_tail(name: str, round_no: int, log: Path) -> None:
@@ -935,8 +938,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument(
         "--cold-hints",
         action="store_true",
-        help="start every sandboxverify check without the build-backend hints earlier checks "
-        "left (by default they are carried over, like uv's cache)",
+        help="start every sandboxverify check without what earlier checks left beside the "
+        "artifacts: build-backend hints, the compiled pyproject.toml validator (by default "
+        "they are carried over, like uv's cache)",
     )
     parser.add_argument(
         "--compare-with",

@@ -68,6 +68,11 @@ def exercise(report: Report) -> dict[str, tuple[str | None, str | None]]:
             ["pytest could not collect the generated tests", "KeyError: 'ids'"],
         ),
         (
+            "broken-pytest-switch",
+            "pytest",
+            ["pytest --line-lint ended in an internal error", "in its --line-lint option"],
+        ),
+        (
             "broken-pytest-fixture",
             "pytest",
             ["ValueError", "no option named '--workdir-base'", "in fixture 'workdir', at setup"],

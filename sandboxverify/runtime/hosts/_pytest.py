@@ -42,6 +42,10 @@ Options, ini keys and markers are attributed by who calls pytest's ``OptionGroup
 in the plugin's package attributes it to the plugin, the first frame in pluggy (the hook call the
 code runs in, when it is some other plugin's) does not.
 
+After that run, pytest runs a generated test module with the plugin active (``_pytest_exercise``)
+and then once more with each option of the plugin's that takes no value turned on alone
+(``_pytest_switches``): code a plugin runs only when its own switch asks for it is reached too.
+
 pytest's output (and the plugin's, while pytest runs) is captured, then written to standard
 output after the run.
 """
@@ -75,6 +79,7 @@ from sandboxverify.runtime.hosts._pytest_run import (
     scratch_directory,
     within,
 )
+from sandboxverify.runtime.hosts._pytest_switches import run_switches
 from sandboxverify.runtime.hosts._registry import KNOWN_GROUPS
 
 #: what pytest runs with first: collect only, quietly
@@ -125,6 +130,7 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     _judge(pytest, ref, run)
     fixtures = [name for kind, name in run.found if kind == "fixture"]
     generated = run_generated(pytest, run, fixtures, deadline)
+    generated.switches = run_switches(pytest, run, run.switches, deadline)
     return LoadedPlugin(ref=ref, tools=run.registrations(generated), handlers={})
 
 
@@ -155,6 +161,8 @@ class _Run:
     output: str = ""
     #: ``(plugin, hook name, function)``: hook implementations of hooks without a spec
     pending: list[tuple[Any, str, Any]] = field(default_factory=list)
+    #: the plugin's options that take no value
+    switches: list[str] = field(default_factory=list)
 
     def owns(self, plugin: Any, name: Any = None) -> bool:
         if plugin is None or plugin is self.collector:

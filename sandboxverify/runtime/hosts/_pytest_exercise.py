@@ -62,14 +62,18 @@ class Generated:
     def __init__(self, verdicts: dict[str, tuple[str, str | None]], called: dict[str, int]) -> None:
         self.verdicts = verdicts
         self.called = called
+        #: each switch's run, by option (see ``_pytest_switches``)
+        self.switches: dict[str, tuple[str, str | None]] = {}
 
     def describe(self, registration: dict[str, Any]) -> dict[str, Any]:
-        """``registration`` with ``exercise`` and ``exercise_note`` (``None`` for the kinds the
-        run does not use: options, ini keys, markers)."""
+        """``registration`` with ``exercise`` and ``exercise_note`` (``None`` for what the runs
+        do not use: options that take a value, ini keys, markers)."""
         kind, name = registration["kind"], registration["name"]
         exercise: str | None = None
         note: str | None = None
-        if kind == "fixture":
+        if kind == "option" and name in self.switches:
+            exercise, note = self.switches[name]
+        elif kind == "fixture":
             exercise, note = self.verdicts.get(name, ("not_exercised", "no test requested it"))
         elif kind == "hook" and name in self.called:
             exercise = "passed"

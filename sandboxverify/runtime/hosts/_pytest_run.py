@@ -15,6 +15,9 @@ from typing import Any, Callable, Protocol
 
 from sandboxverify.runtime._protocol import EntryPointRef
 
+#: argparse actions of an option that takes no value: a switch
+SWITCH_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "append_const"})
+
 
 class RecordingRun(Protocol):
     """What the wrappers record into: the pytest host's run."""
@@ -24,6 +27,8 @@ class RecordingRun(Protocol):
     expected: str | None
     loaded: bool
     refused: list[tuple[Any, Any, BaseException]]
+    #: the plugin's options that take no value, as pytest's command line names them
+    switches: list[str]
 
     def add(self, kind: str, name: str, description: Any) -> None: ...
 
@@ -42,7 +47,11 @@ def recording(pytest: Any, run: RecordingRun) -> Iterator[None]:
         def addoption(self: Any, *opts: Any, **attrs: Any) -> Any:
             result = original(self, *opts, **attrs)
             if opts and run.from_plugin():
-                run.add("option", _option_name(opts), attrs.get("help"))
+                name = _option_name(opts)
+                run.add("option", name, attrs.get("help"))
+                switch = attrs.get("action") in SWITCH_ACTIONS and name.startswith("--")
+                if switch and name not in run.switches:
+                    run.switches.append(name)
             return result
 
         return addoption

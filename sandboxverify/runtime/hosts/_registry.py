@@ -152,7 +152,7 @@ HOSTS: dict[str, Host] = {
             "through pytest's own plugin manager (hook implementations checked against pytest's "
             "hookspecs), then a generated test module: a plain test, a parametrized one and one "
             "per fixture the plugin defines must pass (a fixture that needs an unreachable "
-            "service is noted)",
+            "service is noted), and again with each switch the plugin adds turned on alone",
             kinds=["fixture", "option", "ini", "marker", "hook"],
             wording=Wording(
                 empty="registered nothing with pytest: no fixture, option, ini key, marker or hook",

@@ -74,7 +74,7 @@ def test_every_fixture_is_used_by_a_test_and_the_hooks_pytest_called_are_exercis
     assert exercised(load(ref)) == {
         "fixture:svpt-dashed": ("passed", None),
         "fixture:svpt_letter": ("passed", None),
-        "option:--svpt-used": (None, None),
+        "option:--svpt-used": ("passed", None),
         "hook:pytest_addoption": ("passed", None),
         "hook:pytest_collection_modifyitems": ("passed", None),
         "hook:pytest_keyboard_interrupt": (

@@ -53,6 +53,24 @@ def test_a_good_plugin_passes_in_its_own_application(
     assert any(d["name"] == name.replace("good-", "svfix-good-") for d in run.installed)
 
 
+def test_each_of_two_entry_points_of_one_package_reports_only_its_own_registrations() -> None:
+    # pytest autoloads both in every run; neither is a duplicate of the other
+    report = verify("good-pytest-two-entry-points")
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    assert {plugin.name: plugin.ok for plugin in run.plugins} == {"pair": True, "pair.watch": True}
+    owners = {f"{tool.kind}:{tool.name}": tool.plugin for tool in run.tools if tool.kind != "hook"}
+    assert owners == {
+        "fixture:pair_run_id": "pair",
+        "fixture:pair_worker_id": "pair",
+        "option:--pair-workers": "pair",
+        "ini:pair_roots": "pair",
+        "marker:pair_group": "pair",
+        "option:--pair-watch": "pair.watch",
+    }
+
+
 def test_expected_names_match_any_kind_and_kind_name_is_exact() -> None:
     assert verify("good-pytest-plugin", expect_tools=("greeting", "fixture:greeting")).ok
     wrong_kind = verify("good-pytest-plugin", expect_tools=("marker:greeting",))

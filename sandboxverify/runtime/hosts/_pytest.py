@@ -74,9 +74,12 @@ from sandboxverify.runtime.hosts._pytest_run import (
     fixture_defs,
     module_of,
     one_line,
+    owner_of,
     recording,
+    references,
     scratch_args,
     scratch_directory,
+    sibling_modules,
     within,
 )
 from sandboxverify.runtime.hosts._pytest_switches import run_switches
@@ -108,7 +111,8 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     known = KNOWN_GROUPS.get(ref.group)
     application = known[1].application if known and known[0].name == "pytest" else None
     pytest = import_application("pytest", application or "pytest", ref.group)
-    run = _Run(package=ref.module.split(".", 1)[0])
+    run = _Run(package=ref.module.split(".", 1)[0], module=ref.module)
+    run.siblings = sibling_modules(ref)
     with scratch_directory() as directory:
         if autoloaded(ref):  # asked where pytest will ask: in the directory it runs in
             run.expected = ref.name
@@ -163,13 +167,31 @@ class _Run:
     pending: list[tuple[Any, str, Any]] = field(default_factory=list)
     #: the plugin's options that take no value
     switches: list[str] = field(default_factory=list)
+    #: the entry point's module, and those of the distribution's other ``pytest11`` entry
+    #: points (loaded in every run too): what is in theirs is not this plugin's
+    module: str = ""
+    siblings: tuple[str, ...] = ()
+
+    def mine(self, module: Any) -> bool:
+        """Is code in ``module`` this plugin's: in its package, not another entry point's?"""
+        if not within(module, self.package):
+            return False
+        return not self.siblings or owner_of(module, self.module, self.siblings)
 
     def owns(self, plugin: Any, name: Any = None) -> bool:
         if plugin is None or plugin is self.collector:
             return False
         if plugin is self.provided or (name is not None and name == self.expected):
             return True
-        return within(module_of(plugin), self.package)
+        return self.mine(module_of(plugin))
+
+    def holds(self, fixture: Any) -> bool:
+        """Where the distribution has several entry points, a fixture of a module none of them
+        names (a helper) is the plugin's whose module holds it, as pytest found it there."""
+        module = getattr(fixture, "__module__", None)
+        if not self.siblings or any(within(module, m) for m in (self.module, *self.siblings)):
+            return True
+        return references(self.module, fixture)
 
     def objects(self) -> list[Any]:
         """The plugin objects handed to ``pytest.main``."""
@@ -210,7 +232,7 @@ class _Run:
             if within(module, "pluggy") or module.startswith(__name__):
                 return False  # the hook call it runs in, or this host's own code (_pytest_run)
             if within(module, self.package):
-                return True
+                return self.mine(module)
             frame = frame.f_back
         return False
 
@@ -218,7 +240,7 @@ class _Run:
         """At the end of the session: the plugin's fixtures and hooks."""
         for fixturedef in fixture_defs(getattr(session, "_fixturemanager", None)):
             function = getattr(fixturedef, "func", None)
-            if within(getattr(function, "__module__", None), self.package):
+            if self.mine(getattr(function, "__module__", None)) and self.holds(function):
                 self.add("fixture", str(fixturedef.argname), summary(function))
         pm = session.config.pluginmanager
         for name, caller in sorted(vars(pm.hook).items()):

@@ -161,6 +161,40 @@ def autoloaded(ref: EntryPointRef) -> bool:
     return False
 
 
+def sibling_modules(ref: EntryPointRef) -> tuple[str, ...]:
+    """The modules of the other ``pytest11`` entry points of the distribution that declares
+    ``ref`` (pytest autoloads them all, so each run has them all active)."""
+    from importlib import metadata  # noqa: PLC0415 - pytest imports it anyway
+
+    for dist in metadata.distributions():
+        points = [ep for ep in dist.entry_points if ep.group == "pytest11"]
+        if any(ep.name == ref.name and _squash(ep.value) == _squash(ref.value) for ep in points):
+            modules = {ep.value.split(":", 1)[0].strip() for ep in points}
+            return tuple(sorted(modules - {ref.module}))
+    return ()
+
+
+def owner_of(module: str, own: str, siblings: tuple[str, ...]) -> bool:
+    """Does code in ``module`` belong to the entry point whose module is ``own``? Where a
+    distribution has several, the one whose module holds it most closely; code in none of
+    them (its helpers) belongs to each."""
+    holding = [name for name in (own, *siblings) if within(module, name)]
+    return not holding or max(holding, key=len) == own
+
+
+def references(module_name: str, function: Any) -> bool:
+    """Does module ``module_name`` hold ``function`` (as a fixture pytest found there: the
+    function itself, or pytest's wrapper of it)?"""
+    module = sys.modules.get(module_name)
+    for value in vars(module).values() if module is not None else ():
+        wrapped = getattr(value, "_get_wrapped_function", None)
+        if value is function or getattr(value, "__wrapped__", None) is function:
+            return True
+        if callable(wrapped) and wrapped() is function:
+            return True
+    return False
+
+
 def _squash(value: str) -> str:
     return "".join(value.split())
 

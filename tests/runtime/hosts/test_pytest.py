@@ -215,6 +215,55 @@ def test_an_entry_point_may_name_a_plugin_object(install: Install) -> None:
         ]
 
 
+def test_each_entry_point_of_one_package_owns_what_its_own_module_registers(
+    install: Install, site: Path
+) -> None:
+    # pytest autoloads every entry point of the distribution, so each run has both active
+    main = install(
+        "svpt_pair",
+        "",
+        value="svpt_pair.main",
+        files={
+            "helpers.py": """
+                import pytest
+
+                @pytest.fixture
+                def svpt_shared():
+                    "Defined in a module no entry point names."
+            """,
+            "main.py": """
+                import pytest
+                from svpt_pair.helpers import svpt_shared
+
+                def pytest_addoption(parser):
+                    parser.addoption("--svpt-workers", help="Main.")
+
+                @pytest.fixture
+                def svpt_worker_id():
+                    "Main's fixture."
+            """,
+            "loop.py": """
+                def pytest_addoption(parser):
+                    parser.addoption("--svpt-loop", action="store_true", help="Loop.")
+            """,
+        },
+    )
+    (site / "svpt_pair-1.0.dist-info" / "entry_points.txt").write_text(
+        "[pytest11]\nsvpt_pair = svpt_pair.main\nsvpt_pair.loop = svpt_pair.loop\n"
+    )
+    loop = EntryPointRef("svpt_pair.loop", "pytest11", "svpt_pair.loop")
+    assert kinds(load(main)) == [
+        ("fixture", "svpt_shared"),
+        ("fixture", "svpt_worker_id"),
+        ("option", "--svpt-workers"),
+        ("hook", "pytest_addoption"),
+    ]
+    assert kinds(load(loop)) == [  # the helper's fixture is main's: main's module holds it
+        ("option", "--svpt-loop"),
+        ("hook", "pytest_addoption"),
+    ]
+
+
 def test_a_plugin_without_registrations_loads_with_none(install: Install) -> None:
     assert load(install("svpt_empty", "X = 1\n")).tools == []
 

@@ -50,6 +50,8 @@ class PluginRun(Protocol):
     """The first run's plugin: how it is selected, and whose hook implementations are its."""
 
     select: list[str]
+    #: the plugin module's top-level package
+    package: str
 
     def objects(self) -> list[Any]: ...
 

@@ -73,6 +73,36 @@ def test_a_switch_that_breaks_the_generated_tests_fails_the_plugin(install: Inst
     assert "RuntimeError: strict mode has no runner" in message
 
 
+def test_a_switch_the_plugin_refuses_without_its_configuration_is_a_note_a_bug_is_not(
+    install: Install,
+) -> None:
+    code = """
+        import os
+
+        def pytest_addoption(parser):
+            parser.addoption("--{name}", action="store_true", help="Upload results.")
+
+        def pytest_configure(config):
+            if config.getoption("{name}".replace("-", "_")):
+                {body}
+    """
+    refuses = 'raise ValueError("SVPT_CLOUD_KEY is required with --svpt-cloud")'
+    ref = install("svpt_switch_config", code.format(name="svpt-cloud", body=refuses))
+    verdict, note = options(load(ref))["--svpt-cloud"]
+    assert verdict == "not_exercised"
+    assert note == (
+        "pytest --svpt-cloud alone is refused: ValueError: SVPT_CLOUD_KEY is required with "
+        "--svpt-cloud"
+    )
+
+    bug = 'os.environ["SVPT_CLOUD_KEY"].strip()'
+    ref = install("svpt_switch_bug", code.format(name="svpt-upload", body=bug))
+    with pytest.raises(PluginLoadError) as info:
+        load(ref)
+    assert info.value.where == "its --svpt-upload option"
+    assert "KeyError" in str(info.value.cause)
+
+
 def test_findings_of_the_plugins_own_tests_a_usage_error_and_a_wait_are_notes(
     install: Install,
 ) -> None:

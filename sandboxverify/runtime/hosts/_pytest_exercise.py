@@ -11,7 +11,10 @@ What fails the plugin (stage ``exercise``, with pytest's message): a collection 
 parametrized test that does not pass, a fixture that raises at setup or teardown, a hook of the
 plugin's that raises, pytest ending with an internal or usage error. What does not: a fixture
 that needs a service it cannot reach here, an extra that is not installed or an interpreter
-capability (``exercise: unavailable``, with a note: see ``_exercise``), one that needs a fixture
+capability (``exercise: unavailable``, with a note: see ``_exercise``), one that imports the
+framework the plugin is named for and leaves to its users' projects (Django for
+``pytest_django``: ``unavailable``), one that raises pytest's ``UsageError`` (it wants a marker
+or an argument a test gives it: ``not_exercised``), one that needs a fixture
 the project defines, or one that skips (``not_exercised``).
 """
 
@@ -96,6 +99,7 @@ def run_generated(
 
     watch = HookWatch(run.owns_impl)
     recorder = Recorder(deadline, watch)
+    recorder.package = run.package
     with scratch_directory() as directory:
         tests = write_module(directory, fixtures)
         args = [*scratch_args(directory), *run.select, directory]  # not -q: the header too
@@ -172,6 +176,8 @@ class Recorder:
         self._left = 0
         self._reached: list[str] = []
         self._stack: contextlib.ExitStack | None = None
+        #: the plugin module's top-level package
+        self.package = ""
 
     def pytest_plugin_registered(self, plugin: Any, manager: Any) -> None:
         self.watch.attach(manager)  # before the plugins load: their pytest_addoption is seen
@@ -267,6 +273,15 @@ def _verdict(
         missing = getattr(exception, "argname", None)
         if fixture is not None and missing and missing != fixture:
             return "not_exercised", f"needs the fixture {missing!r}, which a project defines"
+    if fixture is not None and type(exception).__name__ == "UsageError":
+        # pytest's error for a misuse: the fixture wants what a test gives it (a marker)
+        return "not_exercised", f"needs what a test gives it: {_last_line(str(exception))}"
+    framework = _framework_left_out(exception, recorder.package) if fixture else None
+    if framework is not None:
+        return "unavailable", (
+            f"needs {framework}, which the plugin is named for and leaves to the project it "
+            f"tests: it is not installed here (at {phase.when})"
+        )
     if exception is not None:
         need = need_of(exception, phase.reached)
         if need is not None:
@@ -279,6 +294,20 @@ def _verdict(
         failure = GeneratedRunFailed(f"{subject} failed at {phase.when}: {_tail(phase.message)}")
         raise PluginLoadError("exercise", failure, where=where)
     raise PluginLoadError("exercise", exception, where=where) from exception
+
+
+def _framework_left_out(exception: BaseException | None, package: str) -> str | None:
+    """The framework a fixture failed to import, when the plugin is named for it and it is not
+    installed (``pytest_django``'s fixtures need Django, which its users' projects bring)."""
+    import importlib.util  # noqa: PLC0415 - only a failed fixture pays
+
+    words = set(package.lower().replace("-", "_").split("_"))
+    for link in chain(exception) if exception is not None else ():
+        name = getattr(link, "name", None) if isinstance(link, ModuleNotFoundError) else None
+        top = name.split(".", 1)[0] if isinstance(name, str) else ""
+        if top and top.lower() in words and importlib.util.find_spec(top) is None:
+            return top
+    return None
 
 
 def _require_passed(test: str, verdict: tuple[str, str | None], phase: Phase) -> None:

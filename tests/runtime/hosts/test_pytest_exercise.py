@@ -282,3 +282,55 @@ def test_the_cache_stays_on_for_plugins_that_use_it(install: Install) -> None:
         """,
     )
     assert exercised(load(ref))["hook:pytest_configure"] == ("passed", None)
+
+
+def test_a_fixture_needing_its_framework_is_unavailable_one_needing_a_marker_not_exercised(
+    install: Install,
+) -> None:
+    ref = install(
+        "svpt_zork",
+        """
+        import pytest
+
+        @pytest.fixture
+        def zork_isolated(request):
+            if request.node.get_closest_marker("zork_apps") is None:
+                raise pytest.UsageError("zork_isolated requires @pytest.mark.zork_apps([...])")
+
+        @pytest.fixture
+        def zork_client():
+            import zork.test  # the framework the plugin is for; its users' projects bring it
+
+            return zork.test.Client()
+        """,
+    )
+    verdicts = exercised(load(ref))
+    assert verdicts["fixture:zork_isolated"] == (
+        "not_exercised",
+        "needs what a test gives it: zork_isolated requires @pytest.mark.zork_apps([...])",
+    )
+    verdict, note = verdicts["fixture:zork_client"]
+    assert verdict == "unavailable"
+    assert note == (
+        "needs zork, which the plugin is named for and leaves to the project it tests: it is "
+        "not installed here (at setup)"
+    )
+
+
+def test_a_fixture_needing_a_module_the_plugin_is_not_named_for_breaks(install: Install) -> None:
+    ref = install(
+        "svpt_zork_other",
+        """
+        import pytest
+
+        @pytest.fixture
+        def zork_cache():
+            import quux_undeclared  # a dependency the plugin forgot to declare
+
+            return quux_undeclared
+        """,
+    )
+    error = load_error(ref)
+    assert error.stage == "exercise"
+    assert isinstance(error.cause, ModuleNotFoundError)
+    assert error.where == "fixture 'zork_cache', at setup"

@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import keyword
 import os
+import re
 import sys
 from typing import Any, Protocol
 
@@ -36,8 +37,16 @@ from sandboxverify.runtime.hosts._exercise import (
     need_of,
     reaching,
 )
-from sandboxverify.runtime.hosts._pytest_run import scratch_args, scratch_directory
+from sandboxverify.runtime.hosts._pytest_run import (
+    refused_on_purpose,
+    scratch_args,
+    scratch_directory,
+    within,
+)
 
+#: a requirement's name, and the extra its marker names
+_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 #: the generated module's file and its tests
 MODULE = "test_sandboxverify_generated.py"
 PLAIN, PARAMETRIZED, FIXTURE = "test_sv_plain", "test_sv_parametrized", "test_sv_fixture_"
@@ -273,19 +282,19 @@ def _verdict(
         missing = getattr(exception, "argname", None)
         if fixture is not None and missing and missing != fixture:
             return "not_exercised", f"needs the fixture {missing!r}, which a project defines"
-    if fixture is not None and type(exception).__name__ == "UsageError":
-        # pytest's error for a misuse: the fixture wants what a test gives it (a marker)
-        return "not_exercised", f"needs what a test gives it: {_last_line(str(exception))}"
-    framework = _framework_left_out(exception, recorder.package) if fixture else None
-    if framework is not None:
-        return "unavailable", (
-            f"needs {framework}, which the plugin is named for and leaves to the project it "
-            f"tests: it is not installed here (at {phase.when})"
-        )
+    excuse = _fixture_excuse(recorder, exception, phase.when) if fixture else None
+    if excuse is not None:
+        return excuse
     if exception is not None:
         need = need_of(exception, phase.reached)
         if need is not None:
             return "unavailable", f"{need} (at {phase.when})"
+        if fixture is not None and refused_on_purpose(exception, recorder.package):
+            # it wants a test of its own kind (an async test of its framework)
+            return "not_exercised", (
+                f"the plugin refuses it in a plain test: {type(exception).__name__}: "
+                f"{_last_line(str(exception))}"
+            )
         if isinstance(exception, StepTimeout):
             timeout = ServerFailure(f"{subject} at {phase.when}: {exception}", code="timeout")
             raise PluginLoadError("exercise", timeout)
@@ -308,6 +317,57 @@ def _framework_left_out(exception: BaseException | None, package: str) -> str | 
         if top and top.lower() in words and importlib.util.find_spec(top) is None:
             return top
     return None
+
+
+def _fixture_excuse(
+    recorder: Recorder, exception: BaseException | None, when: str
+) -> tuple[str, str] | None:
+    """A fixture's failure that is not a break: it wants what a test or a project gives it."""
+    if exception is None:
+        return None
+    if type(exception).__name__ == "UsageError":
+        # pytest's error for a misuse: the fixture wants what a test gives it (a marker)
+        return "not_exercised", f"needs what a test gives it: {_last_line(str(exception))}"
+    framework = _framework_left_out(exception, recorder.package)
+    if framework is not None:
+        return "unavailable", (
+            f"needs {framework}, which the plugin is named for and leaves to the project it "
+            f"tests: it is not installed here (at {when})"
+        )
+    extra = _extra_providing(exception, recorder.package)
+    if extra is not None:
+        return "unavailable", f"needs the extra {extra}, which is not installed (at {when})"
+    return None
+
+
+def _extra_providing(exception: BaseException | None, package: str) -> str | None:
+    """``dist[extra]``, when a fixture failed to import a module that only a requirement of one
+    of the plugin's extras provides (pytest-localserver's SMTP server needs its ``smtp``
+    extra). The requirement's name is taken for the module's, as it mostly is."""
+    from importlib import metadata  # noqa: PLC0415 - only a failed fixture pays
+
+    missing = [
+        link.name.split(".", 1)[0]
+        for link in (chain(exception) if exception is not None else ())
+        if isinstance(link, ModuleNotFoundError) and isinstance(link.name, str)
+    ]
+    if not missing:
+        return None
+    wanted = {_canonical(name) for name in missing}
+    for dist in metadata.distributions():
+        points = [ep for ep in dist.entry_points if ep.group == "pytest11"]
+        if not any(within(ep.value.split(":", 1)[0].strip(), package) for ep in points):
+            continue
+        for requirement in dist.requires or ():
+            extra = _EXTRA_MARKER.search(requirement)
+            name = _REQUIREMENT_NAME.match(requirement)
+            if extra and name and _canonical(name.group(0)) in wanted:
+                return f"{dist.metadata['Name']}[{extra.group(1)}]"
+    return None
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _require_passed(test: str, verdict: tuple[str, str | None], phase: Phase) -> None:

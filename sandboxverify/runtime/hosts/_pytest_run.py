@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import linecache
 import os
 import re
 import shutil
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 from typing import Any, Callable, Protocol
 
 from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime.hosts._exercise import PROGRAMMING_ERRORS
 
 #: argparse actions of an option that takes no value: a switch
 SWITCH_ACTIONS = frozenset({"store_true", "store_false", "store_const", "count", "append_const"})
@@ -180,6 +182,24 @@ def owner_of(module: str, own: str, siblings: tuple[str, ...]) -> bool:
     them (its helpers) belongs to each."""
     holding = [name for name in (own, *siblings) if within(module, name)]
     return not holding or max(holding, key=len) == own
+
+
+def refused_on_purpose(error: BaseException, package: str) -> bool:
+    """Did the plugin's own code raise ``error`` on purpose (a ``raise`` statement of its own,
+    not a programming error or a failed import): what it was asked for alone needs what users
+    give with it (an API key for a switch, a test of its own kind for a fixture)?"""
+    if isinstance(error, (*PROGRAMMING_ERRORS, ImportError, NotImplementedError)):
+        return False
+    innermost = error.__traceback__
+    while innermost is not None and innermost.tb_next is not None:
+        innermost = innermost.tb_next
+    if innermost is None:
+        return False
+    frame = innermost.tb_frame
+    if not within(frame.f_globals.get("__name__"), package):
+        return False
+    line = linecache.getline(frame.f_code.co_filename, innermost.tb_lineno)
+    return line.strip().startswith("raise")
 
 
 def references(module_name: str, function: Any) -> bool:

@@ -19,13 +19,11 @@ service or a capability this machine lacks (``unavailable``).
 
 from __future__ import annotations
 
-import linecache
 import sys
 from typing import Any
 
 from sandboxverify.runtime.hosts._base import PluginLoadError
 from sandboxverify.runtime.hosts._exercise import (
-    PROGRAMMING_ERRORS,
     Deadline,
     StepTimeout,
     captured,
@@ -40,7 +38,11 @@ from sandboxverify.runtime.hosts._pytest_exercise import (
     PluginRun,
     write_module,
 )
-from sandboxverify.runtime.hosts._pytest_run import scratch_args, scratch_directory, within
+from sandboxverify.runtime.hosts._pytest_run import (
+    refused_on_purpose,
+    scratch_args,
+    scratch_directory,
+)
 
 #: pytest's exit statuses: internal error, usage error
 _INTERNAL, _USAGE = 3, 4
@@ -87,28 +89,12 @@ def _run_one(
                 raise PluginLoadError("exercise", failure, where=f"its {switch} option") from exc
             finally:  # a later run in this process imports a module of that name afresh
                 sys.modules.pop(MODULE[: -len(".py")], None)
-    if watcher.internal_error is not None and _refuses(watcher.internal_error, run.package):
+    if watcher.internal_error is not None and refused_on_purpose(
+        watcher.internal_error, run.package
+    ):
         error = watcher.internal_error
         return "not_exercised", f"pytest {switch} alone is refused: {type(error).__name__}: {error}"
     return _judge(switch, status, watcher, output.text, (seconds, reached))
-
-
-def _refuses(error: BaseException, package: str) -> bool:
-    """Did the plugin's own code refuse the switch on purpose (a ``raise`` of its own, not a
-    programming error or a failed import): it needs configuration given with it (an API key,
-    a file), which users give and this run does not?"""
-    if isinstance(error, (*PROGRAMMING_ERRORS, ImportError)):
-        return False
-    innermost = error.__traceback__
-    while innermost is not None and innermost.tb_next is not None:
-        innermost = innermost.tb_next
-    if innermost is None:
-        return False
-    frame = innermost.tb_frame
-    if not within(frame.f_globals.get("__name__"), package):
-        return False
-    line = linecache.getline(frame.f_code.co_filename, innermost.tb_lineno)
-    return line.strip().startswith("raise")
 
 
 def _judge(

@@ -5,6 +5,7 @@ pytest's message, what needs a service this machine does not have is noted."""
 from __future__ import annotations
 
 import socket
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -334,3 +335,36 @@ def test_a_fixture_needing_a_module_the_plugin_is_not_named_for_breaks(install: 
     assert error.stage == "exercise"
     assert isinstance(error.cause, ModuleNotFoundError)
     assert error.where == "fixture 'zork_cache', at setup"
+
+
+def test_a_fixture_of_an_extra_or_that_wants_a_test_of_its_own_kind_is_not_a_break(
+    install: Install, site: Path
+) -> None:
+    ref = install(
+        "svpt_mailer",
+        """
+        import pytest
+
+        @pytest.fixture
+        def svpt_smtp():
+            import svpt_smtpd_missing  # only the plugin's smtp extra installs it
+
+        @pytest.fixture
+        def svpt_loop():
+            raise RuntimeError("svpt_loop can only be used by async tests")
+        """,
+    )
+    (site / "svpt_mailer-1.0.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: svpt-mailer\nVersion: 1.0\nProvides-Extra: smtp\n"
+        "Requires-Dist: svpt-smtpd-missing>=1; extra == 'smtp'\n"
+    )
+    verdicts = exercised(load(ref))
+    assert verdicts["fixture:svpt_smtp"] == (
+        "unavailable",
+        "needs the extra svpt-mailer[smtp], which is not installed (at setup)",
+    )
+    assert verdicts["fixture:svpt_loop"] == (
+        "not_exercised",
+        "the plugin refuses it in a plain test: RuntimeError: svpt_loop can only be used by "
+        "async tests",
+    )

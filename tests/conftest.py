@@ -163,9 +163,11 @@ def _an_empty_artifact_cache(
 ) -> None:
     """Each test builds what it checks: no test reuses another's build (the cache's own tests
     fill it on purpose), and nothing is written to the user's cache. The compiled
-    ``pyproject.toml`` validator is code, not a build: the tests of one worker share it."""
+    ``pyproject.toml`` validator and the build environments' bytecode are code kept by
+    content, not builds: the tests of one worker share them."""
     cache = tmp_path_factory.mktemp("artifact-cache")
-    shared = tmp_path_factory.getbasetemp() / "validate-pyproject"
-    shared.mkdir(exist_ok=True)
-    (cache / "validate-pyproject").symlink_to(shared, target_is_directory=True)
+    for name in ("validate-pyproject", "bytecode"):
+        shared = tmp_path_factory.getbasetemp() / name
+        shared.mkdir(exist_ok=True)
+        (cache / name).symlink_to(shared, target_is_directory=True)
     monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(cache))

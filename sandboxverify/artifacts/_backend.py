@@ -34,6 +34,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 
 from sandboxverify._toml import tomllib
+from sandboxverify.artifacts._bytecode import BytecodeCache
 from sandboxverify.artifacts._cache import ArtifactCache
 from sandboxverify.sandbox import (
     Command,
@@ -134,6 +135,11 @@ class BuildFrontend:
         for path in (self.home, self.tmp, self.unpacked, workspace.dist):
             path.mkdir(parents=True, exist_ok=True)
         self.commands = 0
+        # in process isolation the build's code could write the cache these come from
+        confined = cache is not None and ctx.isolation.name != "process"
+        self.bytecode = BytecodeCache(cache.bytecode) if confined and cache else None
+        #: build environments whose sources the bytecode cache lacked some of
+        self.uncompiled: list[Path] = []
         self.system: BuildSystem | None = None
         self.python: Path | None = None
         self.hooks: CommandServer | None = None
@@ -206,6 +212,14 @@ class BuildFrontend:
         hooks, self.hooks = self.hooks, None
         return hooks.close() if hooks is not None else None
 
+    def keep_bytecode(self) -> None:
+        """Compile, for later builds, what the bytecode cache lacked of this build's
+        environments (once per backend version: then their modules import from bytecode)."""
+        uncompiled, self.uncompiled = self.uncompiled, []
+        for environment in uncompiled:
+            if self.bytecode is not None:
+                self.bytecode.remember(environment)
+
     def _environment(self, system: BuildSystem, state: HookRun) -> Path | None:
         """A new build environment with ``system.requires`` installed, or None (``state``
         says why)."""
@@ -227,6 +241,8 @@ class BuildFrontend:
                 state.failed = installed
                 state.doing = f"installing its build requirements ({', '.join(system.requires)})"
                 return None
+        if self.bytecode is not None and self.bytecode.restore(dest):
+            self.uncompiled.append(dest)
         return python
 
     def _install(self, python: Path, requirements: list[str]) -> Outcome:

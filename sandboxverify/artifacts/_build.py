@@ -117,6 +117,7 @@ def build_project(
         built = _sdist_then_wheel(frontend, workspace, started)
     finally:
         frontend.close()
+    frontend.keep_bytecode()
     if isinstance(built, BuildResult):
         return built
     sdists, wheels = built

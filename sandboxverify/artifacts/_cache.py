@@ -100,6 +100,8 @@ class ArtifactCache:
     def __init__(self, root: Path) -> None:
         self.root = root / "artifacts"
         self.hints = root / "preload"
+        #: build environments' bytecode, by source (``_bytecode``)
+        self.bytecode = root / "bytecode"
 
     def preload(self, backend: Mapping[str, Any]) -> list[str]:
         """The modules of its build environment a backend's hooks imported last time: the hook

@@ -117,3 +117,43 @@ def test_a_damaged_cache_entry_is_built_again_not_trusted(
     [stored] = cached_files(".whl")
     assert hashlib.sha256(stored.read_bytes()).hexdigest() != tampered
     assert reused(check(capsys, project)) == [True, True]
+
+
+@pytest.mark.usefixtures("os_sandbox")
+def test_the_backends_bytecode_is_compiled_once_and_used_by_the_next_build(
+    capsys: pytest.CaptureFixture[str],
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    first = check(capsys, project, "--keep", "--isolation", "strict")
+    kept = list((tmp_path / "cache" / "bytecode").glob("*/*/*.pyc"))
+    (project / "NEWS.txt").write_text("a change: built again\n")
+    second = check(capsys, project, "--keep", "--isolation", "strict")
+    environments = [Path(report["workdir"]) / "build-env" for report in (first, second)]
+    compiled = [
+        sorted(env.glob("lib/python*/site-packages/hatchling/__pycache__/*.pyc"))
+        for env in environments
+    ]
+    for report in (first, second):
+        shutil.rmtree(report["workdir"])
+
+    assert reused(second) == [False, False]
+    assert kept  # the first build's environment, compiled after it
+    assert not compiled[0]  # the first build had none to start from
+    assert compiled[1]  # the second had hatchling's, before its hooks ran
+
+
+def test_with_process_isolation_no_bytecode_is_kept(
+    capsys: pytest.CaptureFixture[str],
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the build's code runs as the user there: it could write what later builds would run
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    check(capsys, project, "--isolation", "process")
+
+    assert (tmp_path / "cache" / "artifacts").is_dir()
+    assert not (tmp_path / "cache" / "bytecode").exists()

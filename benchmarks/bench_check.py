@@ -10,7 +10,8 @@ the environment's consistency and load every plugin of the distribution in the g
     check: each repetition has an empty artifact cache (``SANDBOXVERIFY_CACHE_DIR``) of its own.
     What sandboxverify keeps beside the artifacts is carried over from earlier repetitions, as
     uv's cache is (``--cold-hints``: not): what it learnt about the build backend (which modules
-    its hooks import) and its ``pyproject.toml`` validator, compiled once per version.
+    its hooks import), the build environments' bytecode and its ``pyproject.toml`` validator,
+    each compiled once.
 ``sandboxverify-uv-recheck``
     The same check again after an untimed first one: the project is unchanged, so its artifacts
     are reused from the cache (a new sandbox is still made, installed and probed).
@@ -97,8 +98,9 @@ PYTHON_ALL = "sandboxverify-uv-all"
 CHECK_TARGET = 1.0
 RECHECK_TARGET = 0.3
 #: what sandboxverify keeps beside the artifacts in its cache directory, none of it about the
-#: project checked: its build-backend hints and its compiled ``pyproject.toml`` validator
-CARRIED_DIRS = ("preload", "validate-pyproject")
+#: project checked: its build-backend hints, the build environments' bytecode and its compiled
+#: ``pyproject.toml`` validator
+CARRIED_DIRS = ("preload", "bytecode", "validate-pyproject")
 README_START = "<!-- bench_check: start -->"
 README_END = "<!-- bench_check: end -->"
 #: Not passed to any contender. The first ones would make contenders see the benchmark's own
@@ -138,7 +140,7 @@ class Settings:
     #: ``--compare-with``: an interpreter with another sandboxverify installed
     other_python: str | None = None
     #: sandboxverify's build-backend hints (which modules a backend's hooks import) and its
-    #: compiled ``pyproject.toml`` validator (``CARRIED_DIRS``), carried
+    #: compiled ``pyproject.toml`` validator, with the bytecode (``CARRIED_DIRS``), carried
     #: from repetition to repetition like uv's cache; ``None``: every check starts without
     hints: Path | None = None
 
@@ -970,8 +972,8 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
         "--cold-hints",
         action="store_true",
         help="start every sandboxverify check without what earlier checks left beside the "
-        "artifacts: build-backend hints, the compiled pyproject.toml validator (by default "
-        "they are carried over, like uv's cache)",
+        "artifacts: build-backend hints, build environments' bytecode, the compiled "
+        "pyproject.toml validator (by default they are carried over, like uv's cache)",
     )
     parser.add_argument(
         "--compare-with",

@@ -24,6 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+#: modules kept; the least recently used go first
+MAX_MODULES = 20_000
 #: where a module's bytecode goes, beside its source
 _TAG = sys.implementation.cache_tag
 _MAGIC = importlib.util.MAGIC_NUMBER.hex()
@@ -50,6 +52,7 @@ class BytecodeCache:
             with contextlib.suppress(OSError):
                 target.parent.mkdir(exist_ok=True)
                 shutil.copyfile(cached, target)
+                os.utime(cached)  # recently used
         return missing
 
     def remember(self, environment: Path) -> int:
@@ -76,7 +79,18 @@ class BytecodeCache:
                 finally:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(partial)
+        if added:
+            self._prune()
         return added
+
+    def _prune(self) -> None:
+        kept: list[tuple[float, Path]] = []
+        for entry in self.root.glob("*/*.pyc"):
+            with contextlib.suppress(OSError):
+                kept.append((entry.stat().st_mtime, entry))
+        for _, entry in sorted(kept, reverse=True)[MAX_MODULES:]:
+            with contextlib.suppress(OSError):
+                entry.unlink()
 
     def _entry(self, digest: str) -> Path:
         return self.root / digest[:2] / f"{digest}.pyc"

@@ -4,10 +4,14 @@ changed source gets none, a source that does not compile is left out."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from sandboxverify.artifacts import _bytecode
 from sandboxverify.artifacts._bytecode import BytecodeCache
 
 TAG = sys.implementation.cache_tag
@@ -71,3 +75,19 @@ def test_a_changed_source_gets_no_bytecode_of_the_old_one(tmp_path: Path) -> Non
     assert cache.restore(later) == 2  # the changed source, and the one that does not compile
     assert not (site_of(later) / "backend" / "__pycache__" / f"hooks.{TAG}.pyc").exists()
     assert (site_of(later) / "backend" / "__pycache__" / f"__init__.{TAG}.pyc").is_file()
+
+
+def test_the_least_recently_used_modules_go_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_bytecode, "MAX_MODULES", 2)
+    cache = BytecodeCache(tmp_path / "cache")
+    cache.remember(environment(tmp_path / "a", {"one.py": "A = 1\n", "two.py": "B = 2\n"}))
+    for entry in cache.root.glob("*/*.pyc"):  # long ago: the clock's resolution cannot tie
+        os.utime(entry, (1_000_000, 1_000_000))
+    assert cache.restore(environment(tmp_path / "b", {"two.py": "B = 2\n"})) == 0  # used
+    cache.remember(environment(tmp_path / "c", {"three.py": "C = 3\n"}))
+
+    assert len(list(cache.root.glob("*/*.pyc"))) == 2
+    assert cache.restore(environment(tmp_path / "d", {"two.py": "B = 2\n"})) == 0
+    assert cache.restore(environment(tmp_path / "e", {"one.py": "A = 1\n"})) == 1  # gone

@@ -111,7 +111,7 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     known = KNOWN_GROUPS.get(ref.group)
     application = known[1].application if known and known[0].name == "pytest" else None
     pytest = import_application("pytest", application or "pytest", ref.group)
-    run = _Run(package=ref.module.split(".", 1)[0], module=ref.module)
+    run = _Run(package=ref.module.split(".", 1)[0], module=ref.module, ref=ref)
     run.siblings = sibling_modules(ref)
     with scratch_directory() as directory:
         if autoloaded(ref):  # asked where pytest will ask: in the directory it runs in
@@ -171,6 +171,7 @@ class _Run:
     #: points (loaded in every run too): what is in theirs is not this plugin's
     module: str = ""
     siblings: tuple[str, ...] = ()
+    ref: EntryPointRef | None = None
 
     def mine(self, module: Any) -> bool:
         """Is code in ``module`` this plugin's: in its package, not another entry point's?"""

@@ -23,10 +23,10 @@ from __future__ import annotations
 import contextlib
 import keyword
 import os
-import re
 import sys
 from typing import Any, Protocol
 
+from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime.hosts._base import PluginLoadError, ServerFailure
 from sandboxverify.runtime.hosts._exercise import (
     Deadline,
@@ -37,16 +37,13 @@ from sandboxverify.runtime.hosts._exercise import (
     need_of,
     reaching,
 )
+from sandboxverify.runtime.hosts._extras import extra_providing, missing_module
 from sandboxverify.runtime.hosts._pytest_run import (
     refused_on_purpose,
     scratch_args,
     scratch_directory,
-    within,
 )
 
-#: a requirement's name, and the extra its marker names
-_REQUIREMENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_EXTRA_MARKER = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
 #: the generated module's file and its tests
 MODULE = "test_sandboxverify_generated.py"
 PLAIN, PARAMETRIZED, FIXTURE = "test_sv_plain", "test_sv_parametrized", "test_sv_fixture_"
@@ -62,8 +59,9 @@ class PluginRun(Protocol):
     """The first run's plugin: how it is selected, and whose hook implementations are its."""
 
     select: list[str]
-    #: the plugin module's top-level package
+    #: the plugin module's top-level package, and its entry point
     package: str
+    ref: EntryPointRef | None
 
     def objects(self) -> list[Any]: ...
 
@@ -108,7 +106,7 @@ def run_generated(
 
     watch = HookWatch(run.owns_impl)
     recorder = Recorder(deadline, watch)
-    recorder.package = run.package
+    recorder.package, recorder.ref = run.package, run.ref
     with scratch_directory() as directory:
         tests = write_module(directory, fixtures)
         args = [*scratch_args(directory), *run.select, directory]  # not -q: the header too
@@ -185,8 +183,9 @@ class Recorder:
         self._left = 0
         self._reached: list[str] = []
         self._stack: contextlib.ExitStack | None = None
-        #: the plugin module's top-level package
+        #: the plugin module's top-level package, and its entry point
         self.package = ""
+        self.ref: EntryPointRef | None = None
 
     def pytest_plugin_registered(self, plugin: Any, manager: Any) -> None:
         self.watch.attach(manager)  # before the plugins load: their pytest_addoption is seen
@@ -334,40 +333,11 @@ def _fixture_excuse(
             f"needs {framework}, which the plugin is named for and leaves to the project it "
             f"tests: it is not installed here (at {when})"
         )
-    extra = _extra_providing(exception, recorder.package)
+    missing = missing_module(exception)
+    extra = extra_providing(recorder.ref, missing) if missing and recorder.ref else None
     if extra is not None:
         return "unavailable", f"needs the extra {extra}, which is not installed (at {when})"
     return None
-
-
-def _extra_providing(exception: BaseException | None, package: str) -> str | None:
-    """``dist[extra]``, when a fixture failed to import a module that only a requirement of one
-    of the plugin's extras provides (pytest-localserver's SMTP server needs its ``smtp``
-    extra). The requirement's name is taken for the module's, as it mostly is."""
-    from importlib import metadata  # noqa: PLC0415 - only a failed fixture pays
-
-    missing = [
-        link.name.split(".", 1)[0]
-        for link in (chain(exception) if exception is not None else ())
-        if isinstance(link, ModuleNotFoundError) and isinstance(link.name, str)
-    ]
-    if not missing:
-        return None
-    wanted = {_canonical(name) for name in missing}
-    for dist in metadata.distributions():
-        points = [ep for ep in dist.entry_points if ep.group == "pytest11"]
-        if not any(within(ep.value.split(":", 1)[0].strip(), package) for ep in points):
-            continue
-        for requirement in dist.requires or ():
-            extra = _EXTRA_MARKER.search(requirement)
-            name = _REQUIREMENT_NAME.match(requirement)
-            if extra and name and _canonical(name.group(0)) in wanted:
-                return f"{dist.metadata['Name']}[{extra.group(1)}]"
-    return None
-
-
-def _canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _require_passed(test: str, verdict: tuple[str, str | None], phase: Phase) -> None:

@@ -361,7 +361,8 @@ def test_a_fixture_of_an_extra_or_that_wants_a_test_of_its_own_kind_is_not_a_bre
     verdicts = exercised(load(ref))
     assert verdicts["fixture:svpt_smtp"] == (
         "unavailable",
-        "needs the extra svpt-mailer[smtp], which is not installed (at setup)",
+        "needs the extra svpt-mailer[smtp] (svpt-smtpd-missing>=1; extra == 'smtp'), which is "
+        "not installed (at setup)",
     )
     assert verdicts["fixture:svpt_loop"] == (
         "not_exercised",

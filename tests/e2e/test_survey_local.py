@@ -19,7 +19,7 @@ from sandboxverify.artifacts import build_project
 from sandboxverify.options import SurveyOptions
 from sandboxverify.pipeline import _check
 from sandboxverify.pipeline import survey as run_survey
-from sandboxverify.report import Survey
+from sandboxverify.report import Application, Survey, SurveyHeader
 from sandboxverify.sandbox._toolchain import find_uv
 from tests.helpers import fixture, run_cli, schema_errors
 
@@ -162,3 +162,20 @@ def test_a_file_that_is_no_wheel_is_refused(served: tuple[Path, Path], tmp_path:
     assert done.code == 2, done.stdout + done.stderr
     assert f"--application {sdist} is a file but not a wheel" in done.stderr
     assert not (tmp_path / "s.jsonl").exists()
+
+
+def test_a_results_file_of_another_shard_is_refused_before_the_candidate_is_built(
+    tmp_path: Path,
+) -> None:
+    results = tmp_path / "survey.jsonl"
+    application = Application(APPLICATION, "1.0.0", f"{APPLICATION}==1.0.0", "index")
+    header = SurveyHeader(application, application, tuple(EXPECTED), (1, 2), "3.12.1", "1.0")
+    results.write_text(json.dumps(header.to_json()) + "\n", encoding="utf-8")
+    before = results.read_bytes()
+    unbuildable = fixture("broken-build")  # were it built, the error would be its build's
+    args = ["survey", *EXPECTED, "--application", str(unbuildable), "--shard", "2/2"]
+    done = run_cli([*args, "--results", str(results)], env=offline())
+    assert done.code == 2, done.stdout + done.stderr
+    assert "holds the results of another shard" in done.stderr
+    assert "did not build" not in done.stderr
+    assert results.read_bytes() == before

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify._errors import UsageError
-from sandboxverify.pipeline._survey_results import ResultsLog
+from sandboxverify.pipeline._survey_results import ResultsLog, check_resumable
 from sandboxverify.report import (
     Application,
     PluginResult,
@@ -157,3 +157,16 @@ def test_results_of_plugins_this_run_does_not_list_are_dropped(tmp_path: Path) -
         assert log.done == {"p-ok"}
     assert read_results(path).header == fewer
     assert requirements(path) == ["p-ok"]
+
+
+def test_what_can_be_told_before_the_releases_are_known_is_told_then(tmp_path: Path) -> None:
+    """A project given as a release is built to learn its version: a file no resumed run could
+    use is refused first."""
+    path = written(tmp_path / "survey.jsonl", replace(HEADER, shard=(1, 2)), OK)
+    check_resumable(path, (1, 2))  # the same shard: the releases decide
+    check_resumable(tmp_path / "new.jsonl", None)  # no file yet
+    with pytest.raises(UsageError, match="another shard"):
+        check_resumable(path, (2, 2))
+    path.write_bytes(b"not json\n")
+    with pytest.raises(UsageError, match="is not the results file of a survey"):
+        check_resumable(path, (1, 2))

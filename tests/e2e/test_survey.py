@@ -202,6 +202,25 @@ def test_merge_says_which_shard_is_missing(links: Path, tmp_path: Path) -> None:
     assert not document["complete"]
 
 
+def test_a_last_line_cut_short_is_dropped_and_its_plugin_checked_again(
+    links: Path, whole: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    results, document = whole
+    data = results.read_bytes()
+    last = data.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    cut = json.loads(last)["name"]
+    copy = tmp_path / "survey.jsonl"
+    copy.write_bytes(data[: len(data) - len(last) // 2 - 1])  # killed while writing it
+    done = run_cli(survey_args(links, copy), env=offline())
+    assert done.code == 1, done.stderr
+    assert "(4 done earlier, kept)" in done.stdout
+    (checked,) = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert cut in checked
+    now = lines(copy)  # every line whole again
+    assert sorted(line["name"] for line in now[1:]) == sorted(EXPECTED)
+    assert {line["name"]: line["class"] for line in now[1:]} == classes(document)
+
+
 def test_retry_errors_checks_again_only_the_plugins_that_were_errors(
     links: Path, whole: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:

@@ -39,6 +39,9 @@ class Application:
     #: as the command line gave it: a requirement, a project directory, a wheel
     given: str
     source: ApplicationSource
+    #: what its build found that would stop only its upload (a local version): excused, since
+    #: a candidate built for a survey is never uploaded, and said wherever the survey is
+    excused: tuple[str, ...] = ()
 
     @property
     def requirement(self) -> str:
@@ -56,6 +59,7 @@ class Application:
             "given": self.given,
             "source": self.source,
             "requirement": self.requirement,
+            "excused": list(self.excused),
         }
 
 

@@ -111,6 +111,7 @@ def application_from_json(value: Any) -> Application:
         _text(value.get("version"), "version"),
         _text(value.get("given"), "given"),
         cast(ApplicationSource, source),
+        tuple(_strings(value.get("excused", []), "excused")),
     )
 
 

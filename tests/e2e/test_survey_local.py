@@ -179,3 +179,47 @@ def test_a_results_file_of_another_shard_is_refused_before_the_candidate_is_buil
     assert "holds the results of another shard" in done.stderr
     assert "did not build" not in done.stderr
     assert results.read_bytes() == before
+
+
+def test_a_candidate_with_a_local_version_is_built_and_what_pypi_would_refuse_is_said(
+    served: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """The version the README tells a local candidate to carry (``+rc``) fails an upload, not
+    a survey: the build is used, the excuse shown in the text and in the survey's JSON."""
+    links, baseline = served
+    candidate = tmp_path / "app"
+    shutil.copytree(CANDIDATE, candidate)
+    pyproject = candidate / "pyproject.toml"
+    text = pyproject.read_text(encoding="utf-8")
+    pyproject.write_text(text.replace('version = "2.0.0"', 'version = "2.0.0+rc"'), "utf-8")
+    steady = "svfix-survey-plugin-steady"
+    args = ["survey", steady, "--application", str(candidate), "--baseline", str(baseline)]
+    report = tmp_path / "survey.json"
+    args += ["--find-links", str(links), "--results", str(tmp_path / "s.jsonl")]
+    done = run_cli([*args, "--json", str(report)], env=offline())
+    assert done.code == 0, done.stdout + done.stderr
+    assert "svfix-survey-app 2.0.0+rc built with what only its upload would fail, excused: " in (
+        done.stdout
+    )
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert not schema_errors("survey-v1", document, closed=True)
+    excused = document["candidate"]["excused"]
+    assert excused
+    assert all("local version '2.0.0+rc'" in excuse for excuse in excused)
+    assert document["baseline"]["excused"] == []
+    assert [p["candidate"]["application_version"] for p in document["plugins"]] == ["2.0.0+rc"]
+
+
+def test_a_candidate_project_that_does_not_build_is_a_usage_error(
+    served: tuple[Path, Path], tmp_path: Path
+) -> None:
+    links, baseline = served
+    unbuildable = fixture("broken-build")
+    args = ["survey", *EXPECTED, "--application", str(unbuildable), "--baseline", str(baseline)]
+    done = run_cli(
+        [*args, "--find-links", str(links), "--results", str(tmp_path / "s.jsonl")], env=offline()
+    )
+    assert done.code == 2, done.stdout + done.stderr
+    assert f"ERROR the application in {unbuildable} did not build: " in done.stderr
+    assert f"hint: 'sandboxverify check {unbuildable}' shows the whole build" in done.stderr
+    assert not (tmp_path / "s.jsonl").exists()

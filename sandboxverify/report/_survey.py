@@ -52,6 +52,14 @@ class Application:
     def label(self) -> str:
         return f"{self.name} {self.version}"
 
+    @property
+    def excuses(self) -> tuple[str, ...]:
+        """Each excuse as every surface says it."""
+        return tuple(
+            f"{self.label} built with what only its upload would fail, excused: {excuse}"
+            for excuse in self.excused
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -303,6 +311,11 @@ class Survey:
     @property
     def application(self) -> str:
         return self.candidate.name
+
+    @property
+    def releases(self) -> tuple[Application, Application]:
+        """The baseline and the candidate."""
+        return (self.baseline, self.candidate)
 
     @property
     def counts(self) -> dict[str, int]:

@@ -54,6 +54,7 @@ def render_survey(survey: Survey, *, quiet: bool = False) -> str:
         + ", ".join(f"{counts[name]} {name}" for name in CLASSES)
         + (f", {counts['not_checked']} not checked" if counts["not_checked"] else ""),
     ]
+    lines += [f"  {inert(excuse)}" for side in survey.releases for excuse in side.excuses]
     ordered = survey.ordered()
     shown = ("regressed", "error") if quiet else ("regressed", "error", "fixed", "broken")
     for name in shown:

@@ -25,7 +25,7 @@ from sandboxverify._version import __version__
 from sandboxverify.artifacts import PackageIndex, default_root
 from sandboxverify.options import SurveyOptions
 from sandboxverify.pipeline._survey_plugin import PluginSurveyor
-from sandboxverify.pipeline._survey_results import ResultsLog
+from sandboxverify.pipeline._survey_results import ResultsLog, check_resumable
 from sandboxverify.pipeline._survey_sides import resolve_releases
 from sandboxverify.report import (
     PluginResult,
@@ -73,6 +73,7 @@ def survey(options: SurveyOptions, on_event: SurveySink = _ignore) -> Survey:
     python = Version(platform.python_version())
     index = PackageIndex(options.index_url, options.find_links)
     share = [r for r in requirements if in_shard(r, options.share)]
+    check_resumable(Path(options.results), options.share)
     with tempfile.TemporaryDirectory(prefix="sandboxverify-survey-") as work:
         links = Path(work) / "applications"
         releases = resolve_releases(options, index, links, python)

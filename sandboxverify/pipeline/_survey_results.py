@@ -17,6 +17,7 @@ from sandboxverify._errors import UsageError
 from sandboxverify.report import (
     PluginResult,
     Redactor,
+    ResultsFile,
     SurveyFormatError,
     SurveyHeader,
     read_results,
@@ -70,23 +71,12 @@ class ResultsLog:
             os.fsync(self._fd)
 
     def _resumed(self) -> tuple[PluginResult, ...]:
-        try:
-            earlier = read_results(self.path)
-        except (SurveyFormatError, OSError, UnicodeDecodeError) as exc:
-            raise UsageError(
-                f"--results {self.path} is not the results file of a survey: {exc}",
-                hint="give a new file, or remove this one to start over",
-            ) from None
+        earlier = _earlier(self.path, self.header.shard)
         if earlier.header.identity != self.header.identity:
             raise UsageError(
                 f"--results {self.path} holds another survey: "
                 f"{_said(earlier.header)}, not {_said(self.header)}",
                 hint="give each survey its own results file (or remove this one to start over)",
-            )
-        if earlier.header.shard != self.header.shard:
-            raise UsageError(
-                f"--results {self.path} holds the results of another shard",
-                hint="give each shard its own results file",
             )
         wanted = set(self.header.plugins)
         kept = tuple(
@@ -109,6 +99,29 @@ class ResultsLog:
             out.flush()
             os.fsync(out.fileno())
         os.replace(partial, self.path)
+
+
+def check_resumable(path: Path, shard: tuple[int, int] | None) -> None:
+    """Refuse, before the releases are resolved (a project is built for that), a results file
+    that is no survey's or another shard's; whether it is this survey's is told once they are."""
+    if path.is_file() and path.stat().st_size:
+        _earlier(path, shard)
+
+
+def _earlier(path: Path, shard: tuple[int, int] | None) -> ResultsFile:
+    try:
+        earlier = read_results(path)
+    except (SurveyFormatError, OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"--results {path} is not the results file of a survey: {exc}",
+            hint="give a new file, or remove this one to start over",
+        ) from None
+    if earlier.header.shard != shard:
+        raise UsageError(
+            f"--results {path} holds the results of another shard",
+            hint="give each shard its own results file",
+        )
+    return earlier
 
 
 def _line(document: object) -> bytes:

@@ -6,7 +6,7 @@ every check from one directory (``--find-links``)."""
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -66,8 +66,8 @@ def _release(  # noqa: PLR0917 - one side, and everything it is resolved with
 ) -> Application:
     path = Path(given)
     if path.is_dir():
-        wheel = build_application(path, options, links)
-        return _local(wheel, given, "project", index, python)
+        wheel, excused = build_application(path, options, links)
+        return replace(_local(wheel, given, "project", index, python), excused=excused)
     if path.is_file():
         if path.suffix != ".whl":
             raise UsageError(
@@ -148,9 +148,13 @@ def _default_baseline(candidate: Application, index: PackageIndex, python: Versi
     return _pinned(Requirement(f"{candidate.name}=={older[0]}"), f"{candidate.name}", index, python)
 
 
-def build_application(project: Path, survey: SurveyOptions, into: Path) -> Path:
+def build_application(
+    project: Path, survey: SurveyOptions, into: Path
+) -> tuple[Path, tuple[str, ...]]:
     """The application's wheel, built once from ``project`` as a check builds it (the sdist,
-    then the wheel from it, confined; reused from the artifact cache when unchanged)."""
+    then the wheel from it, confined; reused from the artifact cache when unchanged), and what
+    the build found that leaves the wheel installable: it would stop a release, not this
+    survey (the local version a candidate is told to carry is one), so it is excused, said."""
     options = CheckOptions(
         targets=(str(project),),
         installer=survey.installer,
@@ -162,7 +166,7 @@ def build_application(project: Path, survey: SurveyOptions, into: Path) -> Path:
     _, context = plan(request, ignore, SUBPROCESSES)
     with Workspace(keep=False) as workspace, supervised():
         result = build_target(CheckState(request, workspace, context, ignore))
-        if not result.ok:
+        if not result.installable:
             first = result.failures[0].message if result.failures else "no wheel was built"
             raise UsageError(
                 f"the application in {project} did not build: {first}",
@@ -171,7 +175,8 @@ def build_application(project: Path, survey: SurveyOptions, into: Path) -> Path:
         wheel = result.wheels[0].path
         into.mkdir(parents=True, exist_ok=True)
         shutil.copy2(wheel, into / wheel.name)
-    return into / wheel.name
+    excused = tuple(f"{f.code}: {f.message.splitlines()[0]}" for f in result.failures)
+    return into / wheel.name, excused
 
 
 def _project_name(wheel: Path) -> str | None:

@@ -78,6 +78,7 @@ if TYPE_CHECKING:
     )
     from sandboxverify.report._survey_html import survey_html
     from sandboxverify.report._survey_load import (
+        ResultsFile,
         SurveyFormatError,
         is_survey_results,
         merge_results,
@@ -113,6 +114,7 @@ __all__ = [
     "ReportError",
     "ReportFormatError",
     "ReportWarning",
+    "ResultsFile",
     "Run",
     "ScriptRecord",
     "SideFailure",
@@ -182,6 +184,7 @@ _IMPORTED_ON_FIRST_USE = {
     "SurveyClass": "_survey",
     "SurveyHeader": "_survey",
     "classify": "_survey",
+    "ResultsFile": "_survey_load",
     "SurveyFormatError": "_survey_load",
     "is_survey_results": "_survey_load",
     "merge_results": "_survey_load",

@@ -39,6 +39,9 @@ class Application:
     #: as the command line gave it: a requirement, a project directory, a wheel
     given: str
     source: ApplicationSource
+    #: what its build found that would stop only its upload (a local version): excused, since
+    #: a candidate built for a survey is never uploaded, and said wherever the survey is
+    excused: tuple[str, ...] = ()
 
     @property
     def requirement(self) -> str:
@@ -49,6 +52,14 @@ class Application:
     def label(self) -> str:
         return f"{self.name} {self.version}"
 
+    @property
+    def excuses(self) -> tuple[str, ...]:
+        """Each excuse as every surface says it."""
+        return tuple(
+            f"{self.label} built with what only its upload would fail, excused: {excuse}"
+            for excuse in self.excused
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
@@ -56,6 +67,7 @@ class Application:
             "given": self.given,
             "source": self.source,
             "requirement": self.requirement,
+            "excused": list(self.excused),
         }
 
 
@@ -299,6 +311,11 @@ class Survey:
     @property
     def application(self) -> str:
         return self.candidate.name
+
+    @property
+    def releases(self) -> tuple[Application, Application]:
+        """The baseline and the candidate."""
+        return (self.baseline, self.candidate)
 
     @property
     def counts(self) -> dict[str, int]:

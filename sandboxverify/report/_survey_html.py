@@ -87,6 +87,7 @@ def survey_html(survey: Survey) -> str:
         f'<span id="state">{state}</span>'
         + (f", {counts['not_checked']} not checked" if counts["not_checked"] else "")
         + "</p>",
+        *(f'<p class="meta">{_text(e)}</p>' for side in survey.releases for e in side.excuses),
         _bar(counts),
         _filters(counts),
         _table(survey.ordered()),

@@ -111,6 +111,7 @@ def application_from_json(value: Any) -> Application:
         _text(value.get("version"), "version"),
         _text(value.get("given"), "given"),
         cast(ApplicationSource, source),
+        tuple(_strings(value.get("excused", []), "excused")),
     )
 
 
@@ -179,19 +180,7 @@ def merge_results(files: Sequence[ResultsFile], *, seconds: float = 0.0) -> Surv
                 f"{part.path} is a survey of {_said(part.header)}, "
                 f"{files[0].path} of {_said(first)}"
             )
-    shards = [part.header.shard for part in files]
-    if len(set(shards)) != len(shards):
-        raise SurveyFormatError("a shard is given twice (or an unsharded run beside shards)")
-    counts = {shard[1] for shard in shards if shard is not None}
-    if len(counts) > 1 or (counts and None in shards):
-        raise SurveyFormatError(
-            "the results come from different splits (--shard K/N with different N)"
-        )
-    missing: list[str] = []
-    if counts:
-        (count,) = counts
-        given = {shard[0] for shard in shards if shard is not None}
-        missing = [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
+    missing = _missing_shards(files)
     results: dict[str, PluginResult] = {}
     not_checked: list[str] = []
     for part in files:
@@ -213,6 +202,34 @@ def merge_results(files: Sequence[ResultsFile], *, seconds: float = 0.0) -> Surv
         ),
         seconds=seconds,
     )
+
+
+def _missing_shards(files: Sequence[ResultsFile]) -> list[str]:
+    """The shards of the split the files are part of that none of them is; raises
+    :class:`SurveyFormatError` unless they are distinct shards of one split."""
+    seen: dict[tuple[int, int] | None, Path] = {}
+    for part in files:
+        shard = part.header.shard
+        if shard in seen:
+            what = "the whole survey" if shard is None else f"shard {shard[0]}/{shard[1]}"
+            raise SurveyFormatError(f"{what} is given twice: {seen[shard]} and {part.path}")
+        seen[shard] = part.path
+    if None in seen and len(seen) > 1:
+        sharded = next(path for shard, path in seen.items() if shard is not None)
+        raise SurveyFormatError(
+            f"{seen[None]} holds a whole survey (no --shard), {sharded} a shard of one"
+        )
+    counts = {shard[1] for shard in seen if shard is not None}
+    if len(counts) > 1:
+        raise SurveyFormatError(
+            "the results come from different splits (--shard K/N with different N: "
+            f"{', '.join(map(str, sorted(counts)))})"
+        )
+    if not counts:
+        return []
+    (count,) = counts
+    given = {shard[0] for shard in seen if shard is not None}
+    return [f"{k}/{count}" for k in range(1, count + 1) if k not in given]
 
 
 def _said(header: SurveyHeader) -> str:

@@ -36,6 +36,7 @@ def survey_summary(survey: Survey) -> str:
         + (f"; stopped: {escaped(survey.stopped)}" if survey.stopped else ""),
         "",
     ]
+    lines += [line for side in survey.releases for e in side.excuses for line in (escaped(e), "")]
     ordered = survey.ordered()
     for name, heading in _HEADINGS.items():
         rows = [_row(result) for result in ordered if result.survey_class == name]

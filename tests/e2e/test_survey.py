@@ -1,7 +1,8 @@
 """``sandboxverify survey`` end to end, offline: the releases of ``svfix-survey-app`` (2.0 renames a
 hook) and the plugins' sdists served from one local directory through ``--find-links``, each
-plugin checked for real with both releases; the results file resumed, interrupted with a real
-SIGTERM, split into shards and merged back."""
+plugin checked for real with both releases; the results file resumed (errors checked again when
+asked; another survey's refused), interrupted with a real SIGTERM and a real Ctrl-C, split into
+shards and merged back."""
 
 from __future__ import annotations
 
@@ -201,26 +202,122 @@ def test_merge_says_which_shard_is_missing(links: Path, tmp_path: Path) -> None:
     assert not document["complete"]
 
 
-def test_sigterm_leaves_a_whole_results_file_that_a_rerun_completes(
+def test_a_last_line_cut_short_is_dropped_and_its_plugin_checked_again(
     links: Path, whole: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
+    results, document = whole
+    data = results.read_bytes()
+    last = data.rstrip(b"\n").rsplit(b"\n", 1)[1]
+    cut = json.loads(last)["name"]
+    copy = tmp_path / "survey.jsonl"
+    copy.write_bytes(data[: len(data) - len(last) // 2 - 1])  # killed while writing it
+    done = run_cli(survey_args(links, copy), env=offline())
+    assert done.code == 1, done.stderr
+    assert "(4 done earlier, kept)" in done.stdout
+    (checked,) = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert cut in checked
+    now = lines(copy)  # every line whole again
+    assert sorted(line["name"] for line in now[1:]) == sorted(EXPECTED)
+    assert {line["name"]: line["class"] for line in now[1:]} == classes(document)
+
+
+def test_retry_errors_checks_again_only_the_plugins_that_were_errors(
+    links: Path, whole: tuple[Path, dict[str, Any]], tmp_path: Path
+) -> None:
+    results, _ = whole
+    copy = tmp_path / "survey.jsonl"
+    copy.write_bytes(results.read_bytes())
+    earlier = {line.get("name"): line for line in lines(results)}
+    done = run_cli(survey_args(links, copy, "--retry-errors"), env=offline())
+    assert done.code == 1, done.stderr
+    assert "(4 done earlier, kept)" in done.stdout
+    (checked,) = [line for line in done.stdout.splitlines() if line.startswith("[")]
+    assert checked.startswith("[1/1] error")
+    assert "svfix-survey-plugin-unbuildable" in checked
+    now = {line.get("name"): line for line in lines(copy)}
+    assert sorted(n for n in now if n) == sorted(EXPECTED)  # each once
+    for name, survey_class in EXPECTED.items():  # the others kept as they were, line for line
+        assert (now[name] == earlier[name]) is (survey_class != "error"), name
+    assert now["svfix-survey-plugin-unbuildable"]["class"] == "error"
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (  # the releases the other way round: another survey
+            ["--application", f"{APPLICATION}==1.0.0", "--baseline", f"{APPLICATION}==2.0.0"],
+            "holds another survey: svfix-survey-app 1.0.0 -> svfix-survey-app 2.0.0",
+        ),
+        (["--shard", "1/2"], "holds the results of another shard"),
+    ],
+    ids=["other-releases", "other-shard"],
+)
+def test_a_results_file_of_another_survey_is_refused_before_any_plugin_is_checked(
+    links: Path, whole: tuple[Path, dict[str, Any]], tmp_path: Path, extra: list[str], said: str
+) -> None:
+    results, _ = whole
+    copy = tmp_path / "survey.jsonl"
+    copy.write_bytes(results.read_bytes())
+    done = run_cli([*survey_args(links, copy), *extra], env=offline())
+    assert done.code == 2, done.stdout + done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("ERROR ")]
+    assert len(errors) == 1, done.stderr
+    assert said in errors[0]
+    assert "  hint: give each" in done.stderr
+    assert "survey of" not in done.stdout  # it stopped before it started
+    assert copy.read_bytes() == results.read_bytes()
+
+
+def _survey_process(links: Path, results: Path, report: Path) -> list[str]:
+    """The survey as a terminal starts it: a run in the background (``&``) hands its children
+    SIGINT ignored, which Python keeps; a terminal's Ctrl-C reaches a default handler."""
+    return [
+        sys.executable,
+        "-c",
+        "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from sandboxverify.cli import main; sys.argv[0] = 'sandboxverify'; main()",
+        *survey_args(links, results, "-j", "1", "--json", str(report)),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sig", "why"), [(signal.SIGTERM, "terminated"), (signal.SIGINT, "interrupted")]
+)
+def test_a_stopped_survey_leaves_a_whole_results_file_that_a_rerun_completes(
+    links: Path,
+    whole: tuple[Path, dict[str, Any]],
+    tmp_path: Path,
+    sig: signal.Signals,
+    why: str,
+) -> None:
     _, document = whole
-    results = tmp_path / "survey.jsonl"
-    args = [sys.executable, "-m", "sandboxverify", *survey_args(links, results, "-j", "1")]
+    results, report = tmp_path / "survey.jsonl", tmp_path / "stopped.json"
     with subprocess.Popen(
-        args, env=offline(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        _survey_process(links, results, report),
+        env=offline(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
     ) as proc:
         deadline = time.monotonic() + 300
         while (not results.is_file() or len(lines(results)) < 2) and time.monotonic() < deadline:
             assert proc.poll() is None, proc.communicate()
             time.sleep(0.05)
-        proc.send_signal(signal.SIGTERM)
+        proc.send_signal(sig)
         _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert proc.returncode == 128 + sig, err
+    assert "Traceback" not in err
     kept = lines(results)  # every line whole JSON
     for line in kept:
         assert_valid(line)
     assert 2 <= len(kept) <= len(EXPECTED)  # the header and what finished, nothing half-written
+    # the report asked for is written, marked as stopped, with what was not checked
+    stopped = json.loads(report.read_text(encoding="utf-8"))
+    assert_valid(stopped)
+    assert stopped["stopped"] == why
+    assert not stopped["ok"]
+    assert len(stopped["plugins"]) + len(stopped["not_checked"]) == len(EXPECTED)
     done = run_cli(survey_args(links, results, "--json", str(tmp_path / "s.json")), env=offline())
     assert done.code == 1, done.stderr
     names = [line["name"] for line in lines(results)[1:]]

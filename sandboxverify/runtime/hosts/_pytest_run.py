@@ -186,19 +186,25 @@ def owner_of(module: str, own: str, siblings: tuple[str, ...]) -> bool:
 
 def refused_on_purpose(error: BaseException, package: str) -> bool:
     """Did the plugin's own code raise ``error`` on purpose (a ``raise`` statement of its own,
-    not a programming error or a failed import): what it was asked for alone needs what users
-    give with it (an API key for a switch, a test of its own kind for a fixture)?"""
+    or its call of ``pytest.fail``; not a programming error or a failed import): what it was
+    asked for alone needs what users give with it (an API key for a switch, a test of its own
+    kind for a fixture)?"""
     if isinstance(error, (*PROGRAMMING_ERRORS, ImportError, NotImplementedError)):
         return False
-    innermost = error.__traceback__
-    while innermost is not None and innermost.tb_next is not None:
+    # the innermost frame of the plugin's own code, and the frame of the raise
+    own, innermost = None, error.__traceback__
+    while innermost is not None:
+        if within(innermost.tb_frame.f_globals.get("__name__"), package):
+            own = innermost
+        if innermost.tb_next is None:
+            break
         innermost = innermost.tb_next
-    if innermost is None:
+    if own is None or innermost is None:
         return False
-    frame = innermost.tb_frame
-    if not within(frame.f_globals.get("__name__"), package):
-        return False
-    line = linecache.getline(frame.f_code.co_filename, innermost.tb_lineno)
+    if own is not innermost:  # pytest.fail() called by the plugin: pytest's Failed, on purpose
+        raised_in = innermost.tb_frame.f_globals.get("__name__")
+        return type(error).__name__ == "Failed" and within(raised_in, "_pytest")
+    line = linecache.getline(own.tb_frame.f_code.co_filename, own.tb_lineno)
     return line.strip().startswith("raise")
 
 

@@ -352,6 +352,10 @@ def test_a_fixture_of_an_extra_or_that_wants_a_test_of_its_own_kind_is_not_a_bre
         @pytest.fixture
         def svpt_loop():
             raise RuntimeError("svpt_loop can only be used by async tests")
+
+        @pytest.fixture
+        def svpt_unordered():
+            pytest.fail("the test could not be ordered")  # injected where that is so
         """,
     )
     (site / "svpt_mailer-1.0.dist-info" / "METADATA").write_text(
@@ -363,6 +367,10 @@ def test_a_fixture_of_an_extra_or_that_wants_a_test_of_its_own_kind_is_not_a_bre
         "unavailable",
         "needs the extra svpt-mailer[smtp] (svpt-smtpd-missing>=1; extra == 'smtp'), which is "
         "not installed (at setup)",
+    )
+    assert verdicts["fixture:svpt_unordered"] == (
+        "not_exercised",
+        "the plugin refuses it in a plain test: Failed: the test could not be ordered",
     )
     assert verdicts["fixture:svpt_loop"] == (
         "not_exercised",

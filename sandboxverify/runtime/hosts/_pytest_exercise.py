@@ -14,7 +14,8 @@ that needs a service it cannot reach here, an extra that is not installed or an 
 capability (``exercise: unavailable``, with a note: see ``_exercise``), one that imports the
 framework the plugin is named for and leaves to its users' projects (Django for
 ``pytest_django``: ``unavailable``), one that raises pytest's ``UsageError`` (it wants a marker
-or an argument a test gives it: ``not_exercised``), one that needs a fixture
+or an argument a test gives it: ``not_exercised``), one that misses a file in the directory the
+tests run in (data a project keeps next to its tests: ``not_exercised``), one that needs a fixture
 the project defines, or one that skips (``not_exercised``).
 """
 
@@ -108,6 +109,7 @@ def run_generated(
     recorder = Recorder(deadline, watch)
     recorder.package, recorder.ref = run.package, run.ref
     with scratch_directory() as directory:
+        recorder.directory = directory
         tests = write_module(directory, fixtures)
         args = [*scratch_args(directory), *run.select, directory]  # not -q: the header too
         with captured() as output:
@@ -186,6 +188,8 @@ class Recorder:
         #: the plugin module's top-level package, and its entry point
         self.package = ""
         self.ref: EntryPointRef | None = None
+        #: where the generated tests run: a project's tree would be there
+        self.directory = ""
 
     def pytest_plugin_registered(self, plugin: Any, manager: Any) -> None:
         self.watch.attach(manager)  # before the plugins load: their pytest_addoption is seen
@@ -304,6 +308,18 @@ def _verdict(
     raise PluginLoadError("exercise", exception, where=where) from exception
 
 
+def _project_file(exception: BaseException, directory: str) -> str | None:
+    """The path a fixture did not find in the directory the tests run in (pytest-datadir's
+    ``data/`` next to the test module): what a project's tree has and a scratch one lacks."""
+    for link in chain(exception):
+        name = getattr(link, "filename", None) if isinstance(link, FileNotFoundError) else None
+        if directory and isinstance(name, str):
+            path, root = os.path.realpath(name), os.path.realpath(directory)
+            if os.path.commonpath([path, root]) == root:
+                return os.path.relpath(path, root)
+    return None
+
+
 def _framework_left_out(exception: BaseException | None, package: str) -> str | None:
     """The framework a fixture failed to import, when the plugin is named for it and it is not
     installed (``pytest_django``'s fixtures need Django, which its users' projects bring)."""
@@ -327,6 +343,9 @@ def _fixture_excuse(
     if type(exception).__name__ == "UsageError":
         # pytest's error for a misuse: the fixture wants what a test gives it (a marker)
         return "not_exercised", f"needs what a test gives it: {_last_line(str(exception))}"
+    absent = _project_file(exception, recorder.directory)
+    if absent is not None:
+        return "not_exercised", f"needs a file a project keeps next to its tests: {absent}"
     framework = _framework_left_out(exception, recorder.package)
     if framework is not None:
         return "unavailable", (

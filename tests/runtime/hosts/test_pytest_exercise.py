@@ -354,6 +354,10 @@ def test_a_fixture_of_an_extra_or_that_wants_a_test_of_its_own_kind_is_not_a_bre
             raise RuntimeError("svpt_loop can only be used by async tests")
 
         @pytest.fixture
+        def svpt_data(request):
+            return (request.path.parent / "data" / "expected.json").read_text()
+
+        @pytest.fixture
         def svpt_unordered():
             pytest.fail("the test could not be ordered")  # injected where that is so
         """,
@@ -367,6 +371,10 @@ def test_a_fixture_of_an_extra_or_that_wants_a_test_of_its_own_kind_is_not_a_bre
         "unavailable",
         "needs the extra svpt-mailer[smtp] (svpt-smtpd-missing>=1; extra == 'smtp'), which is "
         "not installed (at setup)",
+    )
+    assert verdicts["fixture:svpt_data"] == (
+        "not_exercised",
+        "needs a file a project keeps next to its tests: data/expected.json",
     )
     assert verdicts["fixture:svpt_unordered"] == (
         "not_exercised",

@@ -135,7 +135,14 @@ def load_pytest(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     fixtures = [name for kind, name in run.found if kind == "fixture"]
     generated = run_generated(pytest, run, fixtures, deadline)
     generated.switches = run_switches(pytest, run, run.switches, deadline)
-    return LoadedPlugin(ref=ref, tools=run.registrations(generated), handlers={})
+    tools = run.registrations(generated)
+    if not tools and run.siblings:  # a module the distribution's other plugins use
+        skipped = (
+            "pytest loads it, and it registers nothing of its own: the distribution's other "
+            f"pytest11 entry points ({', '.join(run.siblings)}) register the rest"
+        )
+        return LoadedPlugin(ref=ref, tools=[], handlers={}, skipped=skipped)
+    return LoadedPlugin(ref=ref, tools=tools, handlers={})
 
 
 # -- what one run saw -------------------------------------------------------------------------

@@ -258,6 +258,14 @@ def test_each_entry_point_of_one_package_owns_what_its_own_module_registers(
         ("option", "--svpt-workers"),
         ("hook", "pytest_addoption"),
     ]
+    driver = EntryPointRef("svpt_pair.driver", "pytest11", "svpt_pair.driver")
+    (site / "svpt_pair" / "driver.py").write_text("def driver_kwargs():\n    return {}\n")
+    with (site / "svpt_pair-1.0.dist-info" / "entry_points.txt").open("a") as points:
+        points.write("svpt_pair.driver = svpt_pair.driver\n")
+    loaded = load(driver)  # used by main's code, not by pytest: a note, not an empty plugin
+    assert loaded.tools == []
+    assert loaded.skipped is not None
+    assert loaded.skipped.startswith("pytest loads it, and it registers nothing of its own")
     assert kinds(load(loop)) == [  # the helper's fixture is main's: main's module holds it
         ("option", "--svpt-loop"),
         ("hook", "pytest_addoption"),

@@ -45,6 +45,8 @@ def machinery_failed_in(module: str, cause: Mapping[str, Any], own: Collection[s
     (``cause["frames"]``) from the module's own frame passes only the wheel's own modules, each
     stopped at an import, to an import of test machinery; and the failure is that machinery's:
     raised inside it, or a module or name missing from it or from a test framework."""
+    if "." not in module:
+        return None  # the wheel's own top-level package or module: what its users import
     frames: Sequence[Mapping[str, Any]] = cause["frames"]
     start = next((i for i, f in enumerate(frames) if f["module"] == module), None)
     way = frames[start:] if start is not None else []

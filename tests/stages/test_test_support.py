@@ -155,6 +155,8 @@ def test_any_other_failure_of_a_module_not_named_as_a_test_is_judged_as_today() 
             ("requests", ["pytest"]),
             missing=["pytest"],
         ),
+        # the wheel's top-level package: what its users import, whatever it imports
+        failed("dialect", ("dialect", ["pytest"]), missing=["pytest"]),
         # a module of the wheel's own it imports is missing: the wheel left it out
         failed("dialect.gone", ("dialect.gone", ["dialect.testing"]), missing=["dialect.testing"]),
     )

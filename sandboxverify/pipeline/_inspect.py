@@ -24,6 +24,7 @@ from sandboxverify.runtime import EntryPointRef
 from sandboxverify.runtime.hosts import SCRIPT_GROUPS
 from sandboxverify.sandbox import parallel_map
 from sandboxverify.stages import (
+    TEST_SUPPORT,
     Expectations,
     ImportRun,
     Judgement,
@@ -339,14 +340,29 @@ def _import_skip(skip: Sequence[str], wheel: Artifact) -> tuple[str, ...]:
 
 
 def test_modules_note(record: ImportsRecord) -> list[str]:
-    """A warning about the wheel's contents: the test code it ships, which users never run."""
-    tests = [excused.module for excused in record.excused if excused.reason == "test"]
-    if not tests:
-        return []
-    shown = ", ".join(tests[:5]) + (f" (and {len(tests) - 5} more)" if len(tests) > 5 else "")
-    return [
-        f"the wheel ships {len(tests)} test module(s) that fail to import outside their test "
-        f"run: {shown}; "
-        "they were not counted as import failures, but they do not belong in the wheel "
-        "(leave the tests out of the package, or exclude them from the wheel)"
-    ]
+    """Warnings about the wheel's contents: the test code it ships, which users never run; and
+    the test support it ships for its application's test suites, which only test runs import."""
+    excused = [e for e in record.excused if e.reason == "test"]
+    support = [e.module for e in excused if e.detail.startswith(TEST_SUPPORT)]
+    tests = [e.module for e in excused if not e.detail.startswith(TEST_SUPPORT)]
+    notes: list[str] = []
+    if tests:
+        notes.append(
+            f"the wheel ships {len(tests)} test module(s) that fail to import outside their "
+            f"test run: {_shown(tests)}; "
+            "they were not counted as import failures, but they do not belong in the wheel "
+            "(leave the tests out of the package, or exclude them from the wheel)"
+        )
+    if support:
+        notes.append(
+            f"the wheel ships {len(support)} test-support module(s) that import test machinery "
+            f"only test runs have: {_shown(support)}; "
+            "they were not counted as import failures: no entry point or script reaches them "
+            "(if users should import them, declare what they import)"
+        )
+    return notes
+
+
+def _shown(modules: Sequence[str]) -> str:
+    more = len(modules) - 5
+    return ", ".join(modules[:5]) + (f" (and {more} more)" if more > 0 else "")

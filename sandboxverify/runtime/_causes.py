@@ -38,7 +38,10 @@ _PLATFORMS = {
 def cause_of(exc: BaseException) -> dict[str, Any]:
     """``missing``: the modules not found, most recent first (a module of a package that is
     installed is not: that package lacks a name); ``names``: the ``[module, name]`` pairs a
-    module lacked; ``skip``: a test framework skipped the module."""
+    module lacked; ``skip``: a test framework skipped the module; ``frames``: the way in to
+    the failure, each frame's module and what its statement imports (``_import_frames``)."""
+    from sandboxverify.runtime._import_frames import frames_of  # noqa: PLC0415 - failures only
+
     missing: list[str] = []
     names: list[list[str]] = []
     skip = False
@@ -67,6 +70,7 @@ def cause_of(exc: BaseException) -> dict[str, Any]:
         "names": names,
         "skip": skip,
         "requires_platform": _required_platforms(exc),
+        "frames": frames_of(exc),
     }
 
 

@@ -31,8 +31,10 @@ from sandboxverify.stages._probe import ProbeOutcome, probe
 from sandboxverify.stages._runtime_call import ProbeError
 from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 from sandboxverify.stages._smoke import Playbook, load_smoke_playbook, run_smoke
+from sandboxverify.stages._test_support import TEST_SUPPORT
 
 __all__ = [
+    "TEST_SUPPORT",
     "Expectations",
     "Finder",
     "Found",

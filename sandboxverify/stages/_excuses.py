@@ -27,12 +27,15 @@ from sandboxverify.stages._extras import (
 )
 from sandboxverify.stages._imports import Settled
 from sandboxverify.stages._platform_names import elsewhere, this_platform
+from sandboxverify.stages._test_support import (
+    TEST_SUPPORT,
+    is_test_framework,
+    machinery_failed_in,
+)
 
 #: extras' sandboxes made and filled at once (installs are mostly waiting on the network)
 _EXTRAS_AT_ONCE = 2
 
-#: test frameworks and their helpers: a test module that needs only these is test code
-TEST_PACKAGES = frozenset({"pytest", "_pytest", "py", "hypothesis", "mock", "nose", "nose2"})
 _TEST_PACKAGE_DIRS = frozenset({"tests", "test", "testing", "_tests"})
 
 
@@ -131,6 +134,8 @@ class Triage:
     missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: the packages among the modules planned
     packages: frozenset[str] = frozenset()
+    #: the wheel's top-level names
+    own: frozenset[str] = frozenset()
 
     @property
     def extras(self) -> list[str]:
@@ -177,7 +182,7 @@ def triage(
             if extra is not None:
                 reached_extra[module] = extra
             continue
-        excuse = _excuse_at_once(module, missing, cause, extras, packages)
+        excuse = _excuse_at_once(module, missing, cause, extras, (packages, own_names))
         if excuse is not None:
             excused[module] = excuse
         elif extra is not None:
@@ -196,6 +201,7 @@ def triage(
         reached_extra,
         lacking,
         frozenset(packages),
+        frozenset(own_names),
     )
 
 
@@ -204,10 +210,10 @@ def _excuse_at_once(
     missing: Sequence[str],
     cause: Mapping[str, Any],
     extras: Extras,
-    packages: Collection[str],
+    wheel: tuple[Collection[str], Collection[str]],
 ) -> ExcusedModule | None:
     """A platform's module, or test code that needs only test packages: excused without
-    installing anything."""
+    installing anything. ``wheel``: the packages among its modules, its top-level names."""
     rows = elsewhere(missing, cause["names"])
     if rows:
         what = ", ".join(f"{row.name} ({row.source})" for row in rows)
@@ -217,9 +223,27 @@ def _excuse_at_once(
         return ExcusedModule(
             module, "platform", f"says at import that it runs on {' or '.join(required)} only"
         )
+    packages, own = wheel
     if is_test_module(module, packages):
         return _test_excuse(module, missing, cause, extras)
-    return None
+    return _support_excuse(module, missing, cause, extras, own)
+
+
+def _support_excuse(
+    module: str,
+    missing: Sequence[str],
+    cause: Mapping[str, Any],
+    extras: Extras,
+    own: Collection[str],
+) -> ExcusedModule | None:
+    """Test support not named as a test: it fails only inside test machinery, and lacks
+    nothing its users could install with an extra (that is tried first, as for any module)."""
+    machinery = machinery_failed_in(module, cause, own)
+    if machinery is None or not all(_test_only(name, extras) for name in missing):
+        return None
+    return ExcusedModule(
+        module, "test", f"{TEST_SUPPORT}: imports {machinery}, which only test runs have"
+    )
 
 
 def _test_excuse(
@@ -252,7 +276,7 @@ def _test_only(name: str, extras: Extras) -> bool:
     """A test framework, or a package only the project's development extras (or none)
     declare."""
     top = name.split(".", maxsplit=1)[0]
-    return top in TEST_PACKAGES or top.startswith("pytest_") or not extras.for_users(top)
+    return is_test_framework(top) or not extras.for_users(top)
 
 
 def settle(
@@ -278,7 +302,7 @@ def settle(
             continue
         unfinished = {"type": "ImportRunStopped", "message": ran.stopped or "not imported"}
         error = dict((result or {}).get("error") or unfinished)
-        retried = _retest(module, result, extras, found.packages)
+        retried = _retest(module, result, extras, (found.packages, found.own))
         if retried is not None:
             excused.append(retried)
             continue
@@ -311,14 +335,20 @@ def _names(runs: Sequence[ExtraRun]) -> str:
 
 
 def _retest(
-    module: str, result: Mapping[str, Any] | None, extras: Extras, packages: Collection[str]
+    module: str,
+    result: Mapping[str, Any] | None,
+    extras: Extras,
+    wheel: tuple[Collection[str], Collection[str]],
 ) -> ExcusedModule | None:
     """A test module that, with its extra, still needs only test packages or raises for a
-    reason of its own: test code."""
-    if result is None or not is_test_module(module, packages):
+    reason of its own, or test support that still fails only inside test machinery: test
+    code."""
+    if result is None:
         return None
-    cause = _cause(result)
-    return _test_excuse(module, list(cause["missing"]), cause, extras)
+    cause, (packages, own) = _cause(result), wheel
+    if is_test_module(module, packages):
+        return _test_excuse(module, list(cause["missing"]), cause, extras)
+    return _support_excuse(module, list(cause["missing"]), cause, extras, own)
 
 
 def _imported(run: ExtraRun, module: str) -> bool:
@@ -395,4 +425,20 @@ def _cause(item: Mapping[str, Any]) -> dict[str, Any]:
         "requires_platform": [str(p) for p in required if isinstance(p, str)]
         if isinstance(required := cause.get("requires_platform"), list)
         else [],
+        "frames": _frames(cause.get("frames")),
     }
+
+
+def _frames(value: object) -> list[dict[str, Any]]:
+    """The runtime's ``frames``, each a module and the names its statement imports."""
+    frames = value if isinstance(value, list) else []
+    return [
+        {
+            "module": str(frame.get("module") or ""),
+            "imports": [str(n) for n in imports]
+            if isinstance(imports := frame.get("imports"), list)
+            else [],
+        }
+        for frame in frames
+        if isinstance(frame, Mapping)
+    ]

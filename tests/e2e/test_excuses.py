@@ -161,6 +161,35 @@ def test_shipped_test_code_is_a_warning_about_the_wheel_not_a_failure() -> None:
     assert "do not belong in the wheel" in note
 
 
+def test_shipped_test_support_not_named_as_a_test_is_a_warning_not_a_failure() -> None:
+    """A module no entry point reaches whose import fails only inside test machinery (another
+    distribution's testing package, a test framework) is test support, whatever its name."""
+    result = run_cli(
+        ["check", str(fixture("good-test-support")), "--installer", "uv", "--json", "-", "--quiet"]
+    )
+
+    assert result.code == 0, result.stdout + result.stderr
+    document = result.json()
+    assert_valid_report(document)
+    support = "test support for its application's test suite: imports {}, which only test runs have"
+    assert document["runs"][0]["imports"]["excused"] == [
+        {
+            "module": "svfix_good_test_support.fixtures",
+            "reason": "test",
+            "detail": support.format("pytest"),
+        },
+        {
+            "module": "svfix_good_test_support.requirements",
+            "reason": "test",
+            "detail": support.format("svfix_absent_migrations.testing.requirements"),
+        },
+    ]
+    assert [plugin["name"] for plugin in document["runs"][0]["plugins"]] == ["count"]
+    [note] = document["notes"]
+    assert note.startswith("the wheel ships 2 test-support module(s) that import test machinery")
+    assert "svfix_good_test_support.fixtures, svfix_good_test_support.requirements;" in note
+
+
 def test_a_module_an_entry_point_reaches_is_never_excused() -> None:
     report = verify(fixture("broken-reached-platform-module"))
 

@@ -165,6 +165,13 @@ def test_what_a_module_raises_is_its_failure_whatever_its_class(package: Path) -
         "names": [],
         "skip": False,
         "requires_platform": [],
+        # the way in: this run's frame, then the module's, at the import whose failure its
+        # raise re-raised
+        "frames": [
+            {"module": "sandboxverify.runtime._imports", "imports": []},
+            {"module": "importlib", "imports": []},
+            {"module": "svtest_pkg.chart", "imports": ["svtest_absent_pygal"]},
+        ],
     }
 
 

@@ -7,6 +7,13 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 from __future__ import annotations
 
 from sandboxverify.stages._applications import Finder, Found, ShippedHost
+from sandboxverify.stages._dependents import (
+    Dependent,
+    dependent_notes,
+    find_dependent,
+    refused_notes,
+    undeclared_missing,
+)
 from sandboxverify.stages._excuses import excuse, left_out_by_application
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import (
@@ -33,6 +40,7 @@ from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 from sandboxverify.stages._smoke import Playbook, load_smoke_playbook, run_smoke
 
 __all__ = [
+    "Dependent",
     "Expectations",
     "Finder",
     "Found",
@@ -48,10 +56,12 @@ __all__ = [
     "ShippedHost",
     "check_scripts",
     "default_groups",
+    "dependent_notes",
     "evaluate",
     "excuse",
     "failed_plugin_modules",
     "failure_error",
+    "find_dependent",
     "judge_imports",
     "left_out_by_application",
     "load_smoke_playbook",
@@ -59,9 +69,11 @@ __all__ = [
     "plan_plugins",
     "probe",
     "record_live_session",
+    "refused_notes",
     "run_imports",
     "run_smoke",
     "smoke_driver",
+    "undeclared_missing",
     "unexplained_failures",
     "with_applications",
 ]

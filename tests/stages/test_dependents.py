@@ -1,0 +1,100 @@
+"""Which failures call for the application that depends on the plugin, and what confirms one;
+the fetch and the second judging are end to end (``tests/e2e/test_dependents.py``)."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+from packaging.utils import canonicalize_name
+from packaging.version import Version
+
+from sandboxverify.artifacts._artifacts import Artifact
+from sandboxverify.report._model import Failure, PluginError, PluginRecord
+from sandboxverify.report._records import ImportFailure, ImportsRecord
+from sandboxverify.stages._dependents import requiring, undeclared_missing
+
+METADATA = """Metadata-Version: 2.1
+Name: svtest-pkg
+Version: 1.0
+Requires-Dist: declared-dep
+Provides-Extra: gui
+Requires-Dist: guilib; extra == "gui"
+Provides-Extra: testing
+Requires-Dist: parentapp[qt]; extra == "testing"
+"""
+
+
+def wheel(tmp_path: Path) -> Artifact:
+    path = tmp_path / "svtest_pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("svtest_pkg-1.0.dist-info/METADATA", METADATA)
+    return Artifact(
+        "wheel",
+        path,
+        canonicalize_name("svtest-pkg"),
+        Version("1.0"),
+        "0" * 64,
+        top_level=frozenset({"svtest_pkg"}),
+        dependencies=frozenset({"declared-dep"}),
+    )
+
+
+def load_failure(name: str, message: str, kind: str = "ModuleNotFoundError") -> PluginRecord:
+    error = PluginError(kind, message, "", "import")
+    return PluginRecord(name, "g", f"svtest_pkg.{name}:x", ok=False, error=error)
+
+
+def missing_of(
+    tmp_path: Path, plugins: list[PluginRecord], modules: list[ImportFailure]
+) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+    failures = [Failure("plugin_load_failed", "", plugin=p.name) for p in plugins]
+    failures += [Failure("import_failed", "", module=m.module) for m in modules]
+    found = undeclared_missing(
+        failures,
+        plugins,
+        ImportsRecord(failed=tuple(modules)),
+        wheel=wheel(tmp_path),
+        python=(3, 12),
+    )
+    return [(m.module, m.plugins, m.modules) for m in found]
+
+
+def test_a_module_no_requirement_names_is_looked_for_by_its_top_level_name(
+    tmp_path: Path,
+) -> None:
+    plugins = [load_failure("inline", "No module named 'ParentApp.core'")]
+    modules = [
+        ImportFailure("svtest_pkg.console", "ModuleNotFoundError", "No module named 'ParentApp'")
+    ]
+
+    assert missing_of(tmp_path, plugins, modules) == [
+        ("ParentApp", ("inline",), ("svtest_pkg.console",))
+    ]
+
+
+def test_a_development_extra_does_not_bring_the_module_to_users(tmp_path: Path) -> None:
+    """``parentapp`` is only in the ``testing`` extra: users never install it."""
+    plugins = [load_failure("inline", "No module named 'parentapp'")]
+
+    assert missing_of(tmp_path, plugins, []) == [("parentapp", ("inline",), ())]
+
+
+def test_declared_own_or_other_failures_are_not_looked_for(tmp_path: Path) -> None:
+    plugins = [
+        load_failure("dep", "No module named 'declared_dep'"),
+        load_failure("gui", "No module named 'guilib'"),
+        load_failure("own", "No module named 'svtest_pkg.gone'"),
+        load_failure("raises", "boom", kind="RuntimeError"),
+        load_failure("imports", "cannot import name 'x' from 'parentapp'", kind="ImportError"),
+    ]
+
+    assert missing_of(tmp_path, plugins, []) == []
+
+
+def test_a_requirement_names_the_distribution_under_any_marker_or_extra() -> None:
+    requires = ["numpy", 'svtest_pkg>=1; extra == "notebook" and python_version >= "3.9"']
+
+    assert requiring(requires, "svtest-pkg") == requires[1]
+    assert requiring(["numpy", "svtest-pkg-extras"], "svtest-pkg") is None
+    assert requiring(["not a requirement!", "Svtest.Pkg"], "svtest-pkg") == "Svtest.Pkg"

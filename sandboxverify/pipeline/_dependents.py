@@ -12,9 +12,11 @@ from sandboxverify.pipeline._state import Installed
 from sandboxverify.report import ApplicationRecord, Failure, ImportsRecord, PluginRecord
 from sandboxverify.sandbox import install_wheel
 from sandboxverify.stages import (
+    Confirmed,
     Dependent,
+    as_installed,
+    confirm_dependent,
     dependent_notes,
-    find_dependent,
     refused_notes,
     undeclared_missing,
 )
@@ -32,7 +34,7 @@ class Dependents:
     @property
     def requirements(self) -> tuple[str, ...]:
         """What was installed: each dependent's requirement, once."""
-        return tuple(dict.fromkeys(d.requirement for d in self.confirmed))
+        return tuple(dict.fromkeys(d.confirmed.requirement for d in self.confirmed))
 
 
 def add_dependents(
@@ -49,13 +51,20 @@ def add_dependents(
         failures, plugins, imports, wheel=wheel, python=sandbox.interpreter.version_info
     )
     confirmed: list[Dependent] = []
-    refused: dict[str, str] = {}
+    refused: dict[str, list[str]] = {}
+    seen: dict[str, Confirmed | str] = {}  # each candidate fetched once
     for item in missing:
-        outcome = find_dependent(sandbox, dist, item, installed.ctx)
-        if isinstance(outcome, str):
-            refused[item.module] = outcome
+        whys: list[str] = []
+        for module in item.candidates:
+            if module not in seen:
+                seen[module] = confirm_dependent(sandbox, dist, module, installed.ctx)
+            outcome = seen[module]
+            if isinstance(outcome, Confirmed):
+                confirmed.append(Dependent(outcome, item))
+                break
+            whys.append(f"{module}: {outcome}")
         else:
-            confirmed.append(outcome)
+            refused[item.module] = whys
     notes = refused_notes(dist, refused)
     if not confirmed:
         return Dependents(notes=tuple(notes))
@@ -69,11 +78,21 @@ def add_dependents(
         requirements=False,
     )
     if failed:
-        names = ", ".join(f"{d.name} {d.version}" for d in confirmed)
+        names = ", ".join(f"{d.confirmed.name} {d.confirmed.version}" for d in confirmed)
         why = f"{names} require(s) {dist}, but could not be installed next to it"
         notes.append(f"{why}: {failed[0].message}; the failures stand as found without it")
         return Dependents(notes=tuple(notes))
-    return Dependents(tuple(confirmed), tuple(notes), tuple(dependent_notes(dist, confirmed)))
+    # what is judged is what was installed: each confirmed again as the installer chose it
+    again = [(d, as_installed(sandbox, d.confirmed, dist)) for d in confirmed]
+    unconfirmed = [f"{d.confirmed.name}: {why}" for d, why in again if isinstance(why, str)]
+    if unconfirmed:
+        notes.append(
+            f"installed next to {dist}, but not confirmed: {'; '.join(unconfirmed)}; "
+            "the failures stand as found without it"
+        )
+        return Dependents(notes=tuple(notes))
+    installed_as = [replace(d, confirmed=c) for d, c in again if isinstance(c, Confirmed)]
+    return Dependents(tuple(installed_as), tuple(notes), tuple(dependent_notes(dist, installed_as)))
 
 
 def with_dependents(
@@ -92,4 +111,5 @@ def with_dependents(
 
 
 def _record(dependent: Dependent) -> ApplicationRecord:
-    return ApplicationRecord(dependent.name, dependent.version, "dependent", installed=True)
+    found = dependent.confirmed
+    return ApplicationRecord(found.name, found.version, "dependent", installed=True)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from sandboxverify.stages._applications import Finder, Found, ShippedHost
 from sandboxverify.stages._dependents import (
+    Confirmed,
     Dependent,
+    as_installed,
+    confirm_dependent,
     dependent_notes,
-    find_dependent,
     refused_notes,
     undeclared_missing,
 )
@@ -40,6 +42,7 @@ from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
 from sandboxverify.stages._smoke import Playbook, load_smoke_playbook, run_smoke
 
 __all__ = [
+    "Confirmed",
     "Dependent",
     "Expectations",
     "Finder",
@@ -54,14 +57,15 @@ __all__ = [
     "ScriptsOutcome",
     "Settled",
     "ShippedHost",
+    "as_installed",
     "check_scripts",
+    "confirm_dependent",
     "default_groups",
     "dependent_notes",
     "evaluate",
     "excuse",
     "failed_plugin_modules",
     "failure_error",
-    "find_dependent",
     "judge_imports",
     "left_out_by_application",
     "load_smoke_playbook",

@@ -13,10 +13,13 @@ import stays a failure.
 
 from __future__ import annotations
 
+import ast
 import email.parser
 import re
 import shutil
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+import zipfile
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,9 @@ from sandboxverify.stages._runtime_call import safe_label
 #: the interpreter's words for a module not found; the name may be a submodule's
 _NOT_FOUND = re.compile(r"^No module named '([^']+)'")
 _METADATA_LIMIT = 4 * 1024 * 1024
+_SOURCE_LIMIT = 4 * 1024 * 1024
+#: at most this many distributions are fetched for one missing module
+_CANDIDATES = 4
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,10 @@ class Missing:
     #: the plugins (by name) and modules that failed with it missing
     plugins: tuple[str, ...] = ()
     modules: tuple[str, ...] = ()
+    #: what to look for, in order: the missing module, then the other top-level modules the
+    #: failing modules import and do not declare (the application may be imported after a
+    #: library of its own, as ``docutils`` before ``sphinx``)
+    candidates: tuple[str, ...] = ()
 
     @property
     def what(self) -> str:
@@ -50,16 +60,23 @@ class Missing:
 
 
 @dataclass(frozen=True)
-class Dependent:
-    """The distribution that provides a missing module and requires ours: its users have us."""
+class Confirmed:
+    """The distribution named as a module, which requires ours: its users have us."""
 
     name: str
     version: str
-    #: what was asked of the installer (the module's name, as the finder of applications asks)
+    #: what was asked of the installer: the module's name, as the finder of applications asks
     requirement: str
-    missing: Missing
     #: its ``Requires-Dist`` that names ours, as written
     requires: str
+
+
+@dataclass(frozen=True)
+class Dependent:
+    """A confirmed dependent, and the failures it is installed for."""
+
+    confirmed: Confirmed
+    missing: Missing
 
 
 def undeclared_missing(
@@ -75,27 +92,60 @@ def undeclared_missing(
     its extras (for an interpreter of version ``python``) names."""
     own, dependencies = wheel.top_level, wheel.dependencies
     extras = read_extras(wheel.path, str(wheel.name), python)
-    errors = {p.name: (p.error.type, p.error.message) for p in plugins if p.error is not None}
+
+    def undeclared(top: str) -> bool:
+        # declared for users: if it is still missing, that is another problem
+        key = canonicalize_name(top)
+        return top not in own and key not in dependencies and not extras.for_users(top)
+
+    errors = {p.name: p for p in plugins if p.error is not None}
     failed = {f.module: (f.type, f.message) for f in (imports.failed if imports else ())}
-    by_module: dict[str, tuple[list[str], list[str]]] = {}
+    found: dict[str, tuple[list[str], list[str], list[str]]] = {}
     for failure in failures:
         if failure.code == "plugin_load_failed" and failure.plugin in errors:
-            top, at = _missing_top(*errors[failure.plugin]), 0
-            name = str(failure.plugin)
+            record = errors[failure.plugin]
+            assert record.error is not None
+            top, at = _missing_top(record.error.type, record.error.message), 0
+            name, module = record.name, record.value.split(":")[0]
         elif failure.code == "import_failed" and failure.module in failed:
             top, at = _missing_top(*failed[failure.module]), 1
-            name = str(failure.module)
+            name = module = str(failure.module)
         else:
             continue
-        if top is None or top in own:
+        if top is None or not undeclared(top):
             continue
-        key = canonicalize_name(top)
-        if key in dependencies or extras.for_users(top):
-            continue  # declared for users: if it is still missing, that is another problem
-        entry = by_module.setdefault(top, ([], []))
+        entry = found.setdefault(top, ([], [], [top]))
         if name not in entry[at]:
             entry[at].append(name)
-    return [Missing(top, tuple(p), tuple(m)) for top, (p, m) in by_module.items()]
+        entry[2].extend(t for t in imported_tops(wheel, module) if undeclared(t))
+    return [
+        Missing(top, tuple(p), tuple(m), tuple(dict.fromkeys(c))[:_CANDIDATES])
+        for top, (p, m, c) in found.items()
+    ]
+
+
+def imported_tops(wheel: Artifact, module: str) -> list[str]:
+    """The top-level modules ``module``'s source in the wheel imports absolutely, in order
+    (read, never run); none when it is not a ``.py`` file of the wheel or does not parse."""
+    base = module.replace(".", "/")
+    names = [f"{base}.py", f"{base}/__init__.py"]
+    try:
+        with zipfile.ZipFile(wheel.path) as archive:
+            member = next((n for n in names if n in archive.namelist()), None)
+            if member is None:
+                return []
+            with archive.open(member) as handle:
+                tree = ast.parse(handle.read(_SOURCE_LIMIT))
+    except (OSError, zipfile.BadZipFile, SyntaxError, ValueError):
+        return []
+    tops: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops += [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            tops.append(node.module.split(".")[0])
+    stdlib: Collection[str] = getattr(sys, "stdlib_module_names", frozenset())
+    return [top for top in dict.fromkeys(tops) if top not in stdlib]
 
 
 def _missing_top(kind: str, message: str) -> str | None:
@@ -105,28 +155,43 @@ def _missing_top(kind: str, message: str) -> str | None:
     return match[1].split(".")[0] if match else None
 
 
-def find_dependent(
-    sandbox: Sandbox, dist: str, missing: Missing, ctx: RunContext
-) -> Dependent | str:
-    """The distribution named as ``missing``'s module, fetched alone next to ``sandbox``, if it
-    requires ``dist``; else why not (never a guess: a fetch that fails confirms nothing)."""
-    requirement = missing.module
-    target = sandbox.paths.root / "dependents" / safe_label(canonicalize_name(requirement))
+def confirm_dependent(sandbox: Sandbox, dist: str, module: str, ctx: RunContext) -> Confirmed | str:
+    """The distribution named as ``module``, fetched alone next to ``sandbox``, if it requires
+    ``dist``; else why not (never a guess: a fetch that fails confirms nothing)."""
+    target = sandbox.paths.root / "dependents" / safe_label(canonicalize_name(module))
     shutil.rmtree(target, ignore_errors=True)
     target.mkdir(parents=True)
-    outcome = fetch_alone(sandbox, requirement, target, ctx)
+    outcome = fetch_alone(sandbox, module, target, ctx)
     if not outcome.ok:
         return f"not installable as a wheel ({outcome.describe()}): {summarize(outcome.tail)}"
     metadata = _metadata(target)
     if metadata is None:
         return "its wheel holds no distribution metadata"
     name, version, requires = metadata
-    if canonicalize_name(name) != canonicalize_name(requirement):
+    if canonicalize_name(name) != canonicalize_name(module):
         return f"its wheel is {name} {version}, not a distribution of that name"
     naming = requiring(requires, dist)
     if naming is None:
         return f"{name} {version} does not require {dist}: its users do not get {dist} with it"
-    return Dependent(name, version, requirement, missing, naming)
+    return Confirmed(name, version, module, naming)
+
+
+def as_installed(sandbox: Sandbox, found: Confirmed, dist: str) -> Confirmed | str:
+    """``found`` as the installer put it in ``sandbox`` (it may have chosen an older version,
+    one that accepts ``dist``'s): confirmed again from its installed METADATA, or why not."""
+    venv = sandbox.paths.venv
+    wanted = canonicalize_name(found.name)
+    for path in [*venv.glob("*/*/site-packages"), *venv.glob("*/site-packages")]:
+        for info in sorted(path.glob("*.dist-info")):
+            metadata = _metadata(info.parent, info.name)
+            if metadata is None or canonicalize_name(metadata[0]) != wanted:
+                continue
+            name, version, requires = metadata
+            naming = requiring(requires, dist)
+            if naming is None:
+                return f"{name} {version}, which the installer chose, does not require {dist}"
+            return Confirmed(name, version, found.requirement, naming)
+    return f"{found.name} is not in the sandbox after its install"
 
 
 def requiring(requires: Iterable[str], dist: str) -> str | None:
@@ -142,9 +207,10 @@ def requiring(requires: Iterable[str], dist: str) -> str | None:
     return None
 
 
-def _metadata(target: Path) -> tuple[str, str, list[str]] | None:
-    """Name, version and ``Requires-Dist`` of the one distribution unpacked in ``target``."""
-    found = sorted(target.glob("*.dist-info/METADATA"))
+def _metadata(target: Path, info: str = "*.dist-info") -> tuple[str, str, list[str]] | None:
+    """Name, version and ``Requires-Dist`` of the one distribution unpacked in ``target``
+    (``info``: its ``.dist-info`` directory, or a pattern)."""
+    found = sorted(target.glob(f"{info}/METADATA"))
     if len(found) != 1:
         return None
     with found[0].open("rb") as handle:
@@ -156,19 +222,27 @@ def _metadata(target: Path) -> tuple[str, str, list[str]] | None:
     return str(name), str(version), [str(v) for v in message.get_all("Requires-Dist") or ()]
 
 
-def dependent_notes(dist: str, confirmed: Sequence[Dependent]) -> list[str]:
+def dependent_notes(dist: str, dependents: Sequence[Dependent]) -> list[str]:
     """What the report says of each dependent installed to judge the plugin again."""
-    return [
-        f"{d.missing.what} judged with {d.name} {d.version} installed: {dist} does not declare "
-        f"{d.missing.module!r}, but {d.name} requires {dist} ({d.requires}), so its users have it"
-        for d in confirmed
-    ]
+    notes = []
+    for dependent in dependents:
+        found, missing = dependent.confirmed, dependent.missing
+        imports = repr(found.requirement)
+        if canonicalize_name(found.requirement) != canonicalize_name(missing.module):
+            imports += f" (and missed {missing.module!r}, which {found.name} brings)"
+        notes.append(
+            f"{missing.what} judged with {found.name} {found.version} installed: {dist} imports "
+            f"{imports} without declaring it, but {found.name} requires {dist} "
+            f"({found.requires}), so its users have it"
+        )
+    return notes
 
 
-def refused_notes(dist: str, refused: Mapping[str, str]) -> list[str]:
-    """What the report says of each missing module whose distribution confirmed nothing."""
+def refused_notes(dist: str, refused: Mapping[str, Sequence[str]]) -> list[str]:
+    """What the report says of each missing module for which nothing was confirmed: each
+    candidate tried, with why not."""
     return [
         f"{module!r}, which {dist} imports without declaring it, was looked for as an "
-        f"application that requires {dist}: {why}; the failure stands"
-        for module, why in refused.items()
+        f"application that requires {dist} ({'; '.join(whys)}): the failure stands"
+        for module, whys in refused.items()
     ]

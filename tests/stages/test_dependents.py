@@ -25,10 +25,22 @@ Requires-Dist: parentapp[qt]; extra == "testing"
 """
 
 
+#: a module that imports a library of its application's before the application itself
+CONSOLE = """import os
+import docutils.nodes
+from . import helpers
+import svtest_pkg.helpers
+from declared_dep import x
+from ParentApp.core import shell
+import guilib
+"""
+
+
 def wheel(tmp_path: Path) -> Artifact:
     path = tmp_path / "svtest_pkg-1.0-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as archive:
         archive.writestr("svtest_pkg-1.0.dist-info/METADATA", METADATA)
+        archive.writestr("svtest_pkg/console.py", CONSOLE)
     return Artifact(
         "wheel",
         path,
@@ -47,7 +59,7 @@ def load_failure(name: str, message: str, kind: str = "ModuleNotFoundError") -> 
 
 def missing_of(
     tmp_path: Path, plugins: list[PluginRecord], modules: list[ImportFailure]
-) -> list[tuple[str, tuple[str, ...], tuple[str, ...]]]:
+) -> list[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...]]]:
     failures = [Failure("plugin_load_failed", "", plugin=p.name) for p in plugins]
     failures += [Failure("import_failed", "", module=m.module) for m in modules]
     found = undeclared_missing(
@@ -57,7 +69,7 @@ def missing_of(
         wheel=wheel(tmp_path),
         python=(3, 12),
     )
-    return [(m.module, m.plugins, m.modules) for m in found]
+    return [(m.module, m.plugins, m.modules, m.candidates) for m in found]
 
 
 def test_a_module_no_requirement_names_is_looked_for_by_its_top_level_name(
@@ -69,7 +81,7 @@ def test_a_module_no_requirement_names_is_looked_for_by_its_top_level_name(
     ]
 
     assert missing_of(tmp_path, plugins, modules) == [
-        ("ParentApp", ("inline",), ("svtest_pkg.console",))
+        ("ParentApp", ("inline",), ("svtest_pkg.console",), ("ParentApp", "docutils"))
     ]
 
 
@@ -77,7 +89,21 @@ def test_a_development_extra_does_not_bring_the_module_to_users(tmp_path: Path) 
     """``parentapp`` is only in the ``testing`` extra: users never install it."""
     plugins = [load_failure("inline", "No module named 'parentapp'")]
 
-    assert missing_of(tmp_path, plugins, []) == [("parentapp", ("inline",), ())]
+    assert missing_of(tmp_path, plugins, []) == [("parentapp", ("inline",), (), ("parentapp",))]
+
+
+def test_the_other_undeclared_modules_the_failing_module_imports_are_candidates_too(
+    tmp_path: Path,
+) -> None:
+    """docutils is missing first, but the application (ParentApp) is imported after it: both
+    are looked for, the missing one first; stdlib, relative, own, declared modules are not."""
+    modules = [
+        ImportFailure("svtest_pkg.console", "ModuleNotFoundError", "No module named 'docutils'")
+    ]
+
+    assert missing_of(tmp_path, [], modules) == [
+        ("docutils", (), ("svtest_pkg.console",), ("docutils", "ParentApp"))
+    ]
 
 
 def test_declared_own_or_other_failures_are_not_looked_for(tmp_path: Path) -> None:

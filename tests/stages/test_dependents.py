@@ -3,6 +3,7 @@ the fetch and the second judging are end to end (``tests/e2e/test_dependents.py`
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from pathlib import Path
 
@@ -12,7 +13,15 @@ from packaging.version import Version
 from sandboxverify.artifacts._artifacts import Artifact
 from sandboxverify.report._model import Failure, PluginError, PluginRecord
 from sandboxverify.report._records import ImportFailure, ImportsRecord
-from sandboxverify.stages._dependents import requiring, undeclared_missing
+from sandboxverify.sandbox._interpreters import Interpreter
+from sandboxverify.sandbox._venv import Sandbox
+from sandboxverify.sandbox._workspace import SandboxPaths
+from sandboxverify.stages._dependents import (
+    Confirmed,
+    as_installed,
+    requiring,
+    undeclared_missing,
+)
 
 METADATA = """Metadata-Version: 2.1
 Name: svtest-pkg
@@ -124,3 +133,36 @@ def test_a_requirement_names_the_distribution_under_any_marker_or_extra() -> Non
     assert requiring(requires, "svtest-pkg") == requires[1]
     assert requiring(["numpy", "svtest-pkg-extras"], "svtest-pkg") is None
     assert requiring(["not a requirement!", "Svtest.Pkg"], "svtest-pkg") == "Svtest.Pkg"
+
+
+def installed_box(tmp_path: Path, requires: str) -> Sandbox:
+    """A sandbox whose site-packages holds ParentApp 2.0, requiring ``requires``."""
+    paths = SandboxPaths(tmp_path / "sandbox")
+    paths.make()
+    interpreter = Interpreter("python", Path(sys.executable), "3.12.1", (3, 12, 1), "cpython")
+    info = paths.venv / "lib" / "python3.12" / "site-packages" / "parentapp-2.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        f"Metadata-Version: 2.1\nName: ParentApp\nVersion: 2.0\nRequires-Dist: {requires}\n"
+    )
+    return Sandbox(interpreter, paths)
+
+
+def test_the_version_the_installer_chose_is_confirmed_again(tmp_path: Path) -> None:
+    fetched = Confirmed("ParentApp", "3.0", "ParentApp", "svtest-pkg>=2")
+    box = installed_box(tmp_path, 'svtest_pkg; extra == "inline"')
+
+    assert as_installed(box, fetched, "svtest-pkg") == Confirmed(
+        "ParentApp", "2.0", "ParentApp", 'svtest_pkg; extra == "inline"'
+    )
+
+
+def test_a_chosen_version_that_does_not_require_the_distribution_confirms_nothing(
+    tmp_path: Path,
+) -> None:
+    fetched = Confirmed("ParentApp", "3.0", "ParentApp", "svtest-pkg>=2")
+    box = installed_box(tmp_path, "numpy")
+
+    assert as_installed(box, fetched, "svtest-pkg") == (
+        "ParentApp 2.0, which the installer chose, does not require svtest-pkg"
+    )

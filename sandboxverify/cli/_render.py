@@ -364,6 +364,7 @@ def _application_said(plugin: PluginRecord) -> str:
         "extra": "a requirement of its extras",
         "name": "named after the group",
         "registry": "the application of its host",
+        "dependent": "it requires the plugin, which imports it",
     }.get(application.found_by or "", "")
     return f"application: {application.name}{version}, installed by sandboxverify ({how})"
 

@@ -70,9 +70,12 @@ class _Probed:
 class Inspector:
     """What one sandbox is checked for once the wheel is installed, except the smoke run."""
 
-    def __init__(self, state: CheckState) -> None:
+    def __init__(self, state: CheckState, *, also: Sequence[str] | None = None) -> None:
         self.state = state
         self.options = state.options
+        #: what an extra's sandbox installs beside ``dist[extra]``: ``--with``, and the
+        #: applications that depend on the distribution, once found (``_dependents``)
+        self.also = tuple(state.options.with_requirements if also is None else also)
 
     def inspect(
         self,
@@ -250,7 +253,7 @@ class Inspector:
                 sandbox=sandboxed.sandbox,
                 wheel=sandboxed.wheel,
                 installed=[dist["name"] for dist in installed],
-                also=self.options.with_requirements,
+                also=self.also,
                 ctx=sandboxed.ctx,
             )
             if failed

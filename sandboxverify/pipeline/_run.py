@@ -10,6 +10,7 @@ from dataclasses import dataclass, field, replace
 
 from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
 from sandboxverify.pipeline._applications import Applications, find_applications
+from sandboxverify.pipeline._dependents import add_dependents, with_dependents
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._stages import StageTimer
@@ -138,7 +139,7 @@ class Verifier:
         installed = Installed(*ready, ctx)
         plan = looked_for[0].plan if looked_for else self._plan(installed.wheel)
         found.notes.extend(note for done in looked_for for note in done.notes)
-        to_load = self._inspect(installed, plan, found)
+        to_load = self._inspect_with_dependents(installed, plan, found)
         playbook = self.state.request.playbook
         if to_load is not None and playbook is not None:
             self._smoke(installed, playbook, to_load, found)
@@ -156,7 +157,12 @@ class Verifier:
         )
 
     def _inspect(
-        self, installed: Installed, plan: PluginPlan, found: _Findings
+        self,
+        installed: Installed,
+        plan: PluginPlan,
+        found: _Findings,
+        *,
+        also: Sequence[str] | None = None,
     ) -> list[PlannedPlugin] | None:
         """Stages ``probe``, ``imports`` and ``scripts``: the plugins loaded, or ``None`` when
         the probe failed. What the wheel ships beyond the plugins is checked even when a plugin
@@ -167,7 +173,7 @@ class Verifier:
             if request.server is not None
             else list(plan.plugins)
         )
-        inspection = Inspector(self.state).inspect(
+        inspection = Inspector(self.state, also=also).inspect(
             installed, plan=plan, to_load=to_load, stages=found.stages
         )
         found.plugins, found.tools = inspection.plugins, inspection.tools
@@ -176,6 +182,31 @@ class Verifier:
         found.notes.extend(note for note in inspection.notes if note not in found.notes)
         found.failures.extend(inspection.failures)
         return None if inspection.probe_failed else to_load
+
+    def _inspect_with_dependents(
+        self, installed: Installed, plan: PluginPlan, found: _Findings
+    ) -> list[PlannedPlugin] | None:
+        """:meth:`_inspect`; then, if what failed imports an application that depends on the
+        distribution (``_dependents``), that application installed and :meth:`_inspect` again:
+        the second verdict replaces the first, as that is what the application's users meet."""
+        marks = len(found.stages), len(found.failures), len(found.notes)
+        to_load = self._inspect(installed, plan, found)
+        if self.state.request.server is not None or not found.failures[marks[1] :]:
+            return to_load
+        dependents = add_dependents(
+            installed,
+            found.failures[marks[1] :],
+            found.plugins,
+            found.imports,
+            self.state.options.with_requirements,
+        )
+        if dependents.confirmed:
+            del found.stages[marks[0] :], found.failures[marks[1] :], found.notes[marks[2] :]
+            also = (*self.state.options.with_requirements, *dependents.requirements)
+            to_load = self._inspect(installed, plan, found, also=also)
+            found.plugins = with_dependents(found.plugins, dependents.confirmed)
+        found.notes.extend(dependents.notes + dependents.after)
+        return to_load
 
     def _smoke(
         self,

@@ -161,8 +161,9 @@ class PluginError:
 #: how the application of a plugin's group was found: installed with the plugin (``declared``:
 #: its dependencies or ``--with``), the distribution itself (``itself``), a requirement of one of
 #: its extras (``extra``), its name from the group's (``name``), the registry of known hosts
-#: (``registry``)
-FoundBy = Literal["declared", "itself", "extra", "name", "registry"]
+#: (``registry``), or the distribution named as a module the plugin imports without declaring it,
+#: which requires the plugin (``dependent``: its users have the plugin through it)
+FoundBy = Literal["declared", "itself", "extra", "name", "registry", "dependent"]
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,15 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 from __future__ import annotations
 
 from sandboxverify.stages._applications import Finder, Found, ShippedHost
+from sandboxverify.stages._dependents import (
+    Confirmed,
+    Dependent,
+    as_installed,
+    confirm_dependent,
+    dependent_notes,
+    refused_notes,
+    undeclared_missing,
+)
 from sandboxverify.stages._excuses import excuse, left_out_by_application
 from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
 from sandboxverify.stages._hosts import (
@@ -35,6 +44,8 @@ from sandboxverify.stages._test_support import TEST_SUPPORT
 
 __all__ = [
     "TEST_SUPPORT",
+    "Confirmed",
+    "Dependent",
     "Expectations",
     "Finder",
     "Found",
@@ -48,8 +59,11 @@ __all__ = [
     "ScriptsOutcome",
     "Settled",
     "ShippedHost",
+    "as_installed",
     "check_scripts",
+    "confirm_dependent",
     "default_groups",
+    "dependent_notes",
     "evaluate",
     "excuse",
     "failed_plugin_modules",
@@ -61,9 +75,11 @@ __all__ = [
     "plan_plugins",
     "probe",
     "record_live_session",
+    "refused_notes",
     "run_imports",
     "run_smoke",
     "smoke_driver",
+    "undeclared_missing",
     "unexplained_failures",
     "with_applications",
 ]

@@ -11,6 +11,7 @@ library its users install), then it is judged like any module (:func:`left_out_b
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -100,6 +101,9 @@ def excuse(
 
     def verify(extra: str) -> ExtraRun:
         paths = SandboxPaths(root.parent / f"{root.name}-extra-{extra}")
+        # the modules may be judged again in the same sandbox (with an application that
+        # depends on the distribution installed): each judging gets fresh extras' sandboxes
+        shutil.rmtree(paths.root, ignore_errors=True)
         paths.make()
         needing, tried = found.modules_for(extra)
         return run_extra(

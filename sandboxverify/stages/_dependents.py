@@ -7,8 +7,9 @@ the distribution (nor of its extras) names. The distribution named as that modul
 alone (a wheel, never built, as ``_applications`` fetches a candidate application) and counts
 only if its METADATA requires ours (``Requires-Dist``, under any marker or extra): then its users
 have the plugin with it, and the plugin is judged again with it installed
-(``pipeline/_dependents``). One that does not require ours confirms nothing: the undeclared
-import stays a failure.
+(``pipeline/_dependents``). So does the framework our distribution is named for, as a word of
+its name (pytest-sanic imports Sanic, which its users' projects install). Any other candidate
+confirms nothing: the undeclared import stays a failure.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class Confirmed:
     version: str
     #: what was asked of the installer: the module's name, as the finder of applications asks
     requirement: str
-    #: its ``Requires-Dist`` that names ours, as written
+    #: its ``Requires-Dist`` that names ours, as written; empty when ours is named for it
     requires: str
 
 
@@ -171,9 +172,17 @@ def confirm_dependent(sandbox: Sandbox, dist: str, module: str, ctx: RunContext)
     if canonicalize_name(name) != canonicalize_name(module):
         return f"its wheel is {name} {version}, not a distribution of that name"
     naming = requiring(requires, dist)
-    if naming is None:
+    if naming is None and not named_for(dist, name):
         return f"{name} {version} does not require {dist}: its users do not get {dist} with it"
-    return Confirmed(name, version, module, naming)
+    return Confirmed(name, version, module, naming or "")
+
+
+def named_for(dist: str, application: str) -> bool:
+    """Is ``dist`` named for ``application``, as a word of its name (``pytest-sanic`` for
+    Sanic): a plugin of the framework it names, which its users' projects bring?"""
+    words = canonicalize_name(dist).split("-")
+    wanted = canonicalize_name(application)
+    return wanted != canonicalize_name(dist) and wanted in words
 
 
 def as_installed(sandbox: Sandbox, found: Confirmed, dist: str) -> Confirmed | str:
@@ -188,9 +197,9 @@ def as_installed(sandbox: Sandbox, found: Confirmed, dist: str) -> Confirmed | s
                 continue
             name, version, requires = metadata
             naming = requiring(requires, dist)
-            if naming is None:
+            if naming is None and not named_for(dist, name):
                 return f"{name} {version}, which the installer chose, does not require {dist}"
-            return Confirmed(name, version, found.requirement, naming)
+            return Confirmed(name, version, found.requirement, naming or "")
     return f"{found.name} is not in the sandbox after its install"
 
 
@@ -230,10 +239,15 @@ def dependent_notes(dist: str, dependents: Sequence[Dependent]) -> list[str]:
         imports = repr(found.requirement)
         if canonicalize_name(found.requirement) != canonicalize_name(missing.module):
             imports += f" (and missed {missing.module!r}, which {found.name} brings)"
+        why = (
+            f"{found.name} requires {dist} ({found.requires}), so its users have it"
+            if found.requires
+            else f"{dist} is named for {found.name}: a plugin of it, which its users' projects "
+            "install"
+        )
         notes.append(
             f"{missing.what} judged with {found.name} {found.version} installed: {dist} imports "
-            f"{imports} without declaring it, but {found.name} requires {dist} "
-            f"({found.requires}), so its users have it"
+            f"{imports} without declaring it, but {why}"
         )
     return notes
 

@@ -18,7 +18,11 @@ from sandboxverify.sandbox._venv import Sandbox
 from sandboxverify.sandbox._workspace import SandboxPaths
 from sandboxverify.stages._dependents import (
     Confirmed,
+    Dependent,
+    Missing,
     as_installed,
+    dependent_notes,
+    named_for,
     requiring,
     undeclared_missing,
 )
@@ -165,4 +169,25 @@ def test_a_chosen_version_that_does_not_require_the_distribution_confirms_nothin
 
     assert as_installed(box, fetched, "svtest-pkg") == (
         "ParentApp 2.0, which the installer chose, does not require svtest-pkg"
+    )
+
+
+def test_a_framework_the_distribution_is_named_for_confirms_it_as_a_word_of_its_name(
+    tmp_path: Path,
+) -> None:
+    assert named_for("pytest-sanic", "Sanic")
+    assert named_for("flask_caching_ext", "flask")
+    assert not named_for("sanic", "sanic")  # itself
+    assert not named_for("pytest-sanicx", "sanic")  # a word, not a part of one
+    assert not named_for("svtest-pkg", "parentapp")
+
+    box = installed_box(tmp_path, "numpy")  # ParentApp 2.0, which does not require us
+    fetched = Confirmed("ParentApp", "2.0", "ParentApp", "")
+    assert as_installed(box, fetched, "svtest-parentapp") == fetched
+
+    [note] = dependent_notes("svtest-parentapp", [Dependent(fetched, Missing("parentapp", ("p",)))])
+    assert note == (
+        "plugin 'p' judged with ParentApp 2.0 installed: svtest-parentapp imports 'ParentApp' "
+        "without declaring it, but svtest-parentapp is named for ParentApp: a plugin of it, "
+        "which its users' projects install"
     )

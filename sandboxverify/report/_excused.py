@@ -7,8 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ExcuseReason = Literal["extra", "platform", "test", "application"]
-EXCUSE_REASONS: tuple[ExcuseReason, ...] = ("extra", "platform", "test", "application")
+ExcuseReason = Literal["extra", "platform", "test", "application", "integration"]
+EXCUSE_REASONS: tuple[ExcuseReason, ...] = (
+    "extra",
+    "platform",
+    "test",
+    "application",
+    "integration",
+)
 
 
 @dataclass(frozen=True)
@@ -17,7 +23,8 @@ class ExcusedModule:
     extra installed (``extra``), it is written for another platform (``platform``), or it is
     test code that needs only test packages (``test``, a warning about the wheel's contents), or
     only a plugin its application leaves out here by design needs it (``application``: the
-    probe said why, e.g. a database driver or an instrumented library the user chooses)."""
+    probe said why, e.g. a database driver or an instrumented library the user chooses), or it
+    is named for the libraries it lacks, which no extra declares (``integration``)."""
 
     module: str
     reason: ExcuseReason

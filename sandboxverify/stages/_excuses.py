@@ -321,6 +321,10 @@ def settle(
         if helped is not None:
             excused.append(_with_extra(module, helped, dist))
             continue
+        integration = integration_excuse(module, found.missing.get(module, ()))
+        if integration is not None:
+            excused.append(integration)
+            continue
         lacks = ", ".join(found.missing.get(module, ()))
         tried = f", and it did not import with the extras tried ({_names(runs)})" if runs else ""
         hints[module] = f"no extra declares a distribution named {lacks}{tried}"
@@ -331,6 +335,26 @@ def settle(
         tuple(failures),
         records,
         hints,
+    )
+
+
+def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | None:
+    """A module named for the libraries it lacks (``hvplot.ibis``, ``syrupy``'s
+    ``pydantic_plugin``), which no extra declares: its integration with them, for users who
+    have them (each library a word of the module's dotted name, or that word without a plural
+    ``s``: ``attrs_plugin`` for ``attr``)."""
+    words = {word.lower() for part in module.split(".") for word in part.split("_")}
+    words |= {word[:-1] for word in words if word.endswith("s")}
+    tops = [name.lower() for name in lacking]
+    if not tops or any(len(top) < 3 or top not in words for top in tops):
+        return None
+    named = ", ".join(lacking)
+    return ExcusedModule(
+        module,
+        "integration",
+        f"its integration with {named}, as its name says, for users who have "
+        f"{'them' if len(lacking) > 1 else 'it'}: no extra declares {named}, and it is not "
+        "installed here",
     )
 
 

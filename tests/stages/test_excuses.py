@@ -301,3 +301,32 @@ def test_a_module_no_extra_helped_says_which_extras_it_was_tried_with() -> None:
     helped = ran("tests", (), **{"webview.platforms.gtk": {"ok": True}})
     settled = settle(found, [helped], dist="pywebview", python="3.11.7", extras=EXTRAS)
     assert [(e.module, e.extra) for e in settled.excused] == [("webview.platforms.gtk", "tests")]
+
+
+@pytest.mark.parametrize(
+    ("module", "missing", "excused"),
+    [
+        ("hvplot.ibis", ("ibis",), True),
+        ("syrupy.extensions.amber.pydantic_plugin", ("pydantic",), True),
+        ("syrupy.extensions.amber.attrs_plugin", ("attr",), True),  # attrs: attr's plural
+        ("pkg.contrib.django_tools", ("django", "rest_framework"), False),  # not both named
+        ("pkg.yaml_storage", ("yaml",), True),
+        ("pkg.storage", ("yaml",), False),  # not named for what it lacks
+        ("pkg.io", ("io",), False),  # too short a name to tell
+    ],
+)
+def test_a_module_named_for_the_library_no_extra_declares_is_that_librarys_integration(
+    module: str, missing: tuple[str, ...], excused: bool
+) -> None:
+    item = failed(module, *missing)
+    found = triage([item], own={module.split(".", maxsplit=1)[0]}, extras=EXTRAS, installed=[])
+    assert found.unmapped == (module,)
+    settled = settle(found, [], dist="pkg", python="3.11.7", extras=EXTRAS)
+    if excused:
+        [excuse] = settled.excused
+        assert excuse.reason == "integration"
+        assert excuse.detail.startswith(f"its integration with {', '.join(missing)}, as its name")
+        assert module not in settled.hints
+    else:
+        assert settled.excused == ()
+        assert settled.hints[module].startswith("no extra declares a distribution named")

@@ -86,7 +86,12 @@ def _wheel_from_sdist(
     tree = unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
-    hooks = BuildFrontend(workspace, ctx, cache).build("wheel", tree)
+    frontend = BuildFrontend(workspace, ctx, cache)
+    try:
+        hooks = frontend.build("wheel", tree)
+    finally:  # its hook runner is kept for a next step: there is none
+        frontend.close()
+    frontend.keep_bytecode()
     wheels = sorted(workspace.dist.glob("*.whl"))
     if not hooks.ok or len(wheels) != 1:
         failure = build_failure(

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+from sandboxverify import CheckOptions
+from sandboxverify import check as check_artifacts
 from sandboxverify.sandbox._toolchain import find_uv
 from tests.helpers import copy_fixture, run_cli
 
@@ -199,3 +201,32 @@ def test_a_problem_of_the_wheel_built_from_the_sdist_says_which_wheel_it_is(
     assert failure["code"] == "artifact_invalid"
     assert f"no file matches --expect-files '{MODULE}'" in failure["message"]
     assert failure["message"].endswith(f"(the wheel built from {Path(files[1]).name})")
+
+
+def children() -> list[int]:
+    """The processes this one started that are still there."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(
+                line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line
+            )
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(os.getpid()):
+            found.append(int(status.parent.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_the_library_leaves_no_process_of_the_wheel_built_from_a_given_sdist(
+    tmp_path: Path,
+) -> None:
+    # a check through the library runs in a process that lives on (a survey, a test run): the
+    # hook runner kept for a next build step must end with the build, not with that process
+    files = sdist_and_wheel(copy_fixture("good-hatch", tmp_path))
+    before = set(children())
+    report = check_artifacts(CheckOptions(targets=tuple(files), installer="uv"), config=False)
+
+    assert report.ok, report.failures
+    assert set(children()) - before == set()

@@ -27,32 +27,17 @@ from sandboxverify.stages._extras import (
     run_extra,
 )
 from sandboxverify.stages._imports import Settled
+from sandboxverify.stages._integrations import integration_excuse
 from sandboxverify.stages._platform_names import elsewhere, this_platform
 from sandboxverify.stages._test_support import (
     TEST_SUPPORT,
     is_test_framework,
+    is_test_module,
     machinery_failed_in,
 )
 
 #: extras' sandboxes made and filled at once (installs are mostly waiting on the network)
 _EXTRAS_AT_ONCE = 2
-
-_TEST_PACKAGE_DIRS = frozenset({"tests", "test", "testing", "_tests"})
-
-
-def is_test_module(module: str, packages: Collection[str] = ()) -> bool:
-    """A module of a test suite: a ``tests``/``test``/``testing``/``_tests`` package (one of
-    ``packages``) or a module in one, or a module named ``test_*``, ``*_test`` or ``conftest``.
-    (A plain module named ``tests`` is not one: Jinja's ``tests`` are template tests.)"""
-    parts = module.split(".")
-    last = parts[-1]
-    return (
-        bool(set(parts[:-1]) & _TEST_PACKAGE_DIRS)
-        or (last in _TEST_PACKAGE_DIRS and module in packages)
-        or last.startswith("test_")
-        or last.endswith("_test")
-        or last == "conftest"
-    )
 
 
 def left_out_by_application(
@@ -335,26 +320,6 @@ def settle(
         tuple(failures),
         records,
         hints,
-    )
-
-
-def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | None:
-    """A module named for the libraries it lacks (``hvplot.ibis``, ``syrupy``'s
-    ``pydantic_plugin``), which no extra declares: its integration with them, for users who
-    have them (each library a word of the module's dotted name, or that word without a plural
-    ``s``: ``attrs_plugin`` for ``attr``)."""
-    words = {word.lower() for part in module.split(".") for word in part.split("_")}
-    words |= {word[:-1] for word in words if word.endswith("s")}
-    tops = [name.lower() for name in lacking]
-    if not tops or any(len(top) < 3 or top not in words for top in tops):
-        return None
-    named = ", ".join(lacking)
-    return ExcusedModule(
-        module,
-        "integration",
-        f"its integration with {named}, as its name says, for users who have "
-        f"{'them' if len(lacking) > 1 else 'it'}: no extra declares {named}, and it is not "
-        "installed here",
     )
 
 

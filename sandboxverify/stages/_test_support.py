@@ -73,3 +73,21 @@ def _of(name: str, machinery: str) -> bool:
 
 def _top(name: str) -> str:
     return name.split(".", maxsplit=1)[0]
+
+
+_TEST_PACKAGE_DIRS = frozenset({"tests", "test", "testing", "_tests"})
+
+
+def is_test_module(module: str, packages: Collection[str] = ()) -> bool:
+    """A module of a test suite: a ``tests``/``test``/``testing``/``_tests`` package (one of
+    ``packages``) or a module in one, or a module named ``test_*``, ``*_test`` or ``conftest``.
+    (A plain module named ``tests`` is not one: Jinja's ``tests`` are template tests.)"""
+    parts = module.split(".")
+    last = parts[-1]
+    return (
+        bool(set(parts[:-1]) & _TEST_PACKAGE_DIRS)
+        or (last in _TEST_PACKAGE_DIRS and module in packages)
+        or last.startswith("test_")
+        or last.endswith("_test")
+        or last == "conftest"
+    )

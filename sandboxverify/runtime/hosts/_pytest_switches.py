@@ -46,6 +46,8 @@ from sandboxverify.runtime.hosts._pytest_run import (
 
 #: pytest's exit statuses: internal error, usage error
 _INTERNAL, _USAGE = 3, 4
+#: statuses of a run that went through: passed, tests failed (the plugin's own items may), none
+_ENDED = frozenset({0, 1, 5})
 #: seconds a switch's run may take at most, at least, and those kept back for the load's end
 _MOST, _LEAST, _KEPT = 10.0, 2.0, 1.0
 _TAIL_LINES = 25
@@ -126,6 +128,12 @@ def _judge(
         raise PluginLoadError("exercise", failure, where=where)
     if status == _USAGE:
         return "not_exercised", f"pytest {switch} alone is a usage error: {_last_line(output)}"
+    if status not in _ENDED:  # interrupted: a collection error, pytest.exit with a failure
+        failure = GeneratedRunFailed(
+            f"pytest {switch} ended with status {status}, not running the tests through: "
+            f"{_tail(output)}"
+        )
+        raise PluginLoadError("exercise", failure, where=where)
     return "passed", None
 
 

@@ -154,3 +154,30 @@ def test_findings_of_the_plugins_own_tests_a_usage_error_and_a_wait_are_notes(
     verdict, note = verdicts["--svpt-watch"]
     assert verdict == "not_exercised"
     assert note.startswith("pytest --svpt-watch did not end within ")
+
+
+def test_a_switch_that_interrupts_every_run_with_a_collection_error_fails_the_plugin(
+    install: Install,
+) -> None:
+    ref = install(
+        "svpt_switch_collect",
+        """
+        import pytest
+
+        def pytest_addoption(parser):
+            parser.addoption("--svpt-scan", action="store_true", help="Scan files.")
+
+        class Scanned(pytest.File):
+            def collect(self):
+                raise OSError("cannot scan")
+
+        def pytest_collect_file(file_path, parent):
+            if parent.config.getoption("svpt_scan") and file_path.suffix == ".py":
+                return Scanned.from_parent(parent, path=file_path)
+            return None
+        """,
+    )
+    with pytest.raises(PluginLoadError) as info:
+        load(ref)
+    assert info.value.where == "its --svpt-scan option"
+    assert str(info.value.cause).startswith("pytest --svpt-scan ended with status 2")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sandboxverify.runtime._applications import application_names
+    from sandboxverify.runtime._protocol import name_words
     from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec
     from sandboxverify.runtime._schema import schema_from_signature
     from sandboxverify.runtime.hosts import EVENTS, PluginAPI
@@ -27,6 +28,7 @@ __all__ = [
     "application_names",
     "live",
     "live_session_of",
+    "name_words",
     "parse_entry_points",
     "record",
     "schema_from_signature",
@@ -42,6 +44,7 @@ _LAZY = {
     "PROTOCOL": "sandboxverify.runtime._protocol",
     "EntryPointRef": "sandboxverify.runtime._protocol",
     "parse_entry_points": "sandboxverify.runtime._protocol",
+    "name_words": "sandboxverify.runtime._protocol",
     "server_ref": "sandboxverify.runtime._protocol",
     "application_names": "sandboxverify.runtime._applications",
     "live": "sandboxverify.runtime._recording",

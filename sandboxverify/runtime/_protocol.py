@@ -8,6 +8,7 @@ process imports it before any plugin code runs.
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -87,3 +88,10 @@ def server_ref(command: str) -> EntryPointRef:
     if not words:
         raise ValueError("the server command is empty")
     return EntryPointRef(name=os.path.basename(words[0]), group=SERVER_COMMAND, value=command)
+
+
+def name_words(name: str) -> frozenset[str]:
+    """The words of a distribution's or module's name, lower case, split at dots, dashes and
+    underscores (``pytest_django.plugin``: pytest, django, plugin): what a plugin is named for
+    is one of them."""
+    return frozenset(word for word in re.split(r"[-_.]+", name.lower()) if word)

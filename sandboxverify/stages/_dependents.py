@@ -29,6 +29,7 @@ from packaging.utils import canonicalize_name
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import Failure, ImportsRecord, PluginRecord, summarize
+from sandboxverify.runtime import name_words
 from sandboxverify.sandbox import RunContext, Sandbox, fetch_alone
 from sandboxverify.stages._extras import read_extras
 from sandboxverify.stages._runtime_call import safe_label
@@ -180,9 +181,8 @@ def confirm_dependent(sandbox: Sandbox, dist: str, module: str, ctx: RunContext)
 def named_for(dist: str, application: str) -> bool:
     """Is ``dist`` named for ``application``, as a word of its name (``pytest-sanic`` for
     Sanic): a plugin of the framework it names, which its users' projects bring?"""
-    words = canonicalize_name(dist).split("-")
     wanted = canonicalize_name(application)
-    return wanted != canonicalize_name(dist) and wanted in words
+    return wanted != canonicalize_name(dist) and wanted in name_words(dist)
 
 
 def as_installed(sandbox: Sandbox, found: Confirmed, dist: str) -> Confirmed | str:

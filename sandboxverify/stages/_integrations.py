@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sandboxverify.report import ExcusedModule
+from sandboxverify.runtime import name_words
 
 
 def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | None:
@@ -14,7 +15,7 @@ def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | N
     ``pydantic_plugin``), which no extra declares: its integration with them, for users who
     have them (each library a word of the module's dotted name, or that word without a plural
     ``s``: ``attrs_plugin`` for ``attr``)."""
-    words = {word.lower() for part in module.split(".") for word in part.split("_")}
+    words = set(name_words(module))
     words |= {word[:-1] for word in words if word.endswith("s")}
     tops = [name.lower() for name in lacking]
     if not tops or any(len(top) < 3 or top not in words for top in tops):

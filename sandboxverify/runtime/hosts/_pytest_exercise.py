@@ -27,7 +27,7 @@ import os
 import sys
 from typing import Any, Protocol
 
-from sandboxverify.runtime._protocol import EntryPointRef
+from sandboxverify.runtime._protocol import EntryPointRef, name_words
 from sandboxverify.runtime.hosts._base import PluginLoadError, ServerFailure
 from sandboxverify.runtime.hosts._exercise import (
     Deadline,
@@ -325,7 +325,7 @@ def _framework_left_out(exception: BaseException | None, package: str) -> str | 
     installed (``pytest_django``'s fixtures need Django, which its users' projects bring)."""
     import importlib.util  # noqa: PLC0415 - only a failed fixture pays
 
-    words = set(package.lower().replace("-", "_").split("_"))
+    words = name_words(package)
     for link in chain(exception) if exception is not None else ():
         name = getattr(link, "name", None) if isinstance(link, ModuleNotFoundError) else None
         top = name.split(".", 1)[0] if isinstance(name, str) else ""

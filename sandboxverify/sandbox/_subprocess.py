@@ -234,11 +234,16 @@ def parallel_map(fn: Callable[[T], R], items: Sequence[T], max_workers: int) -> 
 
 
 def _wind_down(futures: Sequence[Future[R]], within: float) -> None:
-    """Until every future is done, or ``within`` seconds passed, in slices."""
-    pending = set(futures)
+    """Until every future is done, or ``within`` seconds passed, in slices.
+
+    ``done()`` and not ``wait``: a future the pool cancelled before a worker took it is
+    ``CANCELLED``, which ``wait`` never counts as done, so waiting on it would always take
+    the whole ``within``."""
+    pending = [future for future in futures if not future.done()]
     deadline = time.monotonic() + within
     while pending and time.monotonic() < deadline:
-        _, pending = wait(pending, timeout=SLICE_SECONDS)
+        wait(pending, timeout=SLICE_SECONDS)
+        pending = [future for future in pending if not future.done()]
 
 
 def _wait_in_slices(futures: Sequence[Future[R]]) -> Future[R] | None:

@@ -10,6 +10,8 @@ import signal
 import sys
 import threading
 import time
+from concurrent.futures import Future
+from concurrent.futures import wait as real_wait
 from pathlib import Path
 
 import pytest
@@ -177,6 +179,27 @@ def test_parallel_map_keeps_order_and_propagates_errors() -> None:
 
     with pytest.raises(ValueError, match="1"):
         parallel_map(boom, [1, 2], max_workers=2)
+
+
+def test_winding_down_counts_a_cancelled_future_as_done(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A failure cancels the items no worker took yet; ``concurrent.futures.wait`` never
+    counts such a future as done, so winding down must not wait for it (it used to wait out
+    the whole wind-down, 15 s, after every failure in a parallel step)."""
+    slices: list[int] = []
+
+    def counted_wait(*args: object, **kwargs: object) -> object:
+        slices.append(1)
+        if len(slices) > 3:
+            raise AssertionError("winding down kept waiting on a cancelled future")
+        return real_wait(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(_subprocess, "wait", counted_wait)
+    cancelled: Future[int] = Future()
+    assert cancelled.cancel()
+    finished: Future[int] = Future()
+    finished.set_result(1)
+    _subprocess._wind_down([cancelled, finished], within=3600.0)
+    assert slices == []
 
 
 class _Signalled(Exception):

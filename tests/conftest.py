@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import compileall
 import importlib
 import json
 import os
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import sandboxverify
 from sandboxverify._errors import ConfigError
 from sandboxverify.options import _pyproject as _config
 from sandboxverify.report._model import Report
@@ -27,6 +29,14 @@ if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on older hosts
     import tomli as tomllib
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile sandboxverify's own modules once, as installing its wheel does. The suite
+    starts hundreds of ``python -m sandboxverify`` processes; where bytecode is not written
+    (``PYTHONDONTWRITEBYTECODE``, set on some CI machines) each would compile them again."""
+    if sys.dont_write_bytecode:
+        compileall.compile_dir(Path(sandboxverify.__file__).parent, quiet=2)
 
 
 @pytest.fixture

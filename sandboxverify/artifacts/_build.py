@@ -10,7 +10,7 @@ from __future__ import annotations
 import shutil
 import tarfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -97,10 +97,12 @@ def build_project(
     cache: ArtifactCache | None = None,
     expect_files: Sequence[str] = (),
     follow_external_links: bool = False,
+    on_building: Callable[[], None] | None = None,
 ) -> BuildResult:
     """The sdist of a copy of the project, then the wheel from it; reused from ``cache`` (when
     given) for an unchanged tree. ``expect_files``: path globs every wheel must match;
-    ``follow_external_links``: what links out of the project point at is copied, not refused."""
+    ``follow_external_links``: what links out of the project point at is copied, not refused;
+    ``on_building``: called once it is known that the backend will run (nothing reused)."""
     started = time.perf_counter()
     failure = _copy_failure(target.path, workspace.src, follow_external_links)
     if failure is not None:
@@ -112,6 +114,8 @@ def build_project(
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
             result = inspected(paths, expect_files, built=True, started=started)
             return _with_vcs(replace(result, reused=True), target.path, workspace, ctx)
+    if on_building is not None:
+        on_building()
     frontend = BuildFrontend(workspace, ctx, cache)
     try:
         built = _sdist_then_wheel(frontend, workspace, started)

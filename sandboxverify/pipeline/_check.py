@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -101,7 +101,10 @@ def build(state: CheckState, footing: Footing) -> Built:
     selectors = state.request.python_selectors
     known = None if selectors else _labelled(footing.interpreters)
     result, runtime, early = build_meanwhile(
-        lambda: build_target(state), state.workspace, state.context, known
+        lambda on_building: build_target(state, on_building),
+        state.workspace,
+        state.context,
+        known,
     )
     interpreters = list(footing.interpreters)
     if selectors:
@@ -169,9 +172,10 @@ def verdict(
     )
 
 
-def build_target(state: CheckState) -> BuildResult:
+def build_target(state: CheckState, on_building: Callable[[], None] | None = None) -> BuildResult:
     """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced;
-    reused from the artifact cache when the tree is unchanged."""
+    reused from the artifact cache when the tree is unchanged. ``on_building``: called once
+    the project's backend is known to run."""
     options, target, workspace = state.options, state.request.target, state.workspace
     cache = ArtifactCache(default_root()) if options.cache else None
     state.on_event(StageStarted("build", None))
@@ -183,6 +187,7 @@ def build_target(state: CheckState) -> BuildResult:
             cache=cache,
             expect_files=options.expect_files,
             follow_external_links=options.follow_external_links,
+            on_building=on_building,
         )
     else:
         result = prepare_artifacts(

@@ -103,19 +103,46 @@ class EarlySandbox:
     seconds: float
 
 
+class _BuildPhase:
+    """What the build is doing, as the sandboxes made meanwhile need to know: running the
+    project's backend (for a while: the installer is worth teaching the sandbox's interpreter
+    meanwhile) or over (reused artifacts end it at once: the install would wait for the
+    teaching)."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._phase: str | None = None
+
+    def building(self) -> None:
+        with self._changed:
+            self._phase = self._phase or "building"
+            self._changed.notify_all()
+
+    def over(self) -> None:
+        with self._changed:
+            self._phase = "over"
+            self._changed.notify_all()
+
+    def still_building(self) -> bool:
+        """Once the build has started its backend or ended: whether it is still running."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._phase is not None)
+            return self._phase == "building"
+
+
 def build_meanwhile(
-    build: Callable[[], BuildResult],
+    build: Callable[[Callable[[], None]], BuildResult],
     workspace: Workspace,
     ctx: RunContext,
     pythons: Sequence[tuple[Interpreter, str]] | None,
 ) -> tuple[BuildResult, Path, dict[str, EarlySandbox]]:
-    """``build``; meanwhile the runtime is copied (needed from the first probe on) and, in the
-    OS sandbox, the sandboxes of ``pythons`` (interpreters with their labels; ``None``: not
-    known before the build) are made: the build, the runtime's copy, the sandboxes made early
-    by label."""
+    """``build`` (given what to call once its backend is known to run); meanwhile the runtime
+    is copied (needed from the first probe on) and, in the OS sandbox, the sandboxes of
+    ``pythons`` (interpreters with their labels; ``None``: not known before the build) are
+    made: the build, the runtime's copy, the sandboxes made early by label."""
     # in process isolation the build's code could reach a sandbox made now
     early = pythons if pythons is not None and ctx.isolation.name != "process" else ()
-    built = threading.Event()
+    phase = _BuildPhase()
     with ThreadPoolExecutor(max_workers=1 + len(early)) as pool:
         copying = pool.submit(workspace.install_runtime)
         making = {
@@ -126,14 +153,14 @@ def build_meanwhile(
                 label,
                 workspace,
                 ctx.for_python(interpreter.version),
-                built,
+                phase,
             )
             for interpreter, label in early
         }
         try:
-            result = build()
+            result = build(phase.building)
         finally:
-            built.set()
+            phase.over()
         return result, copying.result(), {label: done.result() for label, done in making.items()}
 
 
@@ -142,14 +169,14 @@ def _make_early(
     label: str,
     workspace: Workspace,
     ctx: RunContext,
-    built: threading.Event,
+    phase: _BuildPhase,
 ) -> EarlySandbox:
-    """Stage ``venv``'s work, done early: a fresh sandbox of ``interpreter``; while the build
-    is still running (not ``built``), the installer learns its interpreter too (it would at
-    the install)."""
+    """Stage ``venv``'s work, done early: a fresh sandbox of ``interpreter``; while the
+    project's backend runs, the installer learns its interpreter too (it would at the
+    install). Artifacts reused end the build before that would pay."""
     started = time.perf_counter()
     sandbox, failure = create_sandbox(interpreter, workspace.sandbox(label), ctx)
     seconds = time.perf_counter() - started
-    if failure is None and not built.is_set():
+    if failure is None and phase.still_building():
         learn_interpreter(sandbox, ctx)
     return EarlySandbox(sandbox, failure, seconds)

@@ -7,15 +7,17 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from sandboxverify.artifacts._build import BuildResult
 from sandboxverify.options._check_options import CheckOptions
-from sandboxverify.pipeline import _check
+from sandboxverify.pipeline import _check, _headstart
 from sandboxverify.pipeline._check import check
 from sandboxverify.pipeline._state import CheckState
+from sandboxverify.sandbox import RunContext, Sandbox, learn_interpreter
 from sandboxverify.sandbox._isolation import IsolationChoice
 from tests.helpers import FIXTURES
 from tests.os_sandbox import require_os_sandbox
@@ -34,13 +36,17 @@ def sandboxes_made_during_the_build(
     seen: list[bool] = []
     build = _check.build_target
 
-    def build_watching(state: CheckState) -> BuildResult:
+    def build_watching(
+        state: CheckState, on_building: Callable[[], None] | None = None
+    ) -> BuildResult:
+        if on_building is not None:  # the backend is to run: nothing is reused (no cache)
+            on_building()
         root = state.workspace.root
         deadline = time.monotonic() + wait
         while not list(root.glob(made)) and time.monotonic() < deadline:
             time.sleep(0.01)
         seen.append(bool(list(root.glob(made))))
-        return build(state)
+        return build(state, on_building)
 
     monkeypatch.setattr(_check, "build_target", build_watching)
     report = check(
@@ -74,6 +80,46 @@ def test_while_the_build_runs_uv_meets_the_sandboxs_interpreter(
         monkeypatch, "strict", wait=60, made="py*/logs/installer-learns-interpreter.log"
     )
     assert seen == [True]
+
+
+@pytest.mark.usefixtures("os_sandbox")
+def test_a_check_that_reuses_its_artifacts_does_not_wait_to_teach_the_installer(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Teaching uv the sandbox's interpreter pays while a backend runs; a re-check's build
+    ends at once, and its install would wait for the teaching."""
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    taught: list[Path] = []
+    learn = learn_interpreter
+
+    def counted(sandbox: Sandbox, ctx: RunContext) -> None:
+        taught.append(sandbox.python)
+        learn(sandbox, ctx)
+
+    monkeypatch.setattr(_headstart, "learn_interpreter", counted)
+    options = CheckOptions(
+        targets=(str(FIXTURES / "good-hatch"),), installer="uv", isolation="strict"
+    )
+    first = check(options)
+    assert first.ok, first.failures
+    assert len(taught) == 1
+    build = _check.build_target
+
+    def build_once_the_sandbox_is_made(
+        state: CheckState, on_building: Callable[[], None] | None = None
+    ) -> BuildResult:
+        # the sandbox is made before the reused artifacts end the build, as on a busy machine
+        deadline = time.monotonic() + 60
+        while not list(state.workspace.root.glob("py*/venv/bin/python")):
+            assert time.monotonic() < deadline, "the sandbox was not made during the build"
+            time.sleep(0.01)
+        return build(state, on_building)
+
+    monkeypatch.setattr(_check, "build_target", build_once_the_sandbox_is_made)
+    again = check(options)
+    assert again.ok, again.failures
+    assert [artifact.reused for artifact in again.artifacts] == [True, True]
+    assert len(taught) == 1
 
 
 def test_in_process_isolation_the_sandbox_is_made_after_the_build(

@@ -39,6 +39,16 @@ def pytest_configure(config: pytest.Config) -> None:
         compileall.compile_dir(Path(sandboxverify.__file__).parent, quiet=2)
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers more than there are cores. The suite's tests mostly wait on
+    processes and the network (builds, installs, the package index), so workers beyond the
+    cores keep them busy; ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides where it is set."""
+    chosen = os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", "")
+    if chosen.isdigit():
+        return int(chosen)
+    return (os.cpu_count() or 1) + 2
+
+
 @pytest.fixture
 def needs_uv() -> None:
     if find_uv() is None:  # pragma: no cover - the test extra installs uv

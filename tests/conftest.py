@@ -49,6 +49,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return (os.cpu_count() or 1) + 2
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that build and install (marked ``slow``) run first: with several workers,
+    the quick ones then fill the end evenly instead of one worker finishing a long test
+    alone while the others wait."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 @pytest.fixture
 def needs_uv() -> None:
     if find_uv() is None:  # pragma: no cover - the test extra installs uv

@@ -69,6 +69,23 @@ _REACHING_PREFIXES = ("os.exec", "os.spawn", "os.system")
 #: seconds between a step's ``StepTimeout`` and the next, until it ends
 _AGAIN = 1.0
 _EXTRA = re.compile(r"install\s+['\"]?[\w.-]+\[[\w.,-]+\]", re.IGNORECASE)
+#: a message that says something is absent and how its user gets it apart from Python
+#: packages: a command to download it (Playwright's browsers, NLTK's data) or PATH (Tesseract,
+#: a WebDriver). Never a Python package: that is a dependency to declare, or an extra.
+_ABSENT = re.compile(
+    r"does ?n[o']t exist|not found|could ?n[o']t be found|(?:could|can) ?n[o']?t find|"
+    r"not installed|needs? to be (?:on|in) (?:your |the )?PATH|"
+    r"not (?:on|in) (?:your |the )?PATH",
+    re.IGNORECASE,
+)
+_HOW_TO_GET = re.compile(
+    r"\b(?:run|use|execute)\b[^\n]{0,80}\b(?:install|download|fetch)|\.download\(|"
+    r"\bdownloader\b|\bPATH\b",
+    re.IGNORECASE,
+)
+_PYTHON_PACKAGE = re.compile(r"\b(?:pip3?|uv(?: pip)?|poetry|pipx|conda) (?:install|add)\b", re.I)
+#: the frames a missing program's ``FileNotFoundError`` is raised in
+_EXEC_FRAMES = frozenset({"_execute_child", "_execvpe", "execvpe", "_spawnvef", "posix_spawnp"})
 
 
 class StepTimeout(Exception):
@@ -227,9 +244,52 @@ def need_of(
         return MissingPrerequisite(f"needs a service it cannot reach{tried}: {cause}", "service")
     if isinstance(exc, ImportError) and _EXTRA.search(str(exc)):
         return MissingPrerequisite(f"needs an extra that is not installed: {cause}", "extra")
+    if not isinstance(exc, ImportError):
+        absent = _fetched_apart(exc)
+        if absent is not None:
+            return MissingPrerequisite(
+                f"needs {absent}, which its users install apart from Python packages and "
+                f"this sandbox lacks: {cause}",
+                "resource",
+            )
     if reached:
         return MissingPrerequisite(f"needs a service it cannot reach{tried}: {cause}", "service")
     return None
+
+
+def _fetched_apart(exc: BaseException) -> str | None:
+    """What ``exc`` says is missing that no Python package brings: a program it ran that is
+    not installed (not one of the sandbox's own), or what a message says is absent and how
+    to download it or put it on PATH."""
+    for link in chain(exc):
+        if isinstance(link, ImportError):
+            return None
+        program = _program_not_found(link)
+        if program is not None:
+            return f"the program {program!r}"
+        text = str(link)
+        if _ABSENT.search(text) and _HOW_TO_GET.search(text) and not _PYTHON_PACKAGE.search(text):
+            return "a program or data"
+    return None
+
+
+def _program_not_found(exc: BaseException) -> str | None:
+    """The program a process could not be started with: ``FileNotFoundError`` raised where
+    ``subprocess`` or ``os`` executes it, naming no file of this environment."""
+    if not isinstance(exc, FileNotFoundError) or not isinstance(exc.filename, str):
+        return None
+    frames = []
+    trace = exc.__traceback__
+    while trace is not None:
+        frames.append(trace.tb_frame.f_code.co_name)
+        trace = trace.tb_next
+    if not frames or frames[-1] not in _EXEC_FRAMES:
+        return None
+    name = exc.filename
+    inside = os.path.isabs(name) and os.path.realpath(name).startswith(
+        os.path.realpath(sys.prefix) + os.sep
+    )
+    return None if inside else name
 
 
 def _unreachable(exc: BaseException) -> bool:

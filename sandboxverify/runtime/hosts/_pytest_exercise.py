@@ -10,8 +10,10 @@ when its name is no identifier). Each test is bounded by its share of the time l
 What fails the plugin (stage ``exercise``, with pytest's message): a collection error, a plain or
 parametrized test that does not pass, a fixture that raises at setup or teardown, a hook of the
 plugin's that raises, pytest ending with an internal or usage error. What does not: a fixture
-that needs a service it cannot reach here, an extra that is not installed or an interpreter
-capability (``exercise: unavailable``, with a note: see ``_exercise``), one that imports the
+that needs a service it cannot reach here, an extra that is not installed, an interpreter
+capability, or a program or data its users install apart from Python packages (a browser its
+own command downloads, a program on PATH) (``exercise: unavailable``, with a note: see
+``_exercise``), one that imports the
 framework the plugin is named for and leaves to its users' projects (Django for
 ``pytest_django``: ``unavailable``), one that raises pytest's ``UsageError`` (it wants a marker
 or an argument a test gives it: ``not_exercised``), one that misses a file in the directory the

@@ -44,6 +44,31 @@ def raised(code: str) -> BaseException:
             "service",
         ),
         ("raise ImportError(\"pytest-asyncio is required: pip install 'x-y[async]'\")", "extra"),
+        (  # Playwright's browsers, downloaded after the install by its own command
+            "raise Exception(\"BrowserType.launch: Executable doesn't exist at /h/.cache/"
+            "ms-playwright/chromium-1/chrome\\nLooks like Playwright was just installed.\\n"
+            'Please run the following command to download new browsers:\\n  playwright install")',
+            "resource",
+        ),
+        (  # NLTK's data
+            'raise LookupError("Resource punkt not found.\\nPlease use the NLTK Downloader to '
+            "obtain the resource:\\n>>> nltk.download('punkt')\")",
+            "resource",
+        ),
+        (  # a program the system provides, raised by a wrapper library
+            'raise RuntimeError("tesseract is not installed or it\'s not in your PATH")',
+            "resource",
+        ),
+        (  # a program started that is not there
+            "import subprocess\nsubprocess.run(['svtest-no-such-program-7'])",
+            "resource",
+        ),
+        (  # a Python package it lacks is a dependency to declare, however it is said
+            "raise RuntimeError('redis is not installed: run pip install redis')",
+            None,
+        ),
+        ("raise FileNotFoundError(2, 'No such file or directory', 'conf/settings.toml')", None),
+        ("open('/nonexistent/svtest/data.json')", None),
         ("raise RuntimeError('broken')", None),
         ("raise ImportError('cannot import name x')", None),
         (  # a programming error while handling a refusal is still a programming error
@@ -59,6 +84,13 @@ def raised(code: str) -> BaseException:
         "caused-by",
         "c-library",
         "extra",
+        "browser-download",
+        "data-download",
+        "program-on-path",
+        "program-started",
+        "python-package",
+        "file-raised",
+        "file-opened",
         "break",
         "import-error",
         "programming-error",

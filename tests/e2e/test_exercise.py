@@ -127,6 +127,25 @@ def test_a_fixture_that_needs_an_unreachable_service_passes_with_a_note(tmp_path
     assert f"note: {note.splitlines()[0]}" in result.stdout
 
 
+def test_a_fixture_that_needs_a_program_or_data_installed_apart_passes_with_a_note() -> None:
+    """A program on PATH (Graphviz, Tesseract) or data the package's own command downloads
+    (Playwright's browsers, NLTK's corpora) is installed by its users apart from Python
+    packages: a fixture that needs one is unavailable here, not broken."""
+    report = verify("good-pytest-outside-program")
+
+    assert report.ok, report.failures
+    found = exercise(report)
+    assert found["fixture:diagram_source"] == ("passed", None)
+    renderer, note = found["fixture:diagram_renderer"]
+    assert renderer == "unavailable"
+    assert note is not None and note.startswith("needs the program 'svfix-diagram-render'")
+    model, note = found["fixture:layout_model"]
+    assert model == "unavailable"
+    assert note is not None and note.startswith("needs a program or data")
+    assert "svfix-diagrams download" in note
+    assert len(report.notes) == 2
+
+
 def test_a_hatch_environment_plugin_is_checked_against_hatchs_own_hookspecs() -> None:
     report = verify("good-hatch-environment")
 

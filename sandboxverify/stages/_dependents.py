@@ -3,13 +3,14 @@ does not declare, because that package's distribution requires the plugin and us
 get the plugin through it (IPython and its inline backend, an editor and its console).
 
 A failure counts when it is a ``ModuleNotFoundError`` for a top-level module no requirement of
-the distribution (nor of its extras) names. The distribution named as that module is fetched
-alone (a wheel, never built, as ``_applications`` fetches a candidate application) and counts
-only if its METADATA requires ours (``Requires-Dist``, under any marker or extra): then its users
-have the plugin with it, and the plugin is judged again with it installed
-(``pipeline/_dependents``). So does the framework our distribution is named for, as a word of
-its name (pytest-sanic imports Sanic, which its users' projects install). Any other candidate
-confirms nothing: the undeclared import stays a failure.
+the distribution (nor of its extras) names. The distribution named as that module (or whose name
+ours extends and ends in it: ``mkdocs-material`` for ``mkdocs-material-extensions``'s
+``material``) is fetched alone (a wheel, never built, as ``_applications`` fetches a candidate
+application) and counts only if its METADATA requires ours (``Requires-Dist``, under any
+marker or extra): then its users have the plugin with it, and the plugin is judged again with
+it installed (``pipeline/_dependents``). So does the framework our distribution is named
+for, as a word of its name (pytest-sanic imports Sanic, which its users' projects install).
+Any other candidate confirms nothing: the undeclared import stays a failure.
 """
 
 from __future__ import annotations
@@ -116,13 +117,29 @@ def undeclared_missing(
             continue
         if top is None or not undeclared(top):
             continue
-        entry = found.setdefault(top, ([], [], [top]))
+        # the name ours extends first: more ours than the module's bare name, which PyPI may
+        # give to an unrelated project
+        entry = found.setdefault(top, ([], [], [*named_after(str(wheel.name), top), top]))
         if name not in entry[at]:
             entry[at].append(name)
         entry[2].extend(t for t in imported_tops(wheel, module) if undeclared(t))
     return [
         Missing(top, tuple(p), tuple(m), tuple(dict.fromkeys(c))[:_CANDIDATES])
         for top, (p, m, c) in found.items()
+    ]
+
+
+def named_after(dist: str, module: str) -> list[str]:
+    """The distributions whose name ours extends and which end in ``module``'s name: an
+    application whose module is not named as its distribution, with our name made of its own
+    and a suffix (``mkdocs-material-extensions`` imports ``material``, from ``mkdocs-material``)."""
+    words = canonicalize_name(dist).split("-")
+    wanted = canonicalize_name(module).split("-")
+    size = len(wanted)
+    return [
+        "-".join(words[:end])
+        for end in range(size + 1, len(words))
+        if words[end - size : end] == wanted
     ]
 
 
@@ -237,7 +254,9 @@ def dependent_notes(dist: str, dependents: Sequence[Dependent]) -> list[str]:
     for dependent in dependents:
         found, missing = dependent.confirmed, dependent.missing
         imports = repr(found.requirement)
-        if canonicalize_name(found.requirement) != canonicalize_name(missing.module):
+        if found.requirement in named_after(dist, missing.module):
+            imports = f"{missing.module!r}, which {found.name} brings,"
+        elif canonicalize_name(found.requirement) != canonicalize_name(missing.module):
             imports += f" (and missed {missing.module!r}, which {found.name} brings)"
         why = (
             f"{found.name} requires {dist} ({found.requires}), so its users have it"

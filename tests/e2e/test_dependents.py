@@ -78,3 +78,32 @@ def test_an_application_that_does_not_require_the_module_confirms_nothing(links:
     [note] = [n for n in report.notes if "'svfix_shell'" in n]
     assert "svfix-shell 1.0.0 does not require svfix-display-orphan" in note
     assert note.endswith("the failure stands")
+
+
+@pytest.fixture(scope="module")
+def deckard_links(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """svfix-deckard's wheel (module ``deckard``; it requires svfix-deckard-extensions)."""
+    root = tmp_path_factory.mktemp("deckard")
+    uv = find_uv()
+    assert uv is not None
+    source = shutil.copytree(fixture("deckard-app"), root / "src" / "deckard-app")
+    build = [str(uv), "build", "--wheel", "-q", "--python", sys.executable]
+    subprocess.run([*build, "--out-dir", str(root / "links"), str(source)], check=True, timeout=300)
+    return str(root / "links")
+
+
+def test_an_application_whose_module_is_named_otherwise_is_found_by_the_name_ours_extends(
+    deckard_links: str,
+) -> None:
+    """svfix-deckard-extensions imports ``deckard``, the module of svfix-deckard (as
+    mkdocs-material-extensions imports ``material``, from mkdocs-material): the name ours
+    extends finds it."""
+    report = verify(fixture("deckard-extensions"), find_links=(deckard_links,))
+
+    assert report.ok, report.failures
+    assert "svfix-deckard" in installed(report)
+    [note] = [n for n in report.notes if "judged with svfix-deckard 1.0.0 installed" in n]
+    assert "imports 'deckard', which svfix-deckard brings, without declaring it" in note
+    assert "svfix-deckard requires svfix-deckard-extensions" in note
+    alone = verify(fixture("deckard-extensions"))
+    assert codes(alone) == ["import_failed"]

@@ -22,6 +22,7 @@ from sandboxverify.stages._dependents import (
     Missing,
     as_installed,
     dependent_notes,
+    named_after,
     named_for,
     requiring,
     undeclared_missing,
@@ -117,6 +118,39 @@ def test_the_other_undeclared_modules_the_failing_module_imports_are_candidates_
     assert missing_of(tmp_path, [], modules) == [
         ("docutils", (), ("svtest_pkg.console",), ("docutils", "ParentApp"))
     ]
+
+
+def test_an_application_whose_name_ours_extends_is_a_candidate_for_its_module(
+    tmp_path: Path,
+) -> None:
+    """``mkdocs-material-extensions`` imports ``material``, which ``mkdocs-material``
+    provides: the distribution whose name ours extends and that ends in the module's name."""
+    path = tmp_path / "svtest_deck_app_extensions-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(
+            "svtest_deck_app_extensions-1.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: svtest-deck-app-extensions\nVersion: 1.0\n",
+        )
+    extensions = Artifact(
+        "wheel",
+        path,
+        canonicalize_name("svtest-deck-app-extensions"),
+        Version("1.0"),
+        "0" * 64,
+        top_level=frozenset({"deck_app_extensions"}),
+    )
+    plugins = [load_failure("emoji", "No module named 'app.emoji'")]
+    failures = [Failure("plugin_load_failed", "", plugin="emoji")]
+
+    [found] = undeclared_missing(failures, plugins, None, wheel=extensions, python=(3, 12))
+    assert found.candidates == ("svtest-deck-app", "app")
+    assert named_after("svtest-deck-app-extensions", "deck_app") == ["svtest-deck-app"]
+    assert named_after("svtest-deck-app-extensions", "extensions") == []  # never our own name
+    assert named_after("svtest-deck-app-extensions", "app") == ["svtest-deck-app"]
+    assert named_after("svtest-deck-app-extensions", "other") == []
+    confirmed = Confirmed("svtest-deck-app", "2.0", "svtest-deck-app", "svtest-deck-app-extensions")
+    [note] = dependent_notes("svtest-deck-app-extensions", [Dependent(confirmed, found)])
+    assert "svtest-deck-app-extensions imports 'app', which svtest-deck-app brings, without" in note
 
 
 def test_declared_own_or_other_failures_are_not_looked_for(tmp_path: Path) -> None:

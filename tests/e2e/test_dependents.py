@@ -18,17 +18,22 @@ from tests.helpers import fixture
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
 
+def wheel_links(tmp_path_factory: pytest.TempPathFactory, name: str) -> str:
+    """A directory holding the wheel of fixture ``name``, for ``--find-links``."""
+    root = tmp_path_factory.mktemp(name)
+    uv = find_uv()
+    assert uv is not None
+    source = shutil.copytree(fixture(name), root / "src" / name)
+    build = [str(uv), "build", "--wheel", "-q", "--python", sys.executable]
+    subprocess.run([*build, "--out-dir", str(root / "links"), str(source)], check=True, timeout=300)
+    return str(root / "links")
+
+
 @pytest.fixture(scope="module")
 def links(tmp_path_factory: pytest.TempPathFactory) -> str:
     """The application's wheel (it requires svfix-shell-display), where ``--find-links`` finds
     it."""
-    root = tmp_path_factory.mktemp("dependents")
-    uv = find_uv()
-    assert uv is not None
-    source = shutil.copytree(fixture("shell-app"), root / "src" / "shell-app")
-    build = [str(uv), "build", "--wheel", "-q", "--python", sys.executable]
-    subprocess.run([*build, "--out-dir", str(root / "links"), str(source)], check=True, timeout=300)
-    return str(root / "links")
+    return wheel_links(tmp_path_factory, "shell-app")
 
 
 def installed(report: Report) -> set[str]:
@@ -83,13 +88,7 @@ def test_an_application_that_does_not_require_the_module_confirms_nothing(links:
 @pytest.fixture(scope="module")
 def deckard_links(tmp_path_factory: pytest.TempPathFactory) -> str:
     """svfix-deckard's wheel (module ``deckard``; it requires svfix-deckard-extensions)."""
-    root = tmp_path_factory.mktemp("deckard")
-    uv = find_uv()
-    assert uv is not None
-    source = shutil.copytree(fixture("deckard-app"), root / "src" / "deckard-app")
-    build = [str(uv), "build", "--wheel", "-q", "--python", sys.executable]
-    subprocess.run([*build, "--out-dir", str(root / "links"), str(source)], check=True, timeout=300)
-    return str(root / "links")
+    return wheel_links(tmp_path_factory, "deckard-app")
 
 
 def test_an_application_whose_module_is_named_otherwise_is_found_by_the_name_ours_extends(

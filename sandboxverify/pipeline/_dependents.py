@@ -12,8 +12,10 @@ from sandboxverify.pipeline._state import Installed
 from sandboxverify.report import ApplicationRecord, Failure, ImportsRecord, PluginRecord
 from sandboxverify.sandbox import install_wheel
 from sandboxverify.stages import (
+    ApplicationNeed,
     Confirmed,
     Dependent,
+    application_needs,
     as_installed,
     confirm_dependent,
     dependent_notes,
@@ -30,11 +32,18 @@ class Dependents:
     #: said whatever happens; ``after`` only once the stages ran again with them
     notes: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
+    #: what the applications installed for the plugins import without declaring it
+    provided: tuple[ApplicationNeed, ...] = ()
 
     @property
     def requirements(self) -> tuple[str, ...]:
-        """What was installed: each dependent's requirement, once."""
-        return tuple(dict.fromkeys(d.confirmed.requirement for d in self.confirmed))
+        """What was installed: each dependent's requirement, and each provider, once."""
+        return tuple(
+            dict.fromkeys(
+                [d.confirmed.requirement for d in self.confirmed]
+                + [need.provider for need in self.provided]
+            )
+        )
 
 
 def add_dependents(
@@ -66,9 +75,10 @@ def add_dependents(
         else:
             refused[item.module] = whys
     notes = refused_notes(dist, refused)
-    if not confirmed:
+    provided = tuple(application_needs(failures, plugins, sandbox.paths.venv))
+    if not confirmed and not provided:
         return Dependents(notes=tuple(notes))
-    requirements = Dependents(tuple(confirmed)).requirements
+    requirements = Dependents(tuple(confirmed), provided=provided).requirements
     failed = install_wheel(
         sandbox,
         wheel.path,
@@ -78,8 +88,11 @@ def add_dependents(
         requirements=False,
     )
     if failed:
-        names = ", ".join(f"{d.confirmed.name} {d.confirmed.version}" for d in confirmed)
-        why = f"{names} require(s) {dist}, but could not be installed next to it"
+        names = ", ".join(
+            [f"{d.confirmed.name} {d.confirmed.version}" for d in confirmed]
+            + [need.provider for need in provided]
+        )
+        why = f"{names}, wanted for {dist}'s users, could not be installed next to it"
         notes.append(f"{why}: {failed[0].message}; the failures stand as found without it")
         return Dependents(notes=tuple(notes))
     # what is judged is what was installed: each confirmed again as the installer chose it
@@ -92,7 +105,8 @@ def add_dependents(
         )
         return Dependents(notes=tuple(notes))
     installed_as = [replace(d, confirmed=c) for d, c in again if isinstance(c, Confirmed)]
-    return Dependents(tuple(installed_as), tuple(notes), tuple(dependent_notes(dist, installed_as)))
+    after = [*dependent_notes(dist, installed_as), *(need.note(dist) for need in provided)]
+    return Dependents(tuple(installed_as), tuple(notes), tuple(after), provided)
 
 
 def with_dependents(

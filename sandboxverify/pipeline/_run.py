@@ -200,7 +200,7 @@ class Verifier:
             found.imports,
             self.state.options.with_requirements,
         )
-        if dependents.confirmed:
+        if dependents.requirements:
             del found.stages[marks[0] :], found.failures[marks[1] :], found.notes[marks[2] :]
             also = (*self.state.options.with_requirements, *dependents.requirements)
             to_load = self._inspect(installed, plan, found, also=also)

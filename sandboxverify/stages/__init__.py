@@ -6,6 +6,7 @@ Imports build, sandbox and report; talks to the runtime only through its JSON pr
 
 from __future__ import annotations
 
+from sandboxverify.stages._application_needs import ApplicationNeed, application_needs
 from sandboxverify.stages._applications import Finder, Found, ShippedHost
 from sandboxverify.stages._dependents import (
     Confirmed,
@@ -44,6 +45,7 @@ from sandboxverify.stages._test_support import TEST_SUPPORT
 
 __all__ = [
     "TEST_SUPPORT",
+    "ApplicationNeed",
     "Confirmed",
     "Dependent",
     "Expectations",
@@ -59,6 +61,7 @@ __all__ = [
     "ScriptsOutcome",
     "Settled",
     "ShippedHost",
+    "application_needs",
     "as_installed",
     "check_scripts",
     "confirm_dependent",

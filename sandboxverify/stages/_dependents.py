@@ -108,10 +108,10 @@ def undeclared_missing(
         if failure.code == "plugin_load_failed" and failure.plugin in errors:
             record = errors[failure.plugin]
             assert record.error is not None
-            top, at = _missing_top(record.error.type, record.error.message), 0
+            top, at = missing_top(record.error.type, record.error.message), 0
             name, module = record.name, record.value.split(":")[0]
         elif failure.code == "import_failed" and failure.module in failed:
-            top, at = _missing_top(*failed[failure.module]), 1
+            top, at = missing_top(*failed[failure.module]), 1
             name = module = str(failure.module)
         else:
             continue
@@ -167,7 +167,8 @@ def imported_tops(wheel: Artifact, module: str) -> list[str]:
     return [top for top in dict.fromkeys(tops) if top not in stdlib]
 
 
-def _missing_top(kind: str, message: str) -> str | None:
+def missing_top(kind: str, message: str) -> str | None:
+    """The top-level module a ``ModuleNotFoundError`` says is missing."""
     if kind != "ModuleNotFoundError":
         return None
     match = _NOT_FOUND.match(message)

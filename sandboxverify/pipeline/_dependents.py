@@ -56,9 +56,16 @@ def add_dependents(
     """Look for the application that depends on the plugin, for each module a plugin or module
     failed without, and install those that require it."""
     wheel, sandbox, dist = installed.wheel, installed.sandbox, str(installed.wheel.name)
-    missing = undeclared_missing(
-        failures, plugins, imports, wheel=wheel, python=sandbox.interpreter.version_info
-    )
+    provided = tuple(application_needs(failures, plugins, sandbox.paths.venv))
+    # what the application itself imports is the application's, not a dependent to look for
+    theirs = {need.module for need in provided}
+    missing = [
+        item
+        for item in undeclared_missing(
+            failures, plugins, imports, wheel=wheel, python=sandbox.interpreter.version_info
+        )
+        if item.module not in theirs
+    ]
     confirmed: list[Dependent] = []
     refused: dict[str, list[str]] = {}
     seen: dict[str, Confirmed | str] = {}  # each candidate fetched once
@@ -75,7 +82,6 @@ def add_dependents(
         else:
             refused[item.module] = whys
     notes = refused_notes(dist, refused)
-    provided = tuple(application_needs(failures, plugins, sandbox.paths.venv))
     if not confirmed and not provided:
         return Dependents(notes=tuple(notes))
     requirements = Dependents(tuple(confirmed), provided=provided).requirements

@@ -31,6 +31,8 @@ def test_a_plugin_is_judged_with_what_its_application_imports_without_declaring_
     [note] = [n for n in report.notes if "judged with svfix_glow installed" in n]
     assert "svfix-lantern, the application that loads them, imports 'svfix_glow'" in note
     assert "(in svfix_lantern/base.py)" in note
+    # the application's import is not looked for as a dependent of the plugin's
+    assert not any("was looked for as an application" in n for n in report.notes)
 
     # where what the application lacks cannot be installed, the failure stands, said so
     without = verify(fixture("lantern-wick"), find_links=(lantern,))

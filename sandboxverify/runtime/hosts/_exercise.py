@@ -240,18 +240,18 @@ def need_of(
         )
     if isinstance(exc, PROGRAMMING_ERRORS):  # whatever it was handling: the code is wrong
         return None
+    # before services: a server program that is not installed is what its fixture needed
+    absent = None if isinstance(exc, ImportError) else _fetched_apart(exc)
+    if absent is not None:
+        return MissingPrerequisite(
+            f"needs {absent}, which its users install apart from Python packages and this "
+            f"sandbox lacks: {cause}",
+            "resource",
+        )
     if any(_unreachable(link) for link in chain(exc)):
         return MissingPrerequisite(f"needs a service it cannot reach{tried}: {cause}", "service")
     if isinstance(exc, ImportError) and _EXTRA.search(str(exc)):
         return MissingPrerequisite(f"needs an extra that is not installed: {cause}", "extra")
-    if not isinstance(exc, ImportError):
-        absent = _fetched_apart(exc)
-        if absent is not None:
-            return MissingPrerequisite(
-                f"needs {absent}, which its users install apart from Python packages and "
-                f"this sandbox lacks: {cause}",
-                "resource",
-            )
     if reached:
         return MissingPrerequisite(f"needs a service it cannot reach{tried}: {cause}", "service")
     return None
@@ -276,7 +276,9 @@ def _fetched_apart(exc: BaseException) -> str | None:
 def _program_not_found(exc: BaseException) -> str | None:
     """The program a process could not be started with: ``FileNotFoundError`` raised where
     ``subprocess`` or ``os`` executes it, naming no file of this environment."""
-    if not isinstance(exc, FileNotFoundError) or not isinstance(exc.filename, str):
+    if not isinstance(exc, FileNotFoundError):
+        return None
+    if not isinstance(exc.filename, (str, os.PathLike)):  # mirakuru passes a Path
         return None
     frames = []
     trace = exc.__traceback__
@@ -285,7 +287,7 @@ def _program_not_found(exc: BaseException) -> str | None:
         trace = trace.tb_next
     if not frames or frames[-1] not in _EXEC_FRAMES:
         return None
-    name = exc.filename
+    name = str(os.fspath(exc.filename))
     inside = os.path.isabs(name) and os.path.realpath(name).startswith(
         os.path.realpath(sys.prefix) + os.sep
     )

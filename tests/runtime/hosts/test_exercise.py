@@ -63,6 +63,12 @@ def raised(code: str) -> BaseException:
             "import subprocess\nsubprocess.run(['svtest-no-such-program-7'])",
             "resource",
         ),
+        (  # a server program that is not installed, started after a refused connection
+            "import subprocess\ntry:\n    raise ConnectionRefusedError('refused')\n"
+            "except OSError:\n    import pathlib\n"
+            "    subprocess.run([pathlib.Path('svtest-no-such-server-7')])",
+            "resource",
+        ),
         (  # a Python package it lacks is a dependency to declare, however it is said
             "raise RuntimeError('redis is not installed: run pip install redis')",
             None,
@@ -88,6 +94,7 @@ def raised(code: str) -> BaseException:
         "data-download",
         "program-on-path",
         "program-started",
+        "server-program-after-refusal",
         "python-package",
         "file-raised",
         "file-opened",

@@ -19,10 +19,11 @@ through a glob.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 _BASE = (
@@ -190,12 +191,21 @@ def _select(
     to hand every token to the package under test."""
     source = os.environ if environ is None else environ
     extra = list(extra)
-    wanted = list(patterns) + extra
+    wanted = _matcher((*patterns, *extra))
     selected: dict[str, str] = {}
     for name, value in source.items():
-        if name in _NEVER or not any(fnmatch.fnmatchcase(name, p) for p in wanted):
+        if name in _NEVER or not wanted(name):
             continue
         if untrusted and _CREDENTIAL.search(name) and name not in extra:
             continue
         selected[name] = value
     return selected
+
+
+@functools.cache
+def _matcher(patterns: tuple[str, ...]) -> Callable[[str], object]:
+    """Whether a name matches one of ``patterns`` (``fnmatch``, case-sensitive), as one
+    expression: each step asks this of every variable, and a check has several steps."""
+    if not patterns:  # an empty expression would match every name
+        return lambda name: None
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match

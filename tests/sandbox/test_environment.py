@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandboxverify.sandbox._environment import backend_env, installer_env, plugin_env
+from sandboxverify.sandbox._environment import _select, backend_env, installer_env, plugin_env
 
 CALLER = {
     "PATH": "/usr/bin",
@@ -117,3 +117,10 @@ def test_a_credential_reaches_untrusted_code_only_when_pass_env_names_it_exactly
 def test_the_installer_is_trusted_with_what_pass_env_matches(tmp_path: Path) -> None:
     env = installer_env(tmp_path, pass_env=("*_TOKEN",), environ=CREDENTIALS)
     assert env["FAKE_SECRET_TOKEN"] == "t"
+
+
+def test_a_variable_passes_only_when_a_pattern_matches_it_whole() -> None:
+    environ = {"UV_INDEX_URL": "u", "XUV_CACHE": "x", "PIP_X": "p", "HOME": "/h"}
+    selected = _select(("UV_*", "PIP_X"), ("HOME",), environ)
+    assert selected == {"UV_INDEX_URL": "u", "PIP_X": "p", "HOME": "/h"}
+    assert _select((), (), environ) == {}

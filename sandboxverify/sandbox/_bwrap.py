@@ -287,17 +287,8 @@ def _hidden(bound: Iterable[Path], hide: Iterable[Path] = ()) -> list[Path]:
     the caller's working directory and the check's targets (the source tree)."""
     bound = list(bound)
     roots = [Path("/usr"), *bound]
-    candidates = {_PACKAGE, Path(sys.prefix), Path.home(), Path.cwd(), *hide}
-    candidates.update(Path(p) for p in site.getsitepackages())
-    candidates.add(Path(sysconfig.get_paths()["purelib"]))
-    if site.ENABLE_USER_SITE and site.USER_SITE:
-        candidates.add(Path(site.USER_SITE))
     hidden: list[Path] = []
-    for candidate in sorted(candidates):
-        try:
-            path = candidate.resolve()
-        except OSError:
-            continue
+    for path in _resolved(frozenset({*_own_places(), Path.cwd(), *hide})):
         inside = any(_strictly_within(path, root) for root in roots)
         # never hide what the step was given, nor a directory holding something it was given
         holds = any(_within(root, path) for root in bound)
@@ -305,6 +296,31 @@ def _hidden(bound: Iterable[Path], hide: Iterable[Path] = ()) -> list[Path]:
             hidden.append(path)
     # the outermost only: a tmpfs inside one already hidden (and read-only) cannot be mounted
     return [path for path in hidden if not any(_strictly_within(path, o) for o in hidden)]
+
+
+@functools.cache
+def _own_places() -> tuple[Path, ...]:
+    """Our package, the environment we run from and its site directories, the user's home:
+    fixed for the life of the process."""
+    places = {_PACKAGE, Path(sys.prefix), Path.home()}
+    places.update(Path(p) for p in site.getsitepackages())
+    places.add(Path(sysconfig.get_paths()["purelib"]))
+    if site.ENABLE_USER_SITE and site.USER_SITE:
+        places.add(Path(site.USER_SITE))
+    return tuple(places)
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved(candidates: frozenset[Path]) -> tuple[Path, ...]:
+    """``candidates`` with their links resolved, in order; those that cannot be are left out.
+    Every sandbox process of a check asks the same, and resolving walks each path's links."""
+    resolved: list[Path] = []
+    for candidate in sorted(candidates):
+        try:
+            resolved.append(candidate.resolve())
+        except OSError:
+            continue
+    return tuple(resolved)
 
 
 def _within(path: Path, root: Path) -> bool:

@@ -100,7 +100,7 @@ def build(state: CheckState, footing: Footing) -> Built:
     choose by what was built."""
     selectors = state.request.python_selectors
     known = None if selectors else _labelled(footing.interpreters)
-    result, runtime, early = build_meanwhile(
+    result, runtime_ready, early = build_meanwhile(
         lambda on_building: build_target(state, on_building),
         state.workspace,
         state.context,
@@ -110,7 +110,16 @@ def build(state: CheckState, footing: Footing) -> Built:
     if selectors:
         interpreters = _selected(interpreters, selectors, result)
     pythons = tuple(_labelled(interpreters))
-    return Built(result, runtime, pythons, early, *compared(result, pythons))
+    differences, notes = compared(result, pythons)
+    return Built(
+        result,
+        state.workspace.runtime,
+        pythons,
+        early,
+        differences,
+        notes,
+        runtime_ready=runtime_ready,
+    )
 
 
 def verify_each_python(state: CheckState, built: Built) -> list[RunResult]:

@@ -7,9 +7,9 @@ The steps of a check (``_check``) read as if each ran in turn; what overlaps is 
 - what the stages after the build import is imported in the background while the build runs,
   waited for first where unconfined build code could rewrite a module of ours
   (:func:`import_later_stages`);
-- while the build runs, the runtime is copied, and in the OS sandbox, which hides them from the
-  build, the sandboxes are made and the installer learns their interpreters
-  (:func:`build_meanwhile`).
+- while the build runs, and until the first request to the runtime needs it, the runtime is
+  copied; in the OS sandbox, which hides them from the build, the sandboxes are made and the
+  installer learns their interpreters (:func:`build_meanwhile`).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import importlib
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,16 +135,17 @@ def build_meanwhile(
     workspace: Workspace,
     ctx: RunContext,
     pythons: Sequence[tuple[Interpreter, str]] | None,
-) -> tuple[BuildResult, Path, dict[str, EarlySandbox]]:
+) -> tuple[BuildResult, Future[Path], dict[str, EarlySandbox]]:
     """``build`` (given what to call once its backend is known to run); meanwhile the runtime
-    is copied (needed from the first probe on) and, in the OS sandbox, the sandboxes of
-    ``pythons`` (interpreters with their labels; ``None``: not known before the build) are
-    made: the build, the runtime's copy, the sandboxes made early by label."""
+    is copied (needed from the first request to it on, which waits for it: the installs need
+    not) and, in the OS sandbox, the sandboxes of ``pythons`` (interpreters with their labels;
+    ``None``: not known before the build) are made: the build, the runtime's copy under way,
+    the sandboxes made early by label."""
     # in process isolation the build's code could reach a sandbox made now
     early = pythons if pythons is not None and ctx.isolation.name != "process" else ()
     phase = _BuildPhase()
-    with ThreadPoolExecutor(max_workers=1 + len(early)) as pool:
-        copying = pool.submit(workspace.install_runtime)
+    copying = workspace.install_runtime_meanwhile()
+    with ThreadPoolExecutor(max_workers=max(1, len(early))) as pool:
         making = {
             label: pool.submit(
                 contextvars.copy_context().run,
@@ -161,7 +162,7 @@ def build_meanwhile(
             result = build(phase.building)
         finally:
             phase.over()
-        return result, copying.result(), {label: done.result() for label, done in making.items()}
+        return result, copying, {label: done.result() for label, done in making.items()}
 
 
 def _make_early(

@@ -110,7 +110,9 @@ class Verifier:
         *,
         early: EarlySandbox | None,
     ) -> None:
-        ctx = self.state.context.with_runtime(self.built.runtime).for_python(interpreter.version)
+        runtime = self.built.runtime
+        ctx = self.state.context.with_runtime(runtime, self.built.runtime_ready)
+        ctx = ctx.for_python(interpreter.version)
         looked_for: list[Applications] = []
 
         def applications(sandbox: Sandbox, wheel: Artifact, timer: StageTimer) -> None:

@@ -4,6 +4,7 @@ works, what every command runs with and who hears of it; then what the build pro
 from __future__ import annotations
 
 from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -93,6 +94,8 @@ class Built:
     #: differ (``_from_sdist``), and what the check could not compare
     differences: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
+    #: the copy of :attr:`runtime` while it is under way (``RunContext.runtime_ready``)
+    runtime_ready: Future[Path] | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ one per interpreter from it (:meth:`RunContext.for_python`).
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
@@ -63,6 +64,8 @@ class RunContext:
     index: IndexOptions = field(default_factory=IndexOptions)
     #: the private copy of the runtime, once a check has made it (every runtime request needs it)
     runtime: Path | None = None
+    #: the copy of :attr:`runtime` under way, when it is: waited for before it is read
+    runtime_ready: Future[Path] | None = None
     #: the interpreter the steps run for, as events name it (``None``: the build)
     python: str | None = None
     runner: Runner = SUBPROCESSES
@@ -79,12 +82,15 @@ class RunContext:
         """The context of one interpreter's steps: their commands are reported as its own."""
         return replace(self, python=python)
 
-    def with_runtime(self, runtime: Path) -> RunContext:
-        return replace(self, runtime=runtime)
+    def with_runtime(self, runtime: Path, ready: Future[Path] | None = None) -> RunContext:
+        return replace(self, runtime=runtime, runtime_ready=ready)
 
     @property
     def runtime_copy(self) -> Path:
-        """The runtime's copy; asked for before the check made it, that is a bug."""
+        """The runtime's copy, once made (raising what stopped the copy); asked for before
+        the check started it, that is a bug."""
         if self.runtime is None:
             raise RuntimeError("the runtime is not copied yet: no request may run")
+        if self.runtime_ready is not None:
+            self.runtime_ready.result()
         return self.runtime

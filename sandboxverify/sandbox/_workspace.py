@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -58,6 +60,7 @@ class Workspace:
     def __init__(self, keep: bool = False) -> None:
         self.keep = keep
         self.root = Path(tempfile.mkdtemp(prefix="sandboxverify-"))
+        self._copying: list[threading.Thread] = []
 
     def __enter__(self) -> Workspace:
         return self
@@ -70,9 +73,15 @@ class Workspace:
     ) -> None:
         if not self.keep:
             self.remove()
+        self._copied()
 
     def remove(self) -> None:
+        self._copied()  # a copy still under way would write into what is being removed
         shutil.rmtree(self.root, ignore_errors=True)
+
+    def _copied(self) -> None:
+        for thread in self._copying:
+            thread.join()
 
     @property
     def src(self) -> Path:
@@ -99,9 +108,31 @@ class Workspace:
         shutil.copy2(_PACKAGE / "runtime" / "_pep517.py", target)
         return target
 
+    def install_runtime_meanwhile(self) -> Future[Path]:
+        """:meth:`install_runtime` on a thread of its own: the first request to the runtime
+        waits for it (``RunContext.runtime_copy``), not the steps before; the workspace waits
+        for it before it is removed."""
+        copied: Future[Path] = Future()
+
+        def copy() -> None:
+            try:
+                copied.set_result(self.install_runtime())
+            except BaseException as exc:  # the first request raises it
+                copied.set_exception(exc)
+
+        thread = threading.Thread(target=copy, name="sandboxverify-runtime-copy", daemon=True)
+        self._copying.append(thread)
+        thread.start()
+        return copied
+
+    @property
+    def runtime(self) -> Path:
+        """Where :meth:`install_runtime` copies the runtime."""
+        return self.root / "runtime"
+
     def install_runtime(self) -> Path:
         """Copy the runtime into a private directory; it is appended last to the sandbox path."""
-        target = self.root / "runtime"
+        target = self.runtime
         package = _PACKAGE
         destination = target / "sandboxverify"
         destination.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,65 @@
+"""The runtime's copy is made beside the build, and read only once it is whole."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from sandboxverify.sandbox._context import RunContext
+from sandboxverify.sandbox._toolchain import choose_toolchain
+from sandboxverify.sandbox._workspace import Workspace
+
+
+def _context(runtime: Path, ready: Future[Path]) -> RunContext:
+    return RunContext(choose_toolchain("pip"), 1.0, 60.0).with_runtime(runtime, ready)
+
+
+def test_a_request_reads_the_runtime_only_once_its_copy_is_done(tmp_path: Path) -> None:
+    ready: Future[Path] = Future()
+    timer = threading.Timer(0.2, ready.set_result, args=(tmp_path,))
+    timer.start()
+    try:
+        assert _context(tmp_path, ready).runtime_copy == tmp_path
+        assert ready.done()
+    finally:
+        timer.cancel()
+
+
+def test_a_copy_that_failed_fails_the_first_request(tmp_path: Path) -> None:
+    ready: Future[Path] = Future()
+    ready.set_exception(OSError(28, "No space left on device"))
+    with pytest.raises(OSError, match="No space left"):
+        _ = _context(tmp_path, ready).runtime_copy
+
+
+def test_the_copy_made_meanwhile_is_the_whole_runtime() -> None:
+    with Workspace() as workspace:
+        copied = workspace.install_runtime_meanwhile().result(timeout=60)
+        assert copied == workspace.runtime
+        assert (copied / "sandboxverify" / "runtime" / "_probe.py").is_file()
+        assert not list(copied.rglob("__pycache__"))
+
+
+def test_a_workspace_is_removed_only_after_its_copy_ends(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A copy still under way when the check ends would write into a removed workspace and
+    leave it behind."""
+    install_runtime = Workspace.install_runtime
+
+    def slow_install(self: Workspace) -> Path:
+        time.sleep(0.3)  # the check ends first
+        return install_runtime(self)
+
+    monkeypatch.setattr(Workspace, "install_runtime", slow_install)
+    workspace = Workspace()
+    copied = workspace.install_runtime_meanwhile()
+    workspace.remove()
+    with contextlib.suppress(Exception):  # however the copy ended: once it has
+        copied.result(timeout=60)
+    assert not workspace.root.exists()

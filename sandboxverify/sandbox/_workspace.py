@@ -12,7 +12,9 @@ Layout::
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 import tempfile
 import threading
 from concurrent.futures import Future
@@ -24,6 +26,8 @@ from types import TracebackType
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: What the runtime copy consists of: the package marker and the stdlib-only subpackage.
 _RUNTIME_PARTS = ("__init__.py", "_version.py", "runtime", "harness.py")
+#: the name ending of this interpreter's bytecode (``.cpython-311.pyc``)
+_OWN_BYTECODE = f".{sys.implementation.cache_tag}.pyc"
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,16 @@ class SandboxPaths:
     def make(self) -> None:
         for path in (self.home, self.tmp, self.work, self.logs):
             path.mkdir(parents=True, exist_ok=True)
+
+
+def _not_runtime(directory: str, names: list[str]) -> set[str]:
+    """What of the package's tree stays out of the runtime's copy: bytecode, except this
+    interpreter's, which the sandboxes of its version read instead of compiling every module
+    of the runtime in each of their processes (the bytecode of our own installation, trusted
+    as its sources are: the host imports it too)."""
+    if os.path.basename(directory) == "__pycache__":
+        return {name for name in names if not name.endswith(_OWN_BYTECODE)}
+    return {name for name in names if name.endswith((".pyc", ".pyo"))}
 
 
 class Workspace:
@@ -139,11 +153,7 @@ class Workspace:
         for part in _RUNTIME_PARTS:
             source = package / part
             if source.is_dir():
-                shutil.copytree(
-                    source,
-                    destination / part,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
-                )
+                shutil.copytree(source, destination / part, ignore=_not_runtime)
             elif source.is_file():
                 shutil.copy2(source, destination / part)
         return target

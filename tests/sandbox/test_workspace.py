@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import time
 from concurrent.futures import Future
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from sandboxverify.sandbox import _workspace
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._toolchain import choose_toolchain
 from sandboxverify.sandbox._workspace import Workspace
@@ -42,7 +44,8 @@ def test_the_copy_made_meanwhile_is_the_whole_runtime() -> None:
         copied = workspace.install_runtime_meanwhile().result(timeout=60)
         assert copied == workspace.runtime
         assert (copied / "sandboxverify" / "runtime" / "_probe.py").is_file()
-        assert not list(copied.rglob("__pycache__"))
+        tag = f".{sys.implementation.cache_tag}.pyc"
+        assert all(path.name.endswith(tag) for path in copied.rglob("*.pyc"))
 
 
 def test_a_workspace_is_removed_only_after_its_copy_ends(
@@ -63,3 +66,26 @@ def test_a_workspace_is_removed_only_after_its_copy_ends(
     with contextlib.suppress(Exception):  # however the copy ended: once it has
         copied.result(timeout=60)
     assert not workspace.root.exists()
+
+
+def test_the_copy_carries_this_interpreters_bytecode_and_no_other(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandboxes of this interpreter's version read the runtime's bytecode instead of
+    compiling it in every process; bytecode of other versions, or optimized, stays out."""
+    package = tmp_path / "sandboxverify"
+    cache = package / "runtime" / "__pycache__"
+    cache.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "runtime" / "_probe.py").write_text("")
+    own = f"_probe.{sys.implementation.cache_tag}.pyc"
+    for name in (own, "_probe.cpython-39.pyc", f"_probe.{sys.implementation.cache_tag}.opt-1.pyc"):
+        (cache / name).write_bytes(b"")
+    (package / "runtime" / "stray.pyc").write_bytes(b"")
+    monkeypatch.setattr(_workspace, "_PACKAGE", package)
+    with Workspace() as workspace:
+        copied = workspace.install_runtime() / "sandboxverify" / "runtime"
+        assert sorted(p.relative_to(copied).as_posix() for p in copied.rglob("*.pyc")) == [
+            f"__pycache__/{own}"
+        ]
+        assert (copied / "_probe.py").is_file()

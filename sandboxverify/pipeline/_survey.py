@@ -28,6 +28,7 @@ from sandboxverify.pipeline._survey_plugin import PluginSurveyor
 from sandboxverify.pipeline._survey_results import ResultsLog, check_resumable
 from sandboxverify.pipeline._survey_sides import resolve_releases
 from sandboxverify.report import (
+    PluginList,
     PluginResult,
     Survey,
     SurveyHeader,
@@ -84,6 +85,7 @@ def survey(options: SurveyOptions, on_event: SurveySink = _ignore) -> Survey:
             options.share,
             str(python),
             __version__,
+            plugin_list(requirements),
         )
         surveyor = PluginSurveyor(
             options, releases, index, links, default_root() / "survey-downloads", python
@@ -174,6 +176,13 @@ def _requirement(text: str, where: str) -> Requirement:
             "directory and pass it with --find-links",
         )
     return requirement
+
+
+def plugin_list(requirements: Sequence[str]) -> PluginList:
+    """The whole list, as every shard cut from it records it: the same whatever its order or
+    spelling, so that shards of two lists are not merged into one survey."""
+    keys = sorted(shard_key(Requirement(requirement)) for requirement in requirements)
+    return PluginList(hashlib.sha256("\n".join(keys).encode()).hexdigest(), len(keys))
 
 
 def shard_key(requirement: Requirement) -> str:

@@ -243,6 +243,9 @@ class SurveyHeader:
     #: the interpreter the plugins were checked on
     python: str
     sandboxverify: str
+    #: the whole plugin list every shard is cut from, however it was ordered or spelled
+    #: (``None``: a results file written before it was recorded)
+    listed: PluginList | None = None
 
     @property
     def application(self) -> str:
@@ -270,7 +273,20 @@ class SurveyHeader:
             "plugins": list(self.plugins),
             "python": self.python,
             "sandboxverify": self.sandboxverify,
+            **({"list": self.listed.to_json()} if self.listed is not None else {}),
         }
+
+
+@dataclass(frozen=True)
+class PluginList:
+    """The whole list a survey's shards are cut from, told apart from another by its digest."""
+
+    #: sha256 of the list's requirements as the split reads them, sorted
+    sha256: str
+    plugins: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sha256": self.sha256, "plugins": self.plugins}
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from sandboxverify.report._survey import (
     Application,
     ApplicationSource,
     PluginArtifact,
+    PluginList,
     PluginResult,
     ShardRecord,
     SideFailure,
@@ -97,7 +98,19 @@ def header_from_json(document: Mapping[str, Any]) -> SurveyHeader:
         shard=_shard(document.get("shard")),
         python=_text(document.get("python"), "python"),
         sandboxverify=_text(document.get("sandboxverify"), "sandboxverify"),
+        listed=_plugin_list(document.get("list")),
     )
+
+
+def _plugin_list(value: Any) -> PluginList | None:
+    if value is None:  # written before the list was recorded
+        return None
+    if not isinstance(value, dict):
+        raise SurveyFormatError("its plugin list is not an object")
+    count = value.get("plugins")
+    if not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        raise SurveyFormatError("its plugin list has no count of plugins")
+    return PluginList(_text(value.get("sha256"), "sha256"), count)
 
 
 def application_from_json(value: Any) -> Application:
@@ -180,6 +193,7 @@ def merge_results(files: Sequence[ResultsFile], *, seconds: float = 0.0) -> Surv
                 f"{part.path} is a survey of {_said(part.header)}, "
                 f"{files[0].path} of {_said(first)}"
             )
+    _one_list(files)
     missing = _missing_shards(files)
     results: dict[str, PluginResult] = {}
     not_checked: list[str] = []
@@ -202,6 +216,24 @@ def merge_results(files: Sequence[ResultsFile], *, seconds: float = 0.0) -> Surv
         ),
         seconds=seconds,
     )
+
+
+def _one_list(files: Sequence[ResultsFile]) -> None:
+    """Raises :class:`SurveyFormatError` unless every shard was cut from the same plugin list
+    (files that do not say theirs are taken as they come): shards of two lists would merge
+    into a survey that silently lacks the plugins of each list's other shards."""
+    said = [(part.path, part.header.listed) for part in files if part.header.listed is not None]
+    for path, listed in said[1:]:
+        first_path, first = said[0]
+        if listed != first:
+            sizes = (
+                f"{listed.plugins} plugins against {first.plugins}"
+                if listed.plugins != first.plugins
+                else f"both of {listed.plugins} plugins, not the same ones"
+            )
+            raise SurveyFormatError(
+                f"{path} is a shard of another plugin list than {first_path} ({sizes})"
+            )
 
 
 def _missing_shards(files: Sequence[ResultsFile]) -> list[str]:

@@ -5,11 +5,13 @@ is read once (the end-to-end tests merge the shards of real surveys)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from sandboxverify.pipeline._survey import plugin_list
 from sandboxverify.report import (
     Application,
     PluginResult,
@@ -45,9 +47,12 @@ def shard(
     *names: str,
     candidate: Application = NEW,
     regressed: tuple[str, ...] = (),
+    listed: Sequence[str] | None = None,
 ) -> Path:
-    """A results file as ``survey --shard K/N`` leaves it, every plugin of its share checked."""
-    header = SurveyHeader(OLD, candidate, names, share, "3.12.1", "1.0")
+    """A results file as ``survey --shard K/N`` leaves it, every plugin of its share checked;
+    ``listed``: the whole list it was cut from (``None``: a file that does not say)."""
+    whole = plugin_list(listed) if listed is not None else None
+    header = SurveyHeader(OLD, candidate, names, share, "3.12.1", "1.0", whole)
     lines = [header.to_json()]
     lines += [result(n, "regressed" if n in regressed else "ok").to_json() for n in names]
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -109,6 +114,36 @@ def test_shards_of_two_splits_are_refused(tmp_path: Path) -> None:
     halves = shard(tmp_path / "a" / "survey.jsonl", (1, 2), "p1")
     thirds = shard(tmp_path / "b" / "survey.jsonl", (2, 3), "p2")
     refused(run_cli(["merge", str(halves), str(thirds)]), "different splits", "N: 2, 3")
+
+
+@pytest.mark.parametrize(
+    ("other_list", "said"),
+    [
+        (["p2", "p4"], "(2 plugins against 3)"),
+        (["p1", "p2", "p4"], "(both of 3 plugins, not the same ones)"),
+    ],
+)
+def test_shards_of_two_plugin_lists_are_refused(
+    tmp_path: Path, other_list: list[str], said: str
+) -> None:
+    """Shard 1/2 of one list and shard 2/2 of another share everything else: merged, the
+    survey would lack, unsaid, the plugins of each list's other shard."""
+    first = shard(tmp_path / "a" / "survey.jsonl", (1, 2), "p1", listed=["p1", "p2", "p3"])
+    other = shard(tmp_path / "b" / "survey.jsonl", (2, 2), "p2", listed=other_list)
+    out = tmp_path / "merged.json"
+    done = run_cli(["merge", str(first), str(other), "--json", str(out)])
+    refused(done, f"{other} is a shard of another plugin list than {first}", said)
+    assert not out.exists() or json.loads(out.read_text(encoding="utf-8")).get("ok") is not True
+
+
+def test_shards_of_one_list_however_ordered_or_spelled_are_merged(tmp_path: Path) -> None:
+    first = shard(tmp_path / "a" / "survey.jsonl", (1, 2), "p1", listed=["p1", "Sample_Two"])
+    second = shard(tmp_path / "b" / "survey.jsonl", (2, 2), "p2", listed=["sample-two", "P1"])
+    # written before the list was recorded: taken as it comes
+    older = shard(tmp_path / "c" / "survey.jsonl", (2, 2), "p2")
+    for pair in ([first, second], [first, older]):
+        done = run_cli(["merge", *map(str, pair)])
+        assert done.code == 0, done.stderr
 
 
 def test_the_same_file_named_twice_is_merged_once(tmp_path: Path) -> None:

@@ -168,7 +168,9 @@ def test_a_rerun_with_the_same_results_file_checks_nothing_again(
 def test_shards_merged_are_the_unsharded_survey(
     links: Path, whole: tuple[Path, dict[str, Any]], tmp_path: Path
 ) -> None:
-    _, document = whole
+    whole_results, document = whole
+    listed = lines(whole_results)[0]["list"]
+    assert listed["plugins"] == len(EXPECTED)
     shares: list[set[str]] = []
     for k in (1, 2, 3):
         directory = tmp_path / f"survey-shard-{k}"  # as download-artifact lays them out
@@ -177,6 +179,7 @@ def test_shards_merged_are_the_unsharded_survey(
         done = run_cli(survey_args(links, results, "--shard", f"{k}/3"), env=offline())
         assert done.code in (0, 1), done.stderr
         shares.append({line["name"] for line in lines(results)[1:]})
+        assert lines(results)[0]["list"] == listed  # each shard says what it was cut from
     # every plugin in exactly one shard
     assert sorted(n for share in shares for n in share) == sorted(EXPECTED)
     merged = tmp_path / "merged.json"

@@ -26,7 +26,7 @@ from sandboxverify.artifacts import PackageIndex, default_root
 from sandboxverify.options import SurveyOptions
 from sandboxverify.pipeline._survey_plugin import PluginSurveyor
 from sandboxverify.pipeline._survey_results import ResultsLog, check_resumable
-from sandboxverify.pipeline._survey_sides import resolve_releases
+from sandboxverify.pipeline._survey_sides import application_name, resolve_releases
 from sandboxverify.report import (
     PluginList,
     PluginResult,
@@ -74,7 +74,12 @@ def survey(options: SurveyOptions, on_event: SurveySink = _ignore) -> Survey:
     python = Version(platform.python_version())
     index = PackageIndex(options.index_url, options.find_links)
     share = [r for r in requirements if in_shard(r, options.share)]
-    check_resumable(Path(options.results), options.share)
+    check_resumable(
+        Path(options.results),
+        options.share,
+        application=application_name(options.application),
+        python=str(python),
+    )
     with tempfile.TemporaryDirectory(prefix="sandboxverify-survey-") as work:
         links = Path(work) / "applications"
         releases = resolve_releases(options, index, links, python)

@@ -13,6 +13,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
+from packaging.utils import canonicalize_name
+
 from sandboxverify._errors import UsageError
 from sandboxverify.report import (
     PluginResult,
@@ -101,11 +103,29 @@ class ResultsLog:
         os.replace(partial, self.path)
 
 
-def check_resumable(path: Path, shard: tuple[int, int] | None) -> None:
+def check_resumable(
+    path: Path,
+    shard: tuple[int, int] | None,
+    *,
+    application: str | None = None,
+    python: str | None = None,
+) -> None:
     """Refuse, before the releases are resolved (a project is built for that), a results file
-    that is no survey's or another shard's; whether it is this survey's is told once they are."""
-    if path.is_file() and path.stat().st_size:
-        _earlier(path, shard)
+    that is no survey's, another shard's, or a survey of another application (when its name is
+    known without a build) or Python; whether it is of these releases is told once they are."""
+    if not (path.is_file() and path.stat().st_size):
+        return
+    earlier = _earlier(path, shard)
+    header = earlier.header
+    other_application = application is not None and canonicalize_name(
+        header.application
+    ) != canonicalize_name(application)
+    if other_application or (python is not None and header.python != python):
+        raise UsageError(
+            f"--results {path} holds another survey: {_said(header)}, not "
+            f"{application or header.application} (Python {python or header.python})",
+            hint="give each survey its own results file (or remove this one to start over)",
+        )
 
 
 def _earlier(path: Path, shard: tuple[int, int] | None) -> ResultsFile:

@@ -14,6 +14,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from sandboxverify._errors import UsageError
+from sandboxverify._toml import tomllib
 from sandboxverify.artifacts import FetchError, PackageIndex
 from sandboxverify.options import CheckOptions, SurveyOptions
 from sandboxverify.pipeline._check import build_target, plan
@@ -28,6 +29,26 @@ from sandboxverify.sandbox import SUBPROCESSES, Workspace, supervised
 class Releases:
     baseline: Application
     candidate: Application
+
+
+def application_name(given: str) -> str | None:
+    """The distribution ``--application`` names, where that is known without building or
+    fetching anything: a requirement's name, a wheel's file name, a project's static
+    ``[project] name``; ``None`` otherwise (resolving it says what is wrong, if anything)."""
+    path = Path(given)
+    try:
+        if path.is_dir():
+            document = tomllib.loads((path / "pyproject.toml").read_text(encoding="utf-8"))
+            project = document.get("project")
+            name = project.get("name") if isinstance(project, dict) else None
+            return name if isinstance(name, str) and name else None
+        if path.is_file():
+            return str(parse_wheel_filename(path.name)[0])
+        return Requirement(given).name
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    except (InvalidWheelFilename, InvalidRequirement):
+        return None
 
 
 def resolve_releases(

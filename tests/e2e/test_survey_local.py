@@ -181,6 +181,26 @@ def test_a_results_file_of_another_shard_is_refused_before_the_candidate_is_buil
     assert results.read_bytes() == before
 
 
+def test_a_results_file_of_another_application_is_refused_before_the_candidate_is_built(
+    tmp_path: Path,
+) -> None:
+    """The name a project declares is known without its build: a results file of a survey of
+    another application is refused before that build, not after it."""
+    results = tmp_path / "survey.jsonl"
+    application = Application(APPLICATION, "1.0.0", f"{APPLICATION}==1.0.0", "index")
+    header = SurveyHeader(application, application, tuple(EXPECTED), None, "3.12.1", "1.0")
+    results.write_text(json.dumps(header.to_json()) + "\n", encoding="utf-8")
+    before = results.read_bytes()
+    unbuildable = fixture("broken-build")  # svfix-broken-build: were it built, it would fail
+    args = ["survey", *EXPECTED, "--application", str(unbuildable)]
+    done = run_cli([*args, "--results", str(results)], env=offline())
+    assert done.code == 2, done.stdout + done.stderr
+    assert "holds another survey" in done.stderr
+    assert "not svfix-broken-build" in done.stderr
+    assert "did not build" not in done.stderr
+    assert results.read_bytes() == before
+
+
 def test_a_candidate_with_a_local_version_is_built_and_what_pypi_would_refuse_is_said(
     served: tuple[Path, Path], tmp_path: Path
 ) -> None:

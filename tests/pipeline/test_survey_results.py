@@ -13,6 +13,7 @@ import pytest
 
 from sandboxverify._errors import UsageError
 from sandboxverify.pipeline._survey_results import ResultsLog, check_resumable
+from sandboxverify.pipeline._survey_sides import application_name
 from sandboxverify.report import (
     Application,
     PluginResult,
@@ -170,3 +171,48 @@ def test_what_can_be_told_before_the_releases_are_known_is_told_then(tmp_path: P
     path.write_bytes(b"not json\n")
     with pytest.raises(UsageError, match="is not the results file of a survey"):
         check_resumable(path, (1, 2))
+
+
+def test_a_file_of_another_application_or_python_is_refused_before_anything_resolves(
+    tmp_path: Path,
+) -> None:
+    """What the command line says without a build (the application's name, the Python) is
+    compared at once; the releases only once they are resolved."""
+    path = written(tmp_path / "survey.jsonl", HEADER, OK)
+    before = path.read_bytes()
+    check_resumable(path, None, application="App", python="3.12.1")  # spelled another way
+    check_resumable(path, None)  # nothing known yet: the releases decide
+    for other in ({"application": "other-app"}, {"python": "3.13.0"}):
+        with pytest.raises(UsageError) as refused:
+            check_resumable(path, None, **other)
+        assert f"--results {path} holds another survey: app 1.0 -> app 2.0" in (
+            refused.value.message
+        )
+        assert next(iter(other.values())) in refused.value.message
+        assert refused.value.hint and "its own results file" in refused.value.hint
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ("datasette>=1.0a1", "datasette"),
+        ("Datasette[test]==0.65", "Datasette"),
+        ("not a requirement!", None),
+    ],
+)
+def test_the_application_is_named_from_a_requirement(given: str, named: str | None) -> None:
+    assert application_name(given) == named
+
+
+def test_the_application_is_named_from_a_wheel_or_a_static_project_name(tmp_path: Path) -> None:
+    wheel = tmp_path / "my_app-2.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    assert application_name(str(wheel)) == "my-app"
+    project = tmp_path / "project"
+    project.mkdir()
+    assert application_name(str(project)) is None  # no pyproject.toml: told by its build
+    (project / "pyproject.toml").write_text('[project]\nname = "my-app"\n', encoding="utf-8")
+    assert application_name(str(project)) == "my-app"
+    (project / "pyproject.toml").write_text("[project\n", encoding="utf-8")
+    assert application_name(str(project)) is None

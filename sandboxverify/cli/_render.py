@@ -375,16 +375,23 @@ def _excused_lines(run: Run, style: Style) -> list[str]:
         return []
     lines = []
     for excused in run.imports.excused:
-        why = f"extra {excused.extra!r}" if excused.extra else excused.reason
+        why = f"extra {excused.extra!r}" if excused.reason == "extra" else excused.reason
         lines.append(
             f"  {style.mark('skipped')} {inert(excused.module)}  "
             + style.paint(f"excused ({inert(why)}): {inert(excused.detail)}", "dim")
         )
+    unbuilt = {e.extra for e in run.imports.excused if e.reason == "unbuilt"}
     for extra in run.imports.extras:
         if not extra.installed:
+            # a requirement with no wheel: its modules are listed as not verified above
+            mark, said = (
+                ("skipped", "not installed: a requirement needs its sdist built")
+                if extra.name in unbuilt
+                else ("failed", "did not install")
+            )
             lines.append(
-                f"  {style.mark('failed')} {inert(extra.requirement)}  "
-                + style.paint(f"did not install: {inert(extra.error)}", "dim")
+                f"  {style.mark(mark)} {inert(extra.requirement)}  "
+                + style.paint(f"{said}: {inert(extra.error)}", "dim")
             )
     return lines
 

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-ExcuseReason = Literal["extra", "platform", "test", "application", "integration"]
+ExcuseReason = Literal["extra", "platform", "test", "application", "integration", "unbuilt"]
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = (
     "extra",
     "platform",
     "test",
     "application",
     "integration",
+    "unbuilt",
 )
 
 
@@ -24,7 +25,9 @@ class ExcusedModule:
     test code that needs only test packages (``test``, a warning about the wheel's contents), or
     only a plugin its application leaves out here by design needs it (``application``: the
     probe said why, e.g. a database driver or an instrumented library the user chooses), or it
-    is named for the libraries it lacks, which no extra declares (``integration``)."""
+    is named for the libraries it lacks, which no extra declares (``integration``), or it could
+    not be verified: the extra it needs requires a distribution published only as an sdist,
+    which users' installers build and sandboxverify never does (``unbuilt``)."""
 
     module: str
     reason: ExcuseReason

@@ -135,6 +135,7 @@ def _imports_line(record: ImportsRecord | None) -> str | None:
         ("extra", "need an extra"),
         ("platform", "for another platform"),
         ("test", "test code"),
+        ("unbuilt", "not verified: an extra needs an sdist built"),
     ):
         excused = [e.module for e in record.excused if e.reason == reason]
         if excused:

@@ -18,7 +18,13 @@ from typing import Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, ExtraRecord, Failure, ImportFailure
-from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
+from sandboxverify.sandbox import (
+    RunContext,
+    Sandbox,
+    SandboxPaths,
+    parallel_map,
+    without_wheel,
+)
 from sandboxverify.stages._extras import (
     FALLBACK_EXTRAS,
     ExtraRun,
@@ -278,6 +284,10 @@ def settle(
     failures: list[Failure] = []
     for run in runs:
         if not run.installed and run.modules:
+            unbuilt = without_wheel(f"{run.error or ''}\n{run.details or ''}")
+            if unbuilt is not None:  # what users' installers build: not verified, said so
+                excused += [_not_built(module, run, dist, unbuilt) for module in run.modules]
+                continue
             failures.append(_install_failure(run, dist, python))
             for module in run.modules:
                 failed[module] = ImportFailure(module, "ExtraNotInstalled", str(run.error))
@@ -369,6 +379,17 @@ def _record(run: ExtraRun, excused: Sequence[ExcusedModule]) -> ExtraRecord:
         imported=verified,
         error=run.error,
         seconds=round(run.seconds, 3),
+    )
+
+
+def _not_built(module: str, run: ExtraRun, dist: str, requirement: str) -> ExcusedModule:
+    return ExcusedModule(
+        module,
+        "unbuilt",
+        f"not verified: the extra {run.extra!r} ({dist}[{run.extra}]) requires {requirement}, "
+        "published only as a source distribution, which pip and uv build for users and "
+        "sandboxverify never builds (its build would run outside the sandbox)",
+        extra=run.extra,
     )
 
 

@@ -4,6 +4,8 @@ excused with their reason, and a module an entry point reaches never is."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -115,6 +117,68 @@ def test_an_extra_that_does_not_install_is_a_failure_with_the_installer_s_words(
         "imports": "failed",
         "scripts": "passed",
     }
+
+
+@pytest.fixture(scope="module")
+def sdist_only_links(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A directory holding ``svfix-extra-dep`` as an sdist only: pip and uv build it for a user
+    who installs the extra; sandboxverify builds no dependency."""
+    from sandboxverify.sandbox._toolchain import find_uv  # noqa: PLC0415
+
+    uv = find_uv()
+    assert uv is not None
+    root = tmp_path_factory.mktemp("sdist-only")
+    source = copy_fixture("extra-dep", root / "src")
+    links = root / "links"
+    build = [str(uv), "build", "--sdist", "--no-python-downloads", "--python", sys.executable]
+    subprocess.run([*build, "--out-dir", str(links), str(source)], check=True, capture_output=True)
+    assert len(list(links.glob("*.tar.gz"))) == 1
+    assert not list(links.glob("*.whl"))
+    return str(links)
+
+
+def test_a_module_whose_extra_needs_an_sdist_built_is_excused_as_not_verified(
+    sdist_only_links: str,
+) -> None:
+    """Users' installers build the extra's requirement; the sandbox installs wheels only. The
+    module is neither a failure nor passed silently: it is listed as not verified, and why."""
+    report = check_with_extras("good-extra-module", sdist_only_links)
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None and imports.failed == ()
+    [excused] = imports.excused
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_extra_module.chart",
+        "unbuilt",
+        "chart",
+    )
+    assert excused.detail.startswith(
+        "not verified: the extra 'chart' (svfix-good-extra-module[chart]) requires "
+        "svfix-extra-dep, published only as a source distribution"
+    )
+    [extra] = imports.extras
+    assert not extra.installed
+    assert_valid_report(report.to_json())
+
+
+def test_the_text_output_says_the_module_is_not_verified_and_why(sdist_only_links: str) -> None:
+    args = ["check", str(fixture("good-extra-module")), "--installer", "uv", "--verbose"]
+    result = run_cli([*args, "--find-links", sdist_only_links])
+    assert result.code == 0, result.stdout + result.stderr
+    assert "svfix_good_extra_module.chart  excused (unbuilt): not verified: " in result.stdout
+    assert "svfix-good-extra-module[chart]  not installed: a requirement needs its sdist" in (
+        result.stdout
+    )
+    assert "did not install" not in result.stdout
+
+
+def test_an_extra_that_does_not_resolve_stays_a_failure_beside_sdist_only_links(
+    sdist_only_links: str,
+) -> None:
+    """No release matches at all (``>=99``): no build would help, users meet it too."""
+    report = check_with_extras("broken-extra-install", sdist_only_links)
+    assert codes(report) == ["install_failed"]
 
 
 def test_another_platform_s_module_is_excused_as_such() -> None:

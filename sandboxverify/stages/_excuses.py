@@ -18,17 +18,12 @@ from typing import Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, ExtraRecord, Failure, ImportFailure
-from sandboxverify.sandbox import (
-    RunContext,
-    Sandbox,
-    SandboxPaths,
-    parallel_map,
-    without_wheel,
-)
+from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
 from sandboxverify.stages._extras import (
     FALLBACK_EXTRAS,
     ExtraRun,
     Extras,
+    not_built,
     read_extras,
     run_extra,
 )
@@ -284,9 +279,9 @@ def settle(
     failures: list[Failure] = []
     for run in runs:
         if not run.installed and run.modules:
-            unbuilt = without_wheel(f"{run.error or ''}\n{run.details or ''}")
+            unbuilt = not_built(run, dist)
             if unbuilt is not None:  # what users' installers build: not verified, said so
-                excused += [_not_built(module, run, dist, unbuilt) for module in run.modules]
+                excused += unbuilt
                 continue
             failures.append(_install_failure(run, dist, python))
             for module in run.modules:
@@ -379,17 +374,6 @@ def _record(run: ExtraRun, excused: Sequence[ExcusedModule]) -> ExtraRecord:
         imported=verified,
         error=run.error,
         seconds=round(run.seconds, 3),
-    )
-
-
-def _not_built(module: str, run: ExtraRun, dist: str, requirement: str) -> ExcusedModule:
-    return ExcusedModule(
-        module,
-        "unbuilt",
-        f"not verified: the extra {run.extra!r} ({dist}[{run.extra}]) requires {requirement}, "
-        "published only as a source distribution, which pip and uv build for users and "
-        "sandboxverify never builds (its build would run outside the sandbox)",
-        extra=run.extra,
     )
 
 

@@ -22,7 +22,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from sandboxverify.artifacts import Artifact
-from sandboxverify.report import summarize
+from sandboxverify.report import ExcusedModule, summarize
 from sandboxverify.sandbox import (
     Command,
     Interpreter,
@@ -31,6 +31,7 @@ from sandboxverify.sandbox import (
     SandboxPaths,
     create_sandbox,
     installer_env,
+    without_wheel,
 )
 from sandboxverify.stages._imports import run_imports
 
@@ -229,3 +230,19 @@ def run_extra(
 
 def _since(started: float) -> float:
     return time.perf_counter() - started
+
+
+def not_built(run: ExtraRun, dist: str) -> list[ExcusedModule] | None:
+    """The modules of an extra that did not install only because one of its requirements has
+    no wheel, excused as not verified: users' installers build it, and sandboxverify never
+    builds a dependency (that build would run outside the sandbox). ``None``: it failed
+    otherwise."""
+    requirement = without_wheel(f"{run.error or ''}\n{run.details or ''}")
+    if requirement is None:
+        return None
+    detail = (
+        f"not verified: the extra {run.extra!r} ({dist}[{run.extra}]) requires {requirement}, "
+        "published only as a source distribution, which pip and uv build for users and "
+        "sandboxverify never builds (its build would run outside the sandbox)"
+    )
+    return [ExcusedModule(module, "unbuilt", detail, extra=run.extra) for module in run.modules]

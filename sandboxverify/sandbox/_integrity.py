@@ -32,18 +32,22 @@ def fingerprint(root: Path = PACKAGE) -> dict[str, str]:
     pending = [(str(root), "")]
     while pending:
         directory, prefix = pending.pop()
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                name = prefix + entry.name
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
-                        pending.append((entry.path, name + "/"))
-                    continue
-                try:
-                    state = _state(entry)
-                except OSError as exc:
-                    state = f"unreadable: {exc.strerror or exc}"
-                found[name] = state
+        try:
+            entries = list(os.scandir(directory))
+        except OSError as exc:  # a directory made unreadable is a change, never skipped
+            found[prefix or "."] = f"unreadable: {exc.strerror or exc}"
+            continue
+        for entry in entries:
+            name = prefix + entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    pending.append((entry.path, name + "/"))
+                continue
+            try:
+                state = _state(entry)
+            except OSError as exc:
+                state = f"unreadable: {exc.strerror or exc}"
+            found[name] = state
     return found
 
 

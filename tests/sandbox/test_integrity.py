@@ -6,6 +6,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from sandboxverify.sandbox._integrity import changes, fingerprint
 
 
@@ -45,3 +47,22 @@ def test_a_rewrite_that_keeps_the_size_and_the_modification_time_is_found(
     assert target.stat().st_size == before_stat.st_size
     assert target.stat().st_mtime_ns == before_stat.st_mtime_ns
     assert changes(before, fingerprint(tmp_path)) == ["changed verdict.py"]
+
+
+def test_a_directory_that_cannot_be_read_is_a_change_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A directory made unreadable (chmod 000: root reads it anyway, so the refusal is
+    simulated) must not hide what it holds, nor stop the check."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "c.py").write_text("c")
+    before = fingerprint(tmp_path)
+    scandir = os.scandir
+
+    def refusing(path: str) -> object:
+        if path.endswith("sub"):
+            raise PermissionError(13, "Permission denied")
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    assert changes(before, fingerprint(tmp_path)) == ["added sub/", "removed sub/c.py"]

@@ -144,7 +144,9 @@ def build_meanwhile(
     # in process isolation the build's code could reach a sandbox made now
     early = pythons if pythons is not None and ctx.isolation.name != "process" else ()
     phase = _BuildPhase()
-    copying = workspace.install_runtime_meanwhile()
+    # in process isolation the build's code runs as the user beside the copy, and could write
+    # bytecode of ours the integrity check does not look at: the sources are copied alone
+    copying = workspace.install_runtime_meanwhile(bytecode=ctx.isolation.name != "process")
     with ThreadPoolExecutor(max_workers=max(1, len(early))) as pool:
         making = {
             label: pool.submit(

@@ -17,6 +17,7 @@ import shutil
 import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,14 +61,18 @@ class SandboxPaths:
             path.mkdir(parents=True, exist_ok=True)
 
 
-def _not_runtime(directory: str, names: list[str]) -> set[str]:
-    """What of the package's tree stays out of the runtime's copy: bytecode, except this
-    interpreter's, which the sandboxes of its version read instead of compiling every module
-    of the runtime in each of their processes (the bytecode of our own installation, trusted
-    as its sources are: the host imports it too)."""
-    if os.path.basename(directory) == "__pycache__":
-        return {name for name in names if not name.endswith(_OWN_BYTECODE)}
-    return {name for name in names if name.endswith((".pyc", ".pyo"))}
+def _leaving_out(bytecode: bool) -> Callable[[str, list[str]], set[str]]:
+    """What of the package's tree stays out of the runtime's copy: bytecode, except, with
+    ``bytecode``, this interpreter's, which the sandboxes of its version read instead of
+    compiling every module of the runtime in each of their processes."""
+
+    def left_out(directory: str, names: list[str]) -> set[str]:
+        if bytecode and os.path.basename(directory) == "__pycache__":
+            return {name for name in names if not name.endswith(_OWN_BYTECODE)}
+        cache = () if bytecode else ("__pycache__",)
+        return {name for name in names if name in cache or name.endswith(".pyc")}
+
+    return left_out
 
 
 class Workspace:
@@ -122,7 +127,7 @@ class Workspace:
         shutil.copy2(_PACKAGE / "runtime" / "_pep517.py", target)
         return target
 
-    def install_runtime_meanwhile(self) -> Future[Path]:
+    def install_runtime_meanwhile(self, *, bytecode: bool = False) -> Future[Path]:
         """:meth:`install_runtime` on a thread of its own: the first request to the runtime
         waits for it (``RunContext.runtime_copy``), not the steps before; the workspace waits
         for it before it is removed."""
@@ -130,7 +135,7 @@ class Workspace:
 
         def copy() -> None:
             try:
-                copied.set_result(self.install_runtime())
+                copied.set_result(self.install_runtime(bytecode=bytecode))
             except BaseException as exc:  # the first request raises it
                 copied.set_exception(exc)
 
@@ -144,8 +149,11 @@ class Workspace:
         """Where :meth:`install_runtime` copies the runtime."""
         return self.root / "runtime"
 
-    def install_runtime(self) -> Path:
-        """Copy the runtime into a private directory; it is appended last to the sandbox path."""
+    def install_runtime(self, *, bytecode: bool = False) -> Path:
+        """Copy the runtime into a private directory; it is appended last to the sandbox path.
+        ``bytecode``: with our installation's bytecode for this interpreter, only where no code
+        from the package can write it while the copy is made (the bytecode caches are outside
+        the integrity fingerprint, the sources are not)."""
         target = self.runtime
         package = _PACKAGE
         destination = target / "sandboxverify"
@@ -153,7 +161,7 @@ class Workspace:
         for part in _RUNTIME_PARTS:
             source = package / part
             if source.is_dir():
-                shutil.copytree(source, destination / part, ignore=_not_runtime)
+                shutil.copytree(source, destination / part, ignore=_leaving_out(bytecode))
             elif source.is_file():
                 shutil.copy2(source, destination / part)
         return target

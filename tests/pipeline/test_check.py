@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import subprocess
@@ -17,7 +18,7 @@ from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline import _check, _headstart
 from sandboxverify.pipeline._check import check
 from sandboxverify.pipeline._state import CheckState
-from sandboxverify.sandbox import RunContext, Sandbox, learn_interpreter
+from sandboxverify.sandbox import RunContext, Sandbox, Workspace, learn_interpreter
 from sandboxverify.sandbox._isolation import IsolationChoice
 from tests.helpers import FIXTURES
 from tests.os_sandbox import require_os_sandbox
@@ -127,6 +128,47 @@ def test_in_process_isolation_the_sandbox_is_made_after_the_build(
 ) -> None:
     # the build's code runs unconfined: nothing of a sandbox exists while it could reach it
     assert sandboxes_made_during_the_build(monkeypatch, "process", wait=0.5) == [False]
+
+
+def runtime_copied_with_bytecode(
+    monkeypatch: pytest.MonkeyPatch, isolation: IsolationChoice
+) -> bool:
+    """Check good-hatch; whether its runtime's copy was made with our bytecode (what sandbox
+    processes write there later, in process isolation, is theirs)."""
+    asked: list[bool] = []
+    install_runtime = Workspace.install_runtime
+
+    def recorded(self: Workspace, *, bytecode: bool = False) -> Path:
+        asked.append(bytecode)
+        copied = install_runtime(self, bytecode=bytecode)
+        asked.append(bool(list(copied.rglob("*.pyc"))))
+        return copied
+
+    monkeypatch.setattr(Workspace, "install_runtime", recorded)
+    compileall.compile_dir(Path(_check.__file__).parents[1] / "runtime", quiet=2)
+    options = CheckOptions(
+        targets=(str(FIXTURES / "good-hatch"),), installer="uv", isolation=isolation
+    )
+    report = check(options)
+    assert report.ok, report.failures
+    [flag, found] = asked
+    assert flag == found
+    return found
+
+
+def test_in_process_isolation_the_runtime_is_copied_without_bytecode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # the build's code runs as the user while the copy is made, and could write bytecode of
+    # ours, which the integrity fingerprint leaves out
+    assert not runtime_copied_with_bytecode(monkeypatch, "process")
+
+
+@pytest.mark.usefixtures("os_sandbox")
+def test_in_the_os_sandbox_the_runtime_is_copied_with_its_bytecode(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert runtime_copied_with_bytecode(monkeypatch, "strict")
 
 
 _IMPORTS_BEFORE_THE_BUILD = """

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
 import threading
 import time
@@ -55,9 +56,9 @@ def test_a_workspace_is_removed_only_after_its_copy_ends(
     leave it behind."""
     install_runtime = Workspace.install_runtime
 
-    def slow_install(self: Workspace) -> Path:
+    def slow_install(self: Workspace, *, bytecode: bool = False) -> Path:
         time.sleep(0.3)  # the check ends first
-        return install_runtime(self)
+        return install_runtime(self, bytecode=bytecode)
 
     monkeypatch.setattr(Workspace, "install_runtime", slow_install)
     workspace = Workspace()
@@ -71,8 +72,9 @@ def test_a_workspace_is_removed_only_after_its_copy_ends(
 def test_the_copy_carries_this_interpreters_bytecode_and_no_other(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The sandboxes of this interpreter's version read the runtime's bytecode instead of
-    compiling it in every process; bytecode of other versions, or optimized, stays out."""
+    """Where no package code can write it meanwhile, the sandboxes of this interpreter's
+    version read the runtime's bytecode instead of compiling it in every process; bytecode of
+    other versions, or optimized, stays out."""
     package = tmp_path / "sandboxverify"
     cache = package / "runtime" / "__pycache__"
     cache.mkdir(parents=True)
@@ -84,7 +86,10 @@ def test_the_copy_carries_this_interpreters_bytecode_and_no_other(
     (package / "runtime" / "stray.pyc").write_bytes(b"")
     monkeypatch.setattr(_workspace, "_PACKAGE", package)
     with Workspace() as workspace:
-        copied = workspace.install_runtime() / "sandboxverify" / "runtime"
+        plain = workspace.install_runtime() / "sandboxverify" / "runtime"
+        assert not list(plain.rglob("*.pyc"))  # by default (process isolation): sources only
+        shutil.rmtree(workspace.runtime)
+        copied = workspace.install_runtime(bytecode=True) / "sandboxverify" / "runtime"
         assert sorted(p.relative_to(copied).as_posix() for p in copied.rglob("*.pyc")) == [
             f"__pycache__/{own}"
         ]

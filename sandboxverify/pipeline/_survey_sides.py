@@ -45,9 +45,7 @@ def application_name(given: str) -> str | None:
         if path.is_file():
             return str(parse_wheel_filename(path.name)[0])
         return Requirement(given).name
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        return None
-    except (InvalidWheelFilename, InvalidRequirement):
+    except (OSError, ValueError):  # TOML, wheel-name, requirement and decoding errors alike
         return None
 
 

@@ -20,6 +20,7 @@ from sandboxverify._errors import ConfigError
 from sandboxverify.options import _pyproject as _config
 from sandboxverify.options._kinds import Choice
 from sandboxverify.options._schema import config_schema
+from sandboxverify.report._excused import EXCUSE_REASONS
 from sandboxverify.report._model import (
     REPORT_SCHEMA,
     ErrorCode,
@@ -135,6 +136,8 @@ def test_every_code_is_in_the_schema() -> None:
     assert set(codes) == set(get_args(FailureCode))
     errors = schema("report-v1")["$defs"]["error"]["properties"]["code"]["enum"]
     assert set(errors) == set(get_args(ErrorCode))
+    excused = schema("report-v1")["$defs"]["imports"]["properties"]["excused"]["items"]
+    assert excused["properties"]["reason"]["enum"] == list(EXCUSE_REASONS)
 
 
 @pytest.mark.parametrize("path", PLAYBOOKS, ids=lambda path: path.name)

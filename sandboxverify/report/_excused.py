@@ -5,17 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 ExcuseReason = Literal["extra", "platform", "test", "application", "integration", "unbuilt"]
-EXCUSE_REASONS: tuple[ExcuseReason, ...] = (
-    "extra",
-    "platform",
-    "test",
-    "application",
-    "integration",
-    "unbuilt",
-)
+EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
 
 @dataclass(frozen=True)

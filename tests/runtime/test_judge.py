@@ -195,16 +195,20 @@ def test_a_call_the_playbook_does_not_wait_for_still_fails_the_run(tmp_path: Pat
 
 def test_a_playbook_that_sends_calls_on_top_of_each_other_fails_the_run(tmp_path: Path) -> None:
     """A session makes one call at a time: a second call sent before the first came back would
-    let one outcome stand for both, and the other go unjudged."""
+    let one outcome stand for both, and the other go unjudged. The first call never returns, so
+    the judge meets the second one while the first is running whatever the timing (a first call
+    that came back before the judge read the second would make two calls in turn, each judged)."""
     (tmp_path / "two.py").write_text(
+        "import time\n"
         "def setup(api):\n"
         "    api.register_tool('echo', lambda text: text)\n"
+        "    api.register_tool('hangs', lambda: time.sleep(600))\n"
         "    def fails() -> str:\n"
         "        raise RuntimeError('fails: this call failed')\n"
         "    api.register_tool('fails', fails)\n"
     )
     request = (
-        "{{'op': 'call', 'tool': {tool!r}, 'params': {params!r}, 'tool_call_id': {tool!r},"
+        "{{'op': 'call', 'tool': {tool!r}, 'params': {{}}, 'tool_call_id': {tool!r},"
         " 'turn': 2, 'action': 1, 'where': 'turn 2, action 1', 'validate': True,"
         " 'expect_error': False}}"
     )
@@ -214,15 +218,9 @@ def test_a_playbook_that_sends_calls_on_top_of_each_other_fails_the_run(tmp_path
         HARNESS + "t = create_test_session(['two:setup'])\n"
         "t.run(when('go', [call('echo', {'text': 'a'}), say('done')]))\n"
         "pipe = t._plugin_side.transport\n"
-        f"pipe.send({request.format(tool='echo', params={'text': 'b'})})\n"
-        f"pipe.send({request.format(tool='fails', params={})})\n"
-        "answered = 0\n"
-        "while answered < 2:\n"
-        "    message = pipe.receive(10)\n"
-        "    if message is None:\n"
-        "        break\n"
-        "    answered += message.get('op') in ('outcome', 'failure')\n",
+        f"pipe.send({request.format(tool='hangs')})\n"
+        f"pipe.send({request.format(tool='fails')})\n",
     )
     error = error_of(tmp_path, result)
     assert error["code"] == "worker_failed", error
-    assert "while its call to 'echo' was still running" in error["message"]
+    assert "sent a call to 'fails' while its call to 'hangs' was still running" in error["message"]

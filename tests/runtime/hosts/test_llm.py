@@ -30,15 +30,20 @@ Write = Callable[[str, str], None]
 @pytest.fixture
 def llm(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
     """llm, imported the way the host imports it; plugins registered by the test are removed."""
+    outside = os.environ.get("LLM_LOAD_PLUGINS")
     monkeypatch.setenv("LLM_LOAD_PLUGINS", "")
     monkeypatch.setenv("LLM_USER_PATH", str(tmp_path / "llm-user"))
     module = importlib.import_module("llm")  # in the test extra: never skipped
     plugins = sys.modules["llm.plugins"]
     monkeypatch.setattr(plugins, "_loaded", getattr(plugins, "_loaded", False))
+    setattr(plugins, "LLM_LOAD_PLUGINS", "")  # noqa: B010 - llm types no such name
     before = set(plugins.pm.get_plugins())
     yield module
     for plugin in set(plugins.pm.get_plugins()) - before:
         plugins.pm.unregister(plugin)
+    # llm reads the variable once, when first imported (maybe just now, with it set): the
+    # tests after this one in the process load their plugins as a fresh import would
+    setattr(plugins, "LLM_LOAD_PLUGINS", outside)  # noqa: B010
 
 
 @pytest.fixture

@@ -178,7 +178,7 @@ def _make_early(
     project's backend runs, the installer learns its interpreter too (it would at the
     install). Artifacts reused end the build before that would pay."""
     started = time.perf_counter()
-    sandbox, failure = create_sandbox(interpreter, workspace.sandbox(label), ctx)
+    sandbox, failure = create_sandbox(interpreter, workspace.sandbox(label, interpreter.path), ctx)
     seconds = time.perf_counter() - started
     if failure is None and phase.still_building():
         learn_interpreter(sandbox, ctx)

@@ -66,7 +66,7 @@ def _record_installed(
     if not build.installable:
         return _failed(build.failures), None
     stages: list[Stage] = []
-    paths = state.workspace.sandbox(interpreter.label)
+    paths = state.workspace.sandbox(interpreter.label, interpreter.path)
     ready, failures = sandbox_with_wheel(state, build, interpreter, paths, stages)
     if ready is None:
         return _failed(failures), None

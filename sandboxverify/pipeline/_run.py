@@ -94,7 +94,9 @@ class Verifier:
         """Stages ``venv`` and ``install``, then ``probe``, ``imports`` and ``scripts`` at
         once, then ``smoke``; each only if the one before left something to go on with."""
         build = self.built.result
-        paths = self.state.workspace.sandbox(f"{label}-from-sdist" if self.from_sdist else label)
+        paths = self.state.workspace.sandbox(
+            f"{label}-from-sdist" if self.from_sdist else label, interpreter.path
+        )
         found = _Findings([Stage("build", "passed" if build.ok else "failed", build.seconds)])
         if self.from_sdist or build.installable:
             found.wheel = select_wheel(self.wheels, interpreter.version_info)

@@ -8,6 +8,9 @@ Layout::
     <root>/hooks/            the PEP 517 hook runner; <root>/build-env*/ where it runs
     <root>/logs/             build logs
     <root>/py<version>/      one sandbox per interpreter: venv/, home/, tmp/, work/, logs/
+
+A sandbox's ``venv/`` is made at a slot instead where one can be claimed (``_slots``): a path
+that earlier checks' sandboxes of the same interpreter had, which the installer knows.
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from sandboxverify.sandbox._slots import VenvSlot, claim_venv_slot
+
 #: The installed sandboxverify package, whose stdlib-only parts are copied into every sandbox.
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: What the runtime copy consists of: the package marker and the stdlib-only subpackage.
@@ -34,10 +39,12 @@ _OWN_BYTECODE = f".{sys.implementation.cache_tag}.pyc"
 @dataclass(frozen=True)
 class SandboxPaths:
     root: Path
+    #: where the environment is made, if not in ``root`` (a claimed slot)
+    venv_at: Path | None = None
 
     @property
     def venv(self) -> Path:
-        return self.root / "venv"
+        return self.root / "venv" if self.venv_at is None else self.venv_at
 
     @property
     def home(self) -> Path:
@@ -80,6 +87,9 @@ class Workspace:
         self.keep = keep
         self.root = Path(tempfile.mkdtemp(prefix="sandboxverify-"))
         self._copying: list[threading.Thread] = []
+        self._sandboxes: dict[str, SandboxPaths] = {}
+        self._slots: list[VenvSlot] = []
+        self._claiming = threading.Lock()
 
     def __enter__(self) -> Workspace:
         return self
@@ -97,6 +107,8 @@ class Workspace:
     def remove(self) -> None:
         self._copied()  # a copy still under way would write into what is being removed
         shutil.rmtree(self.root, ignore_errors=True)
+        for slot in self._slots:
+            slot.release()
 
     def _copied(self) -> None:
         for thread in self._copying:
@@ -114,10 +126,26 @@ class Workspace:
     def logs(self) -> Path:
         return self.root / "logs"
 
-    def sandbox(self, label: str) -> SandboxPaths:
-        paths = SandboxPaths(self.root / f"py{label}")
+    def sandbox(self, label: str, interpreter: Path | None = None) -> SandboxPaths:
+        """The sandbox called ``label`` (the same one each time it is asked for), its
+        environment at a claimed slot of ``interpreter``'s if one can be had; a kept workspace
+        keeps its environments in itself, to be looked at."""
+        with self._claiming:
+            paths = self._sandboxes.get(label)
+            if paths is None:
+                slot = None if self.keep or interpreter is None else claim_venv_slot(interpreter)
+                if slot is not None:
+                    self._slots.append(slot)
+                paths = SandboxPaths(self.root / f"py{label}", None if slot is None else slot.path)
+                self._sandboxes[label] = paths
         paths.make()
         return paths
+
+    @property
+    def sandboxes(self) -> tuple[SandboxPaths, ...]:
+        """The sandboxes asked for so far."""
+        with self._claiming:
+            return tuple(self._sandboxes.values())
 
     def install_hook_runner(self) -> Path:
         """Copy the PEP 517 hook runner alone into a directory of its own: the build

@@ -26,14 +26,20 @@ from tests.os_sandbox import require_os_sandbox
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
 
+def venv_made(workspace: Workspace) -> bool:
+    """Whether a sandbox's venv has its interpreter (in the workspace or at a slot)."""
+    return any((paths.venv / "bin" / "python").exists() for paths in workspace.sandboxes)
+
+
 def sandboxes_made_during_the_build(
     monkeypatch: pytest.MonkeyPatch,
     isolation: IsolationChoice,
     wait: float,
-    made: str = "py*/venv/bin/python",
+    made: str | None = None,
 ) -> list[bool]:
-    """Check good-hatch; whether a sandbox's file (``made``: its venv's interpreter) appeared
-    while the build stage began (the build waits up to ``wait`` seconds for it, then goes on)."""
+    """Check good-hatch; whether a sandbox's file (``made``, a pattern in the workspace; by
+    default its venv's interpreter, wherever the venv is) appeared while the build stage began
+    (the build waits up to ``wait`` seconds for it, then goes on)."""
     seen: list[bool] = []
     build = _check.build_target
 
@@ -42,11 +48,17 @@ def sandboxes_made_during_the_build(
     ) -> BuildResult:
         if on_building is not None:  # the backend is to run: nothing is reused (no cache)
             on_building()
-        root = state.workspace.root
+        workspace = state.workspace
+
+        def appeared() -> bool:
+            if made is not None:
+                return bool(list(workspace.root.glob(made)))
+            return venv_made(workspace)
+
         deadline = time.monotonic() + wait
-        while not list(root.glob(made)) and time.monotonic() < deadline:
+        while not appeared() and time.monotonic() < deadline:
             time.sleep(0.01)
-        seen.append(bool(list(root.glob(made))))
+        seen.append(appeared())
         return build(state, on_building)
 
     monkeypatch.setattr(_check, "build_target", build_watching)
@@ -111,7 +123,7 @@ def test_a_check_that_reuses_its_artifacts_does_not_wait_to_teach_the_installer(
     ) -> BuildResult:
         # the sandbox is made before the reused artifacts end the build, as on a busy machine
         deadline = time.monotonic() + 60
-        while not list(state.workspace.root.glob("py*/venv/bin/python")):
+        while not venv_made(state.workspace):
             assert time.monotonic() < deadline, "the sandbox was not made during the build"
             time.sleep(0.01)
         return build(state, on_building)

@@ -19,7 +19,7 @@ import re
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from sandboxverify.runtime._discovery import canonical_name, find_distribution
+from sandboxverify.runtime._discovery import canonical_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -61,8 +61,8 @@ def applications(request: dict[str, Any]) -> dict[str, Any]:
     of the interpreter's own: a candidate fetched to be confirmed)."""
     paths = list(request.get("paths") or ())
     dists = list(metadata.distributions(path=paths)) if paths else list(metadata.distributions())
-    own = None if paths else find_distribution(str(request["dist"]))
     own_name = canonical_name(str(request["dist"]))
+    own = None if paths else _named(dists, own_name, "")
     others = [d for d in dists if canonical_name(d.metadata["Name"] or "") != own_name]
     groups: dict[str, Any] = {}
     for group, named in dict(request["groups"]).items():

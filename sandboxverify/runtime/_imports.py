@@ -16,7 +16,6 @@ failure carries its ``cause`` (``_causes``): what it was missing.
 
 from __future__ import annotations
 
-import csv
 import fnmatch
 import importlib
 import json
@@ -24,12 +23,15 @@ import os
 import sys
 import sysconfig
 from collections.abc import Iterable, Sequence
-from importlib import machinery, metadata
+from importlib import machinery
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from sandboxverify.runtime._sitedirs import path_sources, site_packages
 from sandboxverify.runtime._tracebacks import format_traceback
+
+if TYPE_CHECKING:
+    from sandboxverify.runtime._discovery import Installed
 
 #: the directory the runtime copy lives in (appended last to ``sys.path`` by the bootstrap)
 RUNTIME_ROOT = str(Path(__file__).resolve().parents[2])
@@ -40,7 +42,7 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
     """Run the action: ``dist``, ``skip`` (globs), ``exclude`` ({module: reason}), ``progress``;
     ``only``: import just these modules (a sandbox with an extra installed), entry points
     not first."""
-    from sandboxverify.runtime._discovery import find_distribution  # noqa: PLC0415
+    from sandboxverify.runtime._discovery import find_distribution, record_entries  # noqa: PLC0415
 
     dist = find_distribution(request["dist"])
     if dist is None:
@@ -85,15 +87,6 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
             linked_from=standard_library(),
         ),
     }
-
-
-def record_entries(dist: metadata.Distribution) -> list[str] | None:
-    """The paths RECORD lists, read directly: ``Distribution.files`` leaves out missing files
-    on Python 3.12+, and missing files are what we look for."""
-    text = dist.read_text("RECORD")
-    if text is None:
-        return None
-    return [row[0] for row in csv.reader(text.splitlines()) if row and row[0]]
 
 
 def missing_files(entries: Sequence[str], located: Sequence[Path]) -> list[str]:
@@ -152,7 +145,7 @@ def plan(
     return modules, skipped
 
 
-def entry_modules(dist: metadata.Distribution, modules: Sequence[str]) -> dict[str, str]:
+def entry_modules(dist: Installed, modules: Sequence[str]) -> dict[str, str]:
     """The modules of ``modules`` the distribution's entry points name, each with its first
     entry point (``group:name``). A group whose entry points name a file in a package
     (``napari.manifest``) names no module: its application reads the file, imports nothing."""

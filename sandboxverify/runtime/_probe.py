@@ -92,6 +92,7 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
         find_distribution,
         installed_distributions,
         others_in_groups,
+        record_entries,
     )
 
     groups = list(request["groups"])
@@ -119,12 +120,16 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
     from sandboxverify.runtime._sitedirs import path_sources, site_packages  # noqa: PLC0415
 
     plugins = entry_points_of(dist, groups)
-    own = [str(dist.locate_file(f)) for f in dist.files or () if f.suffix == ".pth"]
+    own = [
+        dist.locate_file(entry)
+        for entry in record_entries(dist) or ()
+        if os.path.splitext(os.path.basename(entry))[1] == ".pth"
+    ]
     return {
         **base,
         "ok": True,
         "error": None,
-        "dist": {"name": dist.metadata["Name"], "version": dist.version},
+        "dist": {"name": dist.name, "version": dist.version},
         "plugins": [ref.to_json() for ref in plugins],
         "declared_groups": declared_groups(dist),
         "others": others_in_groups(request["dist"], groups),

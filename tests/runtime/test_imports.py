@@ -10,12 +10,13 @@ import subprocess
 import sys
 import sysconfig
 from collections.abc import Iterator
-from importlib import machinery, metadata
+from importlib import machinery
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from sandboxverify.runtime._discovery import Installed, record_entries
 from sandboxverify.runtime._imports import (
     RUNTIME_ROOT,
     allowed_roots,
@@ -26,7 +27,6 @@ from sandboxverify.runtime._imports import (
     outside_modules,
     plan,
     reach,
-    record_entries,
     standard_library,
 )
 from sandboxverify.runtime._sitedirs import path_sources, site_packages
@@ -270,11 +270,11 @@ def test_record_entries_that_were_not_installed_are_missing(tmp_path: Path) -> N
         "pkg/__init__.py,,\npkg/gone.py,,\npkg/__pycache__/gone.cpython-312.pyc,,\n"
         "pkg-1.0.dist-info/METADATA,,\npkg-1.0.dist-info/RECORD,,\n"
     )
-    dist = metadata.PathDistribution(info)
+    dist = Installed(str(info), "pkg", "1.0")
     files = record_entries(dist)
     assert files is not None
 
-    missing = missing_files(files, [Path(str(dist.locate_file(f))) for f in files])
+    missing = missing_files(files, [Path(dist.locate_file(f)) for f in files])
 
     assert missing == ["pkg/gone.py"]
 
@@ -351,25 +351,21 @@ def test_the_action_runs_in_a_venv_and_reports_through_the_progress_file(
     assert notes[-1] == {"done": True}
 
 
-class _Dist(metadata.Distribution):
+def _dist(where: Path, entry_points: str) -> Installed:
     """A distribution with only entry points."""
-
-    def __init__(self, entry_points: str) -> None:
-        self._entry_points = entry_points
-
-    def read_text(self, filename: str) -> str | None:
-        return self._entry_points if filename == "entry_points.txt" else None
-
-    def locate_file(self, path: str | os.PathLike[str]) -> Path:
-        return Path(path)
+    info = where / "dist-1.dist-info"
+    info.mkdir()
+    (info / "entry_points.txt").write_text(entry_points, encoding="utf-8")
+    return Installed(str(info), "dist", "1")
 
 
-def test_an_entry_point_naming_a_file_in_a_package_reaches_no_module() -> None:
+def test_an_entry_point_naming_a_file_in_a_package_reaches_no_module(tmp_path: Path) -> None:
     # npe2 finds the package of 'napari_console:napari.yaml' and reads the file: it never
     # imports napari_console, whose import needs Qt bindings
-    dist = _Dist(
+    dist = _dist(
+        tmp_path,
         "[napari.manifest]\nnapari-console = napari_console:napari.yaml\n\n"
-        "[pytest11]\nconsole = napari_console.fixtures\n"
+        "[pytest11]\nconsole = napari_console.fixtures\n",
     )
     modules = ["napari_console", "napari_console.fixtures"]
     assert entry_modules(dist, modules) == {"napari_console.fixtures": "pytest11:console"}

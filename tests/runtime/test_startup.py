@@ -96,6 +96,8 @@ def requests(python: Path) -> dict[str, tuple[dict[str, Any], set[str]]]:
                 "sandboxverify.runtime._imports",
                 "sandboxverify.runtime._registrations",
                 "sandboxverify.runtime.hosts",
+                # the metadata of wheels is read directly (``_discovery``), but on Python 3.9
+                *(("importlib.metadata", "email", "zipfile") if reads_directly(python) else ()),
             },
         ),
         "native": (
@@ -138,6 +140,13 @@ def requests(python: Path) -> dict[str, tuple[dict[str, Any], set[str]]]:
             | {"inspect", "sandboxverify.runtime._results"},
         ),
     }
+
+
+def reads_directly(python: Path) -> bool:
+    """Whether the runtime reads metadata without ``importlib.metadata`` there (3.10 on)."""
+    newer = "import sys; print(sys.version_info >= (3, 10))"
+    done = subprocess.run([str(python), "-c", newer], capture_output=True, text=True, check=True)
+    return done.stdout.strip() == "True"
 
 
 def ref(name: str, value: str) -> dict[str, str]:

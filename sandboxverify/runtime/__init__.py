@@ -8,9 +8,13 @@ it talks to the host side through JSON files.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from sandboxverify.runtime._applications import application_names
     from sandboxverify.runtime._protocol import name_words
     from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec

@@ -18,9 +18,11 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING
 
 from sandboxverify.runtime._protocol import EntryPointRef
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -28,10 +28,12 @@ import json
 import os
 import sys
 import time
-from typing import TYPE_CHECKING
 
 from sandboxverify.runtime._protocol import PROTOCOL, EntryPointRef
 from sandboxverify.runtime._tracebacks import format_traceback
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING
+
+#: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any, Final

@@ -52,7 +52,7 @@ def test_module_names_come_from_site_packages_files_only(tmp_path: Path) -> None
         site / "single.py",
         tmp_path / "bin" / "script.py",  # outside site-packages
     ]
-    names = module_names(files, [str(site.resolve())])
+    names = module_names([str(path) for path in files], [str(site.resolve())])
 
     assert names == [
         "pkg",
@@ -274,7 +274,7 @@ def test_record_entries_that_were_not_installed_are_missing(tmp_path: Path) -> N
     files = record_entries(dist)
     assert files is not None
 
-    missing = missing_files(files, [Path(dist.locate_file(f)) for f in files])
+    missing = missing_files(files, [dist.locate_file(f) for f in files])
 
     assert missing == ["pkg/gone.py"]
 

@@ -96,8 +96,13 @@ def requests(python: Path) -> dict[str, tuple[dict[str, Any], set[str]]]:
                 "sandboxverify.runtime._imports",
                 "sandboxverify.runtime._registrations",
                 "sandboxverify.runtime.hosts",
-                # the metadata of wheels is read directly (``_discovery``), but on Python 3.9
-                *(("importlib.metadata", "email", "zipfile") if reads_directly(python) else ()),
+                # the metadata of wheels is read directly (``_discovery``), but on Python 3.9; and
+                # the runtime imports ``typing`` only where an action needs it
+                *(
+                    ("importlib.metadata", "email", "typing", "zipfile")
+                    if reads_directly(python)
+                    else ()
+                ),
             },
         ),
         "native": (

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandboxverify.artifacts import (
+    Artifact,
     ArtifactCache,
     BuildResult,
     KeepFailed,
@@ -101,10 +102,11 @@ def build(state: CheckState, footing: Footing) -> Built:
     selectors = state.request.python_selectors
     known = None if selectors else _labelled(footing.interpreters)
     result, runtime_ready, early = build_meanwhile(
-        lambda on_building: build_target(state, on_building),
+        lambda on_building, on_wheels: build_target(state, on_building, on_wheels),
         state.workspace,
         state.context,
         known,
+        state.options.with_requirements,
     )
     interpreters = list(footing.interpreters)
     if selectors:
@@ -181,10 +183,15 @@ def verdict(
     )
 
 
-def build_target(state: CheckState, on_building: Callable[[], None] | None = None) -> BuildResult:
+def build_target(
+    state: CheckState,
+    on_building: Callable[[], None] | None = None,
+    on_wheels: Callable[[tuple[Artifact, ...]], None] | None = None,
+) -> BuildResult:
     """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced;
     reused from the artifact cache when the tree is unchanged. ``on_building``: called once
-    the project's backend is known to run."""
+    the project's backend is known to run; ``on_wheels``: once a project's wheels that install
+    are known, before its sdist's checks."""
     options, target, workspace = state.options, state.request.target, state.workspace
     cache = ArtifactCache(default_root()) if options.cache else None
     state.on_event(StageStarted("build", None))
@@ -197,6 +204,7 @@ def build_target(state: CheckState, on_building: Callable[[], None] | None = Non
             expect_files=options.expect_files,
             follow_external_links=options.follow_external_links,
             on_building=on_building,
+            on_wheels=on_wheels,
         )
     else:
         result = prepare_artifacts(

@@ -19,9 +19,12 @@ from sandboxverify.artifacts._build import BuildResult
 from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline import _check, _headstart, _run
 from sandboxverify.pipeline._check import check
-from sandboxverify.pipeline._state import CheckState
+from sandboxverify.pipeline._state import CheckState, run_context
 from sandboxverify.sandbox import RunContext, Sandbox, Workspace, learn_interpreter
+from sandboxverify.sandbox._bwrap import Bubblewrap
+from sandboxverify.sandbox._confinement import ProcessIsolation
 from sandboxverify.sandbox._isolation import IsolationChoice
+from sandboxverify.sandbox._seccomp import syscall_filter
 from tests.helpers import FIXTURES
 from tests.os_sandbox import require_os_sandbox
 
@@ -276,3 +279,22 @@ def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
     )
     result = json.loads(completed.stdout.splitlines()[-1])
     assert result == {"ok": True, "imported_before_the_build": [imported]}, completed.stderr
+
+
+@pytest.mark.parametrize(
+    ("isolation", "cache", "kept"),
+    [("strict", True, True), ("strict", False, False), ("process", True, False)],
+)
+def test_empty_sandboxes_are_kept_to_copy_only_in_the_os_sandbox_with_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, isolation: str, cache: bool, kept: bool
+) -> None:
+    """Unconfined code could write a kept sandbox that every later check copies."""
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path))
+    options = CheckOptions(targets=(str(FIXTURES / "good-hatch"),), installer="uv", cache=cache)
+    chosen = (
+        ProcessIsolation(syscall_filter())
+        if isolation == "process"
+        else Bubblewrap(Path("/usr/bin/bwrap"))
+    )
+    context = run_context(options, chosen, lambda event: None)
+    assert context.venv_templates == (tmp_path / "venv-templates" if kept else None)

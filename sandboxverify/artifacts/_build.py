@@ -98,13 +98,11 @@ def build_project(
     expect_files: Sequence[str] = (),
     follow_external_links: bool = False,
     on_building: Callable[[], None] | None = None,
-    on_wheels: Callable[[tuple[Artifact, ...]], None] | None = None,
 ) -> BuildResult:
     """The sdist of a copy of the project, then the wheel from it; reused from ``cache`` (when
     given) for an unchanged tree. ``expect_files``: path globs every wheel must match;
     ``follow_external_links``: what links out of the project point at is copied, not refused;
-    ``on_building``: called once it is known that the backend will run (nothing reused);
-    ``on_wheels``: told the wheels that install before the sdist's checks (see ``inspected``)."""
+    ``on_building``: called once it is known that the backend will run (nothing reused)."""
     started = time.perf_counter()
     failure = _copy_failure(target.path, workspace.src, follow_external_links)
     if failure is not None:
@@ -114,9 +112,7 @@ def build_project(
         reused = cache.get(key, workspace.dist)
         if reused is not None:  # sdists first, as built
             paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
-            result = inspected(
-                paths, expect_files, built=True, started=started, on_wheels=on_wheels
-            )
+            result = inspected(paths, expect_files, built=True, started=started)
             return _with_vcs(replace(result, reused=True), target.path, workspace, ctx)
     if on_building is not None:
         on_building()
@@ -131,9 +127,7 @@ def build_project(
     sdists, wheels = built
     if cache is not None and key is not None:
         cache.put(key, sdists + wheels)
-    result = inspected(
-        sdists + wheels, expect_files, built=True, started=started, on_wheels=on_wheels
-    )
+    result = inspected(sdists + wheels, expect_files, built=True, started=started)
     return _with_vcs(result, target.path, workspace, ctx)
 
 
@@ -281,33 +275,37 @@ def inspected(
     built: bool,
     started: float,
     publishing: bool = True,
-    on_wheels: Callable[[tuple[Artifact, ...]], None] | None = None,
 ) -> BuildResult:
     """Static checks of every artifact; every problem of every artifact becomes a failure, or
     a warning. ``publishing``: the files are built from the project to be published; else
-    they were given (or built from a given sdist), and upload refusals are warnings.
-    ``on_wheels``: told the wheels that can be installed as soon as they are known, before the
-    sdists' slower checks (``pyproject.toml``'s schema): they can be installed meanwhile."""
-    order = sorted(range(len(paths)), key=lambda index: not paths[index].name.endswith(".whl"))
-    judged: dict[int, tuple[Artifact | None, list[Problem]]] = {}
-    for index in order:
-        if on_wheels is not None and not paths[index].name.endswith(".whl"):
-            on_wheels(tuple(a for a, _ in judged.values() if a is not None))
-            on_wheels = None
-        judged[index] = _judged(paths[index], expect_files, built=built, publishing=publishing)
-    if on_wheels is not None:
-        on_wheels(tuple(a for a, _ in judged.values() if a is not None))
+    they were given (or built from a given sdist), and upload refusals are warnings."""
     sdist: Artifact | None = None
     wheels: list[Artifact] = []
     failures: list[Failure] = []
     warnings: list[ReportWarning] = []
-    for index in range(len(paths)):  # reported in the order given: sdists first, as built
-        artifact, found = judged[index]
-        failures.extend(as_failure(p) for p in found if p.severity == "error")
+    for path in paths:
+        is_wheel = path.name.endswith(".whl")
+        artifact: Artifact | None = None
+        try:
+            artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
+        except ArtifactProblem as exc:
+            found, files, artifact = [*exc.problems, *exc.warnings], exc.files, exc.artifact
+        else:
+            found, files = list(artifact.warnings), artifact.files
+        if is_wheel and (artifact is not None or files):
+            found.extend(missing_expected_files(path.name, files, expect_files))
+        if built:  # a compiled project's own wheel is of this machine: its sdist is published
+            found = [_as_local(problem) for problem in found]
+        if not publishing:
+            found = [replace(problem, given=True) for problem in found]
+        problems = [p for p in found if p.severity == "error"]
+        failures.extend(as_failure(p) for p in problems)
         warnings.extend(as_warning(p) for p in found if p.severity == "warning")
-        if artifact is not None and artifact.kind == "wheel":
+        if artifact is None or not all(problem.installable for problem in problems):
+            continue
+        if artifact.kind == "wheel":
             wheels.append(artifact)
-        elif artifact is not None:
+        else:
             sdist = artifact
     mismatch = release_mismatch(([sdist] if sdist else []) + wheels)
     if mismatch is not None:
@@ -321,29 +319,6 @@ def inspected(
         built,
         warnings=tuple(warnings),
     )
-
-
-def _judged(
-    path: Path, expect_files: Sequence[str], *, built: bool, publishing: bool
-) -> tuple[Artifact | None, list[Problem]]:
-    """One artifact's problems, and the artifact if none of them keeps it from installing."""
-    is_wheel = path.name.endswith(".whl")
-    artifact: Artifact | None = None
-    try:
-        artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
-    except ArtifactProblem as exc:
-        found, files, artifact = [*exc.problems, *exc.warnings], exc.files, exc.artifact
-    else:
-        found, files = list(artifact.warnings), artifact.files
-    if is_wheel and (artifact is not None or files):
-        found.extend(missing_expected_files(path.name, files, expect_files))
-    if built:  # a compiled project's own wheel is of this machine: its sdist is published
-        found = [_as_local(problem) for problem in found]
-    if not publishing:
-        found = [replace(problem, given=True) for problem in found]
-    if not all(problem.installable for problem in found if problem.severity == "error"):
-        artifact = None
-    return artifact, found
 
 
 def _as_local(problem: Problem) -> Problem:

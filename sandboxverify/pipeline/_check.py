@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sandboxverify.artifacts import (
-    Artifact,
     ArtifactCache,
     BuildResult,
     KeepFailed,
@@ -102,11 +101,10 @@ def build(state: CheckState, footing: Footing) -> Built:
     selectors = state.request.python_selectors
     known = None if selectors else _labelled(footing.interpreters)
     result, runtime_ready, early = build_meanwhile(
-        lambda on_building, on_wheels: build_target(state, on_building, on_wheels),
+        lambda on_building: build_target(state, on_building),
         state.workspace,
         state.context,
         known,
-        state.options.with_requirements,
     )
     interpreters = list(footing.interpreters)
     if selectors:
@@ -183,15 +181,10 @@ def verdict(
     )
 
 
-def build_target(
-    state: CheckState,
-    on_building: Callable[[], None] | None = None,
-    on_wheels: Callable[[tuple[Artifact, ...]], None] | None = None,
-) -> BuildResult:
+def build_target(state: CheckState, on_building: Callable[[], None] | None = None) -> BuildResult:
     """Stage ``build``: the sdist and the wheel from it (or the artifacts given), announced;
     reused from the artifact cache when the tree is unchanged. ``on_building``: called once
-    the project's backend is known to run; ``on_wheels``: once a project's wheels that install
-    are known, before its sdist's checks."""
+    the project's backend is known to run."""
     options, target, workspace = state.options, state.request.target, state.workspace
     cache = ArtifactCache(default_root()) if options.cache else None
     state.on_event(StageStarted("build", None))
@@ -204,7 +197,6 @@ def build_target(
             expect_files=options.expect_files,
             follow_external_links=options.follow_external_links,
             on_building=on_building,
-            on_wheels=on_wheels,
         )
     else:
         result = prepare_artifacts(

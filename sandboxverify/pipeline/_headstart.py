@@ -8,9 +8,8 @@ The steps of a check (``_check``) read as if each ran in turn; what overlaps is 
   waited for first where unconfined build code could rewrite a module of ours
   (:func:`import_later_stages`);
 - while the build runs, and until the first request to the runtime needs it, the runtime is
-  copied; in the OS sandbox, which hides them from the build, the sandboxes are made, the
-  installer learns their interpreters, and each installs its wheel as soon as the wheels are
-  known, while the sdist's checks still run (:func:`build_meanwhile`).
+  copied; in the OS sandbox, which hides them from the build, the sandboxes are made and the
+  installer learns their interpreters (:func:`build_meanwhile`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandboxverify.artifacts import Artifact, BuildResult, pyproject_validator, select_wheel
+from sandboxverify.artifacts import BuildResult, pyproject_validator
 from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
 from sandboxverify.report import Failure
@@ -38,7 +37,6 @@ from sandboxverify.sandbox import (
     Workspace,
     create_sandbox,
     fingerprint,
-    install_wheel,
     learn_interpreter,
     resolve_all,
 )
@@ -97,44 +95,27 @@ def _import_later() -> None:
 
 
 @dataclass(frozen=True)
-class EarlyInstall:
-    """A wheel installed in an early sandbox while the build's last checks ran."""
-
-    wheel: Path
-    failures: tuple[Failure, ...]
-    seconds: float
-
-
-@dataclass(frozen=True)
 class EarlySandbox:
-    """A sandbox made while the build ran, and how long making it took; its wheel, if it
-    was installed meanwhile."""
+    """A sandbox made while the build ran, and how long making it took."""
 
     sandbox: Sandbox
     failure: Failure | None
     seconds: float
-    install: EarlyInstall | None = None
 
 
 class _BuildPhase:
     """What the build is doing, as the sandboxes made meanwhile need to know: running the
     project's backend (for a while: the installer is worth teaching the sandbox's interpreter
-    meanwhile), past the point where its wheels are known (they can be installed), or over
-    (reused artifacts end it at once: the install would wait for the teaching)."""
+    meanwhile) or over (reused artifacts end it at once: the install would wait for the
+    teaching)."""
 
     def __init__(self) -> None:
         self._changed = threading.Condition()
         self._phase: str | None = None
-        self._wheels: tuple[Artifact, ...] | None = None
 
     def building(self) -> None:
         with self._changed:
             self._phase = self._phase or "building"
-            self._changed.notify_all()
-
-    def wheels_known(self, wheels: tuple[Artifact, ...]) -> None:
-        with self._changed:
-            self._wheels = wheels
             self._changed.notify_all()
 
     def over(self) -> None:
@@ -143,33 +124,23 @@ class _BuildPhase:
             self._changed.notify_all()
 
     def still_building(self) -> bool:
-        """Once the build has started its backend, known its wheels or ended: whether its
-        backend is still running."""
+        """Once the build has started its backend or ended: whether it is still running."""
         with self._changed:
-            self._changed.wait_for(lambda: self._phase is not None or self._wheels is not None)
-            return self._phase == "building" and self._wheels is None
-
-    def wheels(self) -> tuple[Artifact, ...]:
-        """Once they are known or the build is over: the wheels that install (none: a build
-        that failed, or is over without saying)."""
-        with self._changed:
-            self._changed.wait_for(lambda: self._wheels is not None or self._phase == "over")
-            return self._wheels or ()
+            self._changed.wait_for(lambda: self._phase is not None)
+            return self._phase == "building"
 
 
 def build_meanwhile(
-    build: Callable[[Callable[[], None], Callable[[tuple[Artifact, ...]], None]], BuildResult],
+    build: Callable[[Callable[[], None]], BuildResult],
     workspace: Workspace,
     ctx: RunContext,
     pythons: Sequence[tuple[Interpreter, str]] | None,
-    extra: tuple[str, ...] = (),
 ) -> tuple[BuildResult, Future[Path], dict[str, EarlySandbox]]:
-    """``build`` (given what to call once its backend is known to run, and once its wheels
-    are known); meanwhile the runtime is copied (needed from the first request to it on, which
-    waits for it: the installs need not) and, in the OS sandbox, the sandboxes of ``pythons``
-    (interpreters with their labels; ``None``: not known before the build) are made and each
-    installs its wheel (with ``extra``: ``--with``) once the wheels are known: the build, the
-    runtime's copy under way, the sandboxes made early by label."""
+    """``build`` (given what to call once its backend is known to run); meanwhile the runtime
+    is copied (needed from the first request to it on, which waits for it: the installs need
+    not) and, in the OS sandbox, the sandboxes of ``pythons`` (interpreters with their labels;
+    ``None``: not known before the build) are made: the build, the runtime's copy under way,
+    the sandboxes made early by label."""
     # in process isolation the build's code could reach a sandbox made now
     early = pythons if pythons is not None and ctx.isolation.name != "process" else ()
     phase = _BuildPhase()
@@ -186,47 +157,29 @@ def build_meanwhile(
                 workspace,
                 ctx.for_python(interpreter.version),
                 phase,
-                extra,
             )
             for interpreter, label in early
         }
         try:
-            result = build(phase.building, phase.wheels_known)
+            result = build(phase.building)
         finally:
             phase.over()
         return result, copying, {label: done.result() for label, done in making.items()}
 
 
-def _make_early(  # noqa: PLR0917 - one thread's whole errand
+def _make_early(
     interpreter: Interpreter,
     label: str,
     workspace: Workspace,
     ctx: RunContext,
     phase: _BuildPhase,
-    extra: tuple[str, ...],
 ) -> EarlySandbox:
-    """Stages ``venv`` and ``install``'s work, done early: a fresh sandbox of ``interpreter``;
-    while the project's backend runs, the installer learns its interpreter too (it would at the
-    install); once the wheels are known, the one for ``interpreter`` is installed. Artifacts
-    reused end the build before the teaching would pay."""
+    """Stage ``venv``'s work, done early: a fresh sandbox of ``interpreter``; while the
+    project's backend runs, the installer learns its interpreter too (it would at the
+    install). Artifacts reused end the build before that would pay."""
     started = time.perf_counter()
     sandbox, failure = create_sandbox(interpreter, workspace.sandbox(label, interpreter.path), ctx)
     seconds = time.perf_counter() - started
-    if failure is not None:
-        return EarlySandbox(sandbox, failure, seconds)
-    if phase.still_building():
+    if failure is None and phase.still_building():
         learn_interpreter(sandbox, ctx)
-    wheel = select_wheel(phase.wheels(), interpreter.version_info)
-    if wheel is None:  # the run says why
-        return EarlySandbox(sandbox, failure, seconds)
-    started = time.perf_counter()
-    failures = install_wheel(
-        sandbox,
-        wheel.path,
-        ctx,
-        extra=extra,
-        requires_python=wheel.requires_python,
-        requirements=bool(wheel.dependencies),
-    )
-    installed = EarlyInstall(wheel.path, tuple(failures), time.perf_counter() - started)
-    return EarlySandbox(sandbox, failure, seconds, installed)
+    return EarlySandbox(sandbox, failure, seconds)

@@ -299,22 +299,17 @@ def sandbox_with_wheel(
         timer.fail_with(failure)
     if timer.failed:
         return None, timer.failures
-    installed = early.install if early is not None else None
     with state.stage(stages, "install", python) as timer:
-        if installed is not None and installed.wheel == wheel.path:  # while the build ended
-            timer.fail_with(*installed.failures)
-            timer.own_seconds = installed.seconds
-        else:
-            timer.fail_with(
-                *install_wheel(
-                    sandbox,
-                    wheel.path,
-                    ctx,
-                    extra=state.options.with_requirements,
-                    requires_python=wheel.requires_python,
-                    requirements=bool(wheel.dependencies),
-                )
+        timer.fail_with(
+            *install_wheel(
+                sandbox,
+                wheel.path,
+                ctx,
+                extra=state.options.with_requirements,
+                requires_python=wheel.requires_python,
+                requirements=bool(wheel.dependencies),
             )
+        )
         timer.summary = wheel.path.name
         if then is not None and not timer.failed:
             then(sandbox, wheel, timer)

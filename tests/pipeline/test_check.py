@@ -10,21 +10,16 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from sandboxverify.artifacts import Artifact, _build
 from sandboxverify.artifacts._build import BuildResult
 from sandboxverify.options._check_options import CheckOptions
-from sandboxverify.pipeline import _check, _headstart, _run
+from sandboxverify.pipeline import _check, _headstart
 from sandboxverify.pipeline._check import check
-from sandboxverify.pipeline._state import CheckState, run_context
+from sandboxverify.pipeline._state import CheckState
 from sandboxverify.sandbox import RunContext, Sandbox, Workspace, learn_interpreter
-from sandboxverify.sandbox._bwrap import Bubblewrap
-from sandboxverify.sandbox._confinement import ProcessIsolation
 from sandboxverify.sandbox._isolation import IsolationChoice
-from sandboxverify.sandbox._seccomp import syscall_filter
 from tests.helpers import FIXTURES
 from tests.os_sandbox import require_os_sandbox
 
@@ -49,9 +44,7 @@ def sandboxes_made_during_the_build(
     build = _check.build_target
 
     def build_watching(
-        state: CheckState,
-        on_building: Callable[[], None] | None = None,
-        on_wheels: Callable[[tuple[Artifact, ...]], None] | None = None,
+        state: CheckState, on_building: Callable[[], None] | None = None
     ) -> BuildResult:
         if on_building is not None:  # the backend is to run: nothing is reused (no cache)
             on_building()
@@ -66,7 +59,7 @@ def sandboxes_made_during_the_build(
         while not appeared() and time.monotonic() < deadline:
             time.sleep(0.01)
         seen.append(appeared())
-        return build(state, on_building, on_wheels)
+        return build(state, on_building)
 
     monkeypatch.setattr(_check, "build_target", build_watching)
     report = check(
@@ -126,62 +119,20 @@ def test_a_check_that_reuses_its_artifacts_does_not_wait_to_teach_the_installer(
     build = _check.build_target
 
     def build_once_the_sandbox_is_made(
-        state: CheckState,
-        on_building: Callable[[], None] | None = None,
-        on_wheels: Callable[[tuple[Artifact, ...]], None] | None = None,
+        state: CheckState, on_building: Callable[[], None] | None = None
     ) -> BuildResult:
         # the sandbox is made before the reused artifacts end the build, as on a busy machine
         deadline = time.monotonic() + 60
         while not venv_made(state.workspace):
             assert time.monotonic() < deadline, "the sandbox was not made during the build"
             time.sleep(0.01)
-        return build(state, on_building, on_wheels)
+        return build(state, on_building)
 
     monkeypatch.setattr(_check, "build_target", build_once_the_sandbox_is_made)
     again = check(options)
     assert again.ok, again.failures
     assert [artifact.reused for artifact in again.artifacts] == [True, True]
     assert len(taught) == 1
-
-
-@pytest.mark.usefixtures("os_sandbox")
-@pytest.mark.parametrize("cached", [False, True], ids=["built", "reused"])
-def test_in_the_os_sandbox_the_wheel_installs_while_the_sdist_is_checked(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, cached: bool
-) -> None:
-    """The install needs the wheel, not the sdist's slower checks: it runs beside them, once,
-    and the report's install stage is that install's."""
-    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path / "cache"))
-    options = CheckOptions(
-        targets=(str(FIXTURES / "good-hatch"),), installer="uv", isolation="strict", cache=cached
-    )
-    if cached:
-        assert check(options).ok
-    installs: list[Path] = []
-    seen: list[bool] = []
-    install, inspect_sdist = vars(_headstart)["install_wheel"], vars(_build)["inspect_sdist"]
-
-    def counted(sandbox: Sandbox, wheel: Path, *args: Any, **kwargs: Any) -> Any:
-        installs.append(wheel)
-        return install(sandbox, wheel, *args, **kwargs)
-
-    def watched(path: Path) -> Any:
-        # the sdist's checks wait for the install to have started, up to a minute
-        deadline = time.monotonic() + 60
-        while not installs and time.monotonic() < deadline:
-            time.sleep(0.01)
-        seen.append(bool(installs))
-        return inspect_sdist(path)
-
-    monkeypatch.setattr(_headstart, "install_wheel", counted)
-    monkeypatch.setattr(_run, "install_wheel", counted)
-    monkeypatch.setattr(_build, "inspect_sdist", watched)
-    report = check(options)
-    assert report.ok, report.failures
-    assert seen == [True]
-    assert [path.name for path in installs] == ["svfix_good_hatch-1.0.0-py3-none-any.whl"]
-    [run] = report.runs
-    assert [stage.status for stage in run.stages if stage.name == "install"] == ["passed"]
 
 
 def test_in_process_isolation_the_sandbox_is_made_after_the_build(
@@ -279,22 +230,3 @@ def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
     )
     result = json.loads(completed.stdout.splitlines()[-1])
     assert result == {"ok": True, "imported_before_the_build": [imported]}, completed.stderr
-
-
-@pytest.mark.parametrize(
-    ("isolation", "cache", "kept"),
-    [("strict", True, True), ("strict", False, False), ("process", True, False)],
-)
-def test_empty_sandboxes_are_kept_to_copy_only_in_the_os_sandbox_with_the_cache(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, isolation: str, cache: bool, kept: bool
-) -> None:
-    """Unconfined code could write a kept sandbox that every later check copies."""
-    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path))
-    options = CheckOptions(targets=(str(FIXTURES / "good-hatch"),), installer="uv", cache=cache)
-    chosen = (
-        ProcessIsolation(syscall_filter())
-        if isolation == "process"
-        else Bubblewrap(Path("/usr/bin/bwrap"))
-    )
-    context = run_context(options, chosen, lambda event: None)
-    assert context.venv_templates == (tmp_path / "venv-templates" if kept else None)

@@ -147,9 +147,13 @@ def plugin_env(
     pass_env: Iterable[str] = (),
     environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """What plugin code sees: no credentials, no installer settings, a private home."""
+    """What plugin code sees: no credentials, no installer settings, a private home; and, with
+    no display passed on, Qt's headless platform, as a CI job sets it (Qt aborts the whole
+    interpreter when it finds no display: a GUI plugin would seem to crash on load)."""
     env = _untrusted(_BASE, sandbox_bin, home=home, tmp=tmp, pass_env=pass_env, environ=environ)
     env["PYTHONUTF8"] = "1"
+    if not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
+        env.setdefault("QT_QPA_PLATFORM", "offscreen")
     return env
 
 

@@ -82,6 +82,21 @@ def test_plugin_code_gets_no_secrets_no_installer_settings_and_a_private_home(
     assert env["LANG"] == "C.UTF-8" and env["LC_ALL"] == "C.UTF-8"
 
 
+def test_with_no_display_passed_on_qt_is_told_to_draw_offscreen(tmp_path: Path) -> None:
+    """No display reaches package code; Qt without one aborts the interpreter (pytest-qt's
+    ``qapp``, napari's widgets), where a CI job would set the headless platform."""
+    caller = {**CALLER, "DISPLAY": ":0", "QT_QPA_PLATFORM": "xcb"}
+    assert plugin_env(tmp_path, tmp_path, tmp_path, environ=caller)["QT_QPA_PLATFORM"] == (
+        "offscreen"
+    )
+    # what the caller passes on wins: their own platform, or their display (then Qt's choice)
+    passed = plugin_env(tmp_path, tmp_path, tmp_path, pass_env=("QT_QPA_PLATFORM",), environ=caller)
+    assert passed["QT_QPA_PLATFORM"] == "xcb"
+    assert "QT_QPA_PLATFORM" not in plugin_env(
+        tmp_path, tmp_path, tmp_path, pass_env=("DISPLAY",), environ={**CALLER, "DISPLAY": ":0"}
+    )
+
+
 def test_pass_env_adds_named_variables_by_glob(tmp_path: Path) -> None:
     env = plugin_env(tmp_path, tmp_path, tmp_path, pass_env=("MY_APP_*",), environ=CALLER)
     assert env["MY_APP_SETTING"] == "x"

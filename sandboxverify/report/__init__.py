@@ -6,8 +6,7 @@ The bottom of the host side: imports nothing else of sandboxverify.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sandboxverify.report._diagnostics import reached_for_network, summarize
 from sandboxverify.report._excused import ExcusedModule, ExtraRecord
@@ -49,6 +48,7 @@ from sandboxverify.report._records import (
     SmokeRecord,
 )
 from sandboxverify.report._redact import SECRET_NAME, Redactor, redact
+from sandboxverify.runtime import imported_on_first_use
 
 if TYPE_CHECKING:
     from sandboxverify.report._junit import junit_xml
@@ -197,8 +197,4 @@ _IMPORTED_ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _IMPORTED_ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = imported_on_first_use(globals(), _IMPORTED_ON_FIRST_USE)

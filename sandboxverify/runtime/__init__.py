@@ -7,14 +7,12 @@ it talks to the host side through JSON files.
 
 from __future__ import annotations
 
-import importlib
+from sandboxverify.runtime._lazy import imported_on_first_use
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from sandboxverify.runtime._applications import application_names
     from sandboxverify.runtime._protocol import name_words
     from sandboxverify.runtime._registrations import PluginRegistrationError, Registry, ToolSpec
@@ -30,6 +28,7 @@ __all__ = [
     "Registry",
     "ToolSpec",
     "application_names",
+    "imported_on_first_use",
     "live",
     "live_session_of",
     "name_words",
@@ -62,8 +61,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sandboxverify.runtime' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = imported_on_first_use(globals(), _LAZY)

@@ -9,8 +9,9 @@ and those after the build on a thread of their own while the build runs (``_head
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sandboxverify.runtime import imported_on_first_use
 
 if TYPE_CHECKING:
     from sandboxverify.stages._application_needs import ApplicationNeed, application_needs
@@ -139,8 +140,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sandboxverify.stages' has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+__getattr__ = imported_on_first_use(globals(), _LAZY)

@@ -7,8 +7,9 @@ stable code. The same engine runs in a pytest process and inside every sandbox.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sandboxverify.runtime._lazy import imported_on_first_use
 
 if TYPE_CHECKING:
     from sandboxverify.runtime._results import ToolResult
@@ -187,10 +188,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once is enough
-    return value
+__getattr__ = imported_on_first_use(globals(), _LAZY)

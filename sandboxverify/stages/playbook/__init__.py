@@ -38,9 +38,9 @@ playbook, ``_captures`` turning the ids a model copied from results into capture
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from sandboxverify.runtime import imported_on_first_use
 from sandboxverify.stages.playbook._document import load_playbook, parse_playbook
 
 if TYPE_CHECKING:
@@ -91,8 +91,4 @@ _IMPORTED_ON_FIRST_USE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _IMPORTED_ON_FIRST_USE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = imported_on_first_use(globals(), _IMPORTED_ON_FIRST_USE)

@@ -99,7 +99,10 @@ def test_sys_path_has_no_host_site_packages_and_no_source_tree(spy_report: dict[
         assert "/src" not in str(entry), entry
     site_packages = [entry for entry in sandbox_path if entry.name == "site-packages"]
     assert site_packages, sandbox_path
-    assert all("/venv/" in str(entry) for entry in site_packages)
+    # the sandbox's own environment, wherever it was made (its workspace, or a slot)
+    prefix = Path(spy_report["prefix"])
+    assert prefix not in (Path(sys.prefix), Path(sys.base_prefix))
+    assert all(entry.is_relative_to(prefix) for entry in site_packages), (prefix, site_packages)
     # the runtime is appended last, after everything the package could need
     assert sandbox_path[-1].name == "runtime"
     assert Path(sys.prefix) not in sandbox_path

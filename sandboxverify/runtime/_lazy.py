@@ -21,7 +21,8 @@ def imported_on_first_use(
 ) -> Callable[[str], Any]:
     """The ``__getattr__`` of the package whose globals are ``namespace``: each name of
     ``modules`` comes from its module (named relative to the package, ``_model``, or in full),
-    imported the first time the name is asked for, and kept in the package from then on."""
+    imported the first time the name is asked for. Looked up again each time, not kept: what a
+    test patches in the module is what the package gives."""
     package = str(namespace["__name__"])
 
     def __getattr__(name: str) -> Any:
@@ -29,8 +30,6 @@ def imported_on_first_use(
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         full = module if "." in module else f"{package}.{module}"
-        value = getattr(importlib.import_module(full), name)
-        namespace[name] = value
-        return value
+        return getattr(importlib.import_module(full), name)
 
     return __getattr__

@@ -6,13 +6,16 @@ every sandbox with the runtime. The host-side API (``check`` and friends) is imp
 
 from __future__ import annotations
 
+import importlib
+
 from sandboxverify._version import __version__
-from sandboxverify.runtime import imported_on_first_use
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from sandboxverify._errors import ConfigError, SandboxVerifyError, UsageError
     from sandboxverify.options import CheckOptions
     from sandboxverify.pipeline import (
@@ -84,4 +87,10 @@ _LAZY = {
 }
 
 
-__getattr__ = imported_on_first_use(globals(), _LAZY)
+def __getattr__(name: str) -> Any:
+    # not ``runtime.imported_on_first_use``: a pytest session imports this package (for our
+    # plugin), and must not pay for the runtime's package too
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'sandboxverify' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

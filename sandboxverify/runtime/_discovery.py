@@ -192,7 +192,8 @@ def _in_directory(entry: str) -> Iterator[Installed]:
 
 
 def _normalise(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower().replace("-", "_")
+    """How ``importlib.metadata`` groups metadata directories by name."""
+    return canonical_name(name).replace("-", "_")
 
 
 def _headers(path: str) -> dict[str, str]:
@@ -209,7 +210,7 @@ def _headers(path: str) -> dict[str, str]:
         key, _, value = line.partition(":")
         key = key.lower()
         if key in ("name", "version") and key not in found:
-            found[key] = value.lstrip(" \t").rstrip("\r\n")
+            found[key] = value.lstrip(" \t")
     return found
 
 

@@ -25,7 +25,7 @@ import sysconfig
 from collections.abc import Iterable, Sequence
 from importlib import machinery
 
-from sandboxverify.runtime._sitedirs import path_sources, site_packages
+from sandboxverify.runtime._sitedirs import is_pth, path_sources, site_packages
 from sandboxverify.runtime._tracebacks import format_traceback
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing`` (~10 ms in every sandbox process)
@@ -76,7 +76,7 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
         if not result["ok"] and result["module"] in reached:
             result["reached_by"] = reached[result["module"]]
     skipped += failed_parents
-    own = {os.path.realpath(path) for path in located if _suffix(path) == ".pth"}
+    own = {os.path.realpath(path) for path in located if is_pth(path)}
     return {
         "ok": True,
         "error": None,
@@ -287,11 +287,6 @@ def _relative_parts(path: str, site_dirs: Sequence[str]) -> tuple[str, ...]:
         if _within(path, site_dir) and path != site_dir:
             return tuple(os.path.relpath(path, site_dir).split(os.sep))
     return ()
-
-
-def _suffix(path: str) -> str:
-    """What ``PurePath.suffix`` is (``pathlib`` costs the process ~6 ms to import)."""
-    return os.path.splitext(os.path.basename(path))[1]
 
 
 def _within(path: str, root: str) -> bool:

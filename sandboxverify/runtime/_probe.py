@@ -119,14 +119,10 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
                 "traceback": "",
             },
         }
-    from sandboxverify.runtime._sitedirs import path_sources, site_packages  # noqa: PLC0415
+    from sandboxverify.runtime._sitedirs import is_pth, path_sources, site_packages  # noqa: PLC0415
 
     plugins = entry_points_of(dist, groups)
-    own = [
-        dist.locate_file(entry)
-        for entry in record_entries(dist) or ()
-        if os.path.splitext(os.path.basename(entry))[1] == ".pth"
-    ]
+    own = [dist.locate_file(entry) for entry in record_entries(dist) or () if is_pth(entry)]
     return {
         **base,
         "ok": True,

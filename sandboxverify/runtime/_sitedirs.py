@@ -25,6 +25,11 @@ def site_packages() -> list[str]:
     return list(dict.fromkeys(os.path.realpath(paths[key]) for key in ("purelib", "platlib")))
 
 
+def is_pth(path: str) -> bool:
+    """Whether ``path`` names a ``.pth`` file (``PurePath.suffix``, without ``pathlib``)."""
+    return os.path.splitext(os.path.basename(path))[1] == ".pth"
+
+
 def path_sources(site_dirs: Sequence[str], own: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
     """Directories ``.pth`` files in site-packages put on ``sys.path``, each with the file
     (``pth``) and whether the distribution under test ships it (``shipped``)."""

@@ -39,10 +39,6 @@ class VenvSlot:
         self.path = path
         self._lock: int | None = lock
 
-    @property
-    def _lock_path(self) -> Path:
-        return self.path.parent / f"{self.path.name}.lock"
-
     def release(self) -> None:
         """Empty the slot and give it back; the last check to give one back leaves no
         directory behind (the path is the same for the next one all the same)."""
@@ -50,7 +46,7 @@ class VenvSlot:
             return
         shutil.rmtree(self.path, ignore_errors=True)
         with contextlib.suppress(OSError):
-            os.unlink(self._lock_path)  # while held: whoever opened it meanwhile sees it gone
+            os.unlink(_lock_file(self.path))  # while held: whoever opened it meanwhile sees it gone
         os.close(self._lock)  # the lock goes with the descriptor
         self._lock = None
         for directory in (self.path.parent, self.path.parent.parent):
@@ -80,7 +76,8 @@ def _claim(root: Path, place: Path) -> VenvSlot | None:
     if not (_private_directory(root) and _private_directory(place)):
         return None
     for number in range(_MOST):
-        lock_path = place / f"{number}.lock"
+        path = place / str(number)
+        lock_path = _lock_file(path)
         lock = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -90,13 +87,17 @@ def _claim(root: Path, place: Path) -> VenvSlot | None:
         except OSError:
             os.close(lock)
             continue
-        path = place / str(number)
         shutil.rmtree(path, ignore_errors=True)  # left by a check that was killed
         if path.exists() or path.is_symlink():
             os.close(lock)
             continue
         return VenvSlot(path, lock)
     return None
+
+
+def _lock_file(slot: Path) -> Path:
+    """The file whose lock holds ``slot``, beside it."""
+    return slot.with_name(f"{slot.name}.lock")
 
 
 def _private_directory(path: Path) -> bool:

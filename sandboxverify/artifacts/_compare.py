@@ -14,8 +14,8 @@ from __future__ import annotations
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from packaging.metadata import RawMetadata, parse_email
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
@@ -24,6 +24,9 @@ from sandboxverify.artifacts._archives import UnsafeArchive, read_zip_member
 from sandboxverify.artifacts._artifacts import UNREADABLE, Artifact
 from sandboxverify.artifacts._rules import few
 from sandboxverify.report import Failure
+
+if TYPE_CHECKING:
+    from packaging.metadata import RawMetadata
 
 #: the hint when the wheel built from the sdist lacks what the given wheel has
 SDIST_LACKS = (
@@ -117,6 +120,9 @@ def _contents(wheel: Artifact) -> _Contents:
     metadata = [f for f in wheel.files if f.count("/") == 1 and f.endswith(".dist-info/METADATA")]
     raw: RawMetadata = {}
     if metadata:
+        # with the email package it parses with (~20 ms): only where two wheels are compared
+        from packaging.metadata import parse_email  # noqa: PLC0415
+
         with zipfile.ZipFile(wheel.path) as archive:
             raw, _ = parse_email(read_zip_member(archive, metadata[0]))
     return _Contents(

@@ -16,13 +16,13 @@ Stdlib only; reads files, never imports what it scans.
 from __future__ import annotations
 
 import re
-from importlib import metadata
 from typing import TYPE_CHECKING
 
 from sandboxverify.runtime._discovery import canonical_name
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from importlib import metadata
     from typing import Any
 
 #: a distribution (or import) name an installer can be asked for, and nothing else
@@ -59,6 +59,8 @@ def applications(request: dict[str, Any]) -> dict[str, Any]:
     ``groups`` (``{group: application or None}``: the distribution a registry names for the
     group, else ``None`` to find it by the literal), ``paths`` (look in these directories instead
     of the interpreter's own: a candidate fetched to be confirmed)."""
+    from importlib import metadata  # noqa: PLC0415 - the host imports this module for its names
+
     paths = list(request.get("paths") or ())
     dists = list(metadata.distributions(path=paths)) if paths else list(metadata.distributions())
     own_name = canonical_name(str(request["dist"]))

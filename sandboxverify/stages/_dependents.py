@@ -16,7 +16,6 @@ Any other candidate confirms nothing: the undeclared import stays a failure.
 from __future__ import annotations
 
 import ast
-import email.parser
 import re
 import shutil
 import sys
@@ -242,6 +241,8 @@ def _metadata(target: Path, info: str = "*.dist-info") -> tuple[str, str, list[s
         return None
     with found[0].open("rb") as handle:
         text = handle.read(_METADATA_LIMIT).decode("utf-8", "replace")
+    import email.parser  # noqa: PLC0415 - ~10 ms: only for a plugin judged again
+
     message = email.parser.Parser().parsestr(text, headersonly=True)
     name, version = message.get("Name"), message.get("Version")
     if not name or not version:

@@ -8,7 +8,6 @@ user who installs that extra; it is judged there, not in the plain install.
 
 from __future__ import annotations
 
-import email.parser
 import re
 import time
 import zipfile
@@ -93,6 +92,8 @@ def read_extras(wheel: Path, dist: str, python: Sequence[int]) -> Extras:
 
 
 def parse_extras(metadata: str, dist: str, python: Sequence[int]) -> Extras:
+    import email.parser  # noqa: PLC0415 - ~10 ms: only where an import failed
+
     message = email.parser.Parser().parsestr(metadata, headersonly=True)
     requirements = [str(value) for value in message.get_all("Requires-Dist") or ()]
     declared = [str(value) for value in message.get_all("Provides-Extra") or ()]

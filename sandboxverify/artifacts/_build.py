@@ -20,12 +20,11 @@ from sandboxverify.artifacts._artifacts import (
     Artifact,
     ArtifactProblem,
     ProjectTarget,
-    inspect_sdist,
-    inspect_wheel,
 )
 from sandboxverify.artifacts._backend import BuildFrontend, HookRun
-from sandboxverify.artifacts._cache import ArtifactCache, cache_key, tree_digest
+from sandboxverify.artifacts._cache import ArtifactCache, CachedBuild, cache_key, tree_digest
 from sandboxverify.artifacts._copy import OutsideLinks, copy_problem, copy_source
+from sandboxverify.artifacts._findings_kept import Outcome, inspect, read_back, record_of
 from sandboxverify.artifacts._rules import (
     REBUILD_HINT,
     Problem,
@@ -111,8 +110,9 @@ def build_project(
     if cache is not None and key is not None:
         reused = cache.get(key, workspace.dist)
         if reused is not None:  # sdists first, as built
-            paths = sorted(reused, key=lambda path: (path.name.endswith(".whl"), path.name))
-            result = inspected(paths, expect_files, built=True, started=started)
+            paths = sorted(reused.paths, key=lambda path: (path.name.endswith(".whl"), path.name))
+            outcomes = kept_findings(cache, key, reused, paths)
+            result = inspected(paths, expect_files, built=True, started=started, outcomes=outcomes)
             return _with_vcs(replace(result, reused=True), target.path, workspace, ctx)
     if on_building is not None:
         on_building()
@@ -124,11 +124,24 @@ def build_project(
     frontend.keep_bytecode()
     if isinstance(built, BuildResult):
         return built
-    sdists, wheels = built
+    paths = [*built[0], *built[1]]
+    outcomes = [inspect(path) for path in paths]
     if cache is not None and key is not None:
-        cache.put(key, sdists + wheels)
-    result = inspected(sdists + wheels, expect_files, built=True, started=started)
+        cache.put(key, paths, findings=record_of(paths, outcomes))
+    result = inspected(paths, expect_files, built=True, started=started, outcomes=outcomes)
     return _with_vcs(result, target.path, workspace, ctx)
+
+
+def kept_findings(
+    cache: ArtifactCache, key: str, reused: CachedBuild, paths: Sequence[Path]
+) -> list[Outcome]:
+    """What the static rules found in a cache entry's files: as recorded by the same code, or
+    found now (and recorded)."""
+    outcomes = read_back(reused.findings, paths, reused.digests)
+    if outcomes is None:
+        outcomes = [inspect(path) for path in paths]
+        cache.remember_findings(key, record_of(paths, outcomes))
+    return outcomes
 
 
 def _with_vcs(
@@ -275,23 +288,24 @@ def inspected(
     built: bool,
     started: float,
     publishing: bool = True,
+    outcomes: Sequence[Outcome] | None = None,
 ) -> BuildResult:
     """Static checks of every artifact; every problem of every artifact becomes a failure, or
     a warning. ``publishing``: the files are built from the project to be published; else
-    they were given (or built from a given sdist), and upload refusals are warnings."""
+    they were given (or built from a given sdist), and upload refusals are warnings.
+    ``outcomes``: each path's inspection, when already known."""
     sdist: Artifact | None = None
     wheels: list[Artifact] = []
     failures: list[Failure] = []
     warnings: list[ReportWarning] = []
-    for path in paths:
+    for path, outcome in zip(paths, [inspect(p) for p in paths] if outcomes is None else outcomes):
         is_wheel = path.name.endswith(".whl")
-        artifact: Artifact | None = None
-        try:
-            artifact = inspect_wheel(path) if is_wheel else inspect_sdist(path)
-        except ArtifactProblem as exc:
-            found, files, artifact = [*exc.problems, *exc.warnings], exc.files, exc.artifact
+        artifact: Artifact | None
+        if isinstance(outcome, ArtifactProblem):
+            found = [*outcome.problems, *outcome.warnings]
+            files, artifact = outcome.files, outcome.artifact
         else:
-            found, files = list(artifact.warnings), artifact.files
+            artifact, found, files = outcome, list(outcome.warnings), outcome.files
         if is_wheel and (artifact is not None or files):
             found.extend(missing_expected_files(path.name, files, expect_files))
         if built:  # a compiled project's own wheel is of this machine: its sdist is published

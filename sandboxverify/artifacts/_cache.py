@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,17 @@ def cache_key(tree: str, *, frontend: str, index: Mapping[str, Any], env: Mappin
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
+@dataclass(frozen=True)
+class CachedBuild:
+    """An entry's files, copied out and verified, and what was recorded about them."""
+
+    paths: list[Path]
+    #: the sha256 of each file (by name), as verified
+    digests: dict[str, str]
+    #: what the static rules found in them (``_findings_kept``), if that was recorded
+    findings: object = None
+
+
 class ArtifactCache:
     def __init__(self, root: Path) -> None:
         self.root = root / "artifacts"
@@ -123,12 +135,13 @@ class ArtifactCache:
         except OSError:
             return
 
-    def get(self, key: str, destination: Path) -> list[Path] | None:
+    def get(self, key: str, destination: Path) -> CachedBuild | None:
         """The entry's files copied into ``destination``, each verified against the sha256
         recorded; ``None`` (and the entry removed) when anything does not match."""
         entry = self.root / key
         try:
-            files = json.loads((entry / _ENTRY).read_text(encoding="utf-8"))["files"]
+            document = json.loads((entry / _ENTRY).read_text(encoding="utf-8"))
+            files = document["files"]
         except (OSError, ValueError, KeyError, TypeError):
             if entry.exists():
                 self._discard(entry)
@@ -150,10 +163,12 @@ class ArtifactCache:
             self._discard(entry)
             return None
         os.utime(entry / _ENTRY)  # recently used
-        return copied
+        digests = {str(item["filename"]): str(item["sha256"]) for item in files}
+        return CachedBuild(copied, digests, document.get("findings"))
 
-    def put(self, key: str, files: Sequence[Path]) -> None:
-        """Store ``files`` under ``key``; a cache that cannot be written is no cache."""
+    def put(self, key: str, files: Sequence[Path], findings: object = None) -> None:
+        """Store ``files`` under ``key`` (with what the static rules found in them, as JSON);
+        a cache that cannot be written is no cache."""
         try:
             self.root.mkdir(parents=True, exist_ok=True)
             staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.root))
@@ -165,13 +180,31 @@ class ArtifactCache:
                 recorded.append(
                     {"filename": path.name, "sha256": _copy_hashed(path, staging / path.name)}
                 )
-            document = {"files": recorded, "created": time.time(), "sandboxverify": __version__}
+            document = {
+                "files": recorded,
+                "created": time.time(),
+                "sandboxverify": __version__,
+                "findings": findings,
+            }
             (staging / _ENTRY).write_text(json.dumps(document), encoding="utf-8")
             os.replace(staging, self.root / key)
         except OSError:  # written meanwhile by another check, or no space: keep what is there
             shutil.rmtree(staging, ignore_errors=True)
             return
         self._prune()
+
+    def remember_findings(self, key: str, findings: object) -> None:
+        """Record what the static rules found in an entry's files (found again: the entry
+        had none, or of other code); the entry is rewritten whole, never half."""
+        entry = self.root / key / _ENTRY
+        try:
+            document = json.loads(entry.read_text(encoding="utf-8"))
+            document["findings"] = findings
+            partial = entry.with_name(f".{_ENTRY}.{os.getpid()}")
+            partial.write_text(json.dumps(document), encoding="utf-8")
+            os.replace(partial, entry)
+        except (OSError, ValueError, TypeError):
+            return
 
     def _discard(self, entry: Path) -> None:
         """Out of the way first (a rename is atomic), then removed."""

@@ -14,10 +14,12 @@ from sandboxverify.artifacts._build import (
     BuildResult,
     build_failure,
     inspected,
+    kept_findings,
     release_mismatch,
     unpack_sdist,
 )
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key
+from sandboxverify.artifacts._findings_kept import inspect, record_of
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs
 
 
@@ -78,10 +80,18 @@ def _wheel_from_sdist(
     started = time.perf_counter()
     key = _cache_key(sdist, ctx) if cache is not None else None
     reused = cache.get(key, workspace.dist) if cache is not None and key is not None else None
-    if reused is not None and len(reused) == 1:
-        result = inspected(reused, expect_files, built=True, started=started, publishing=False)
+    if reused is not None and len(reused.paths) == 1 and key is not None and cache is not None:
+        outcomes = kept_findings(cache, key, reused, reused.paths)
+        result = inspected(
+            reused.paths,
+            expect_files,
+            built=True,
+            started=started,
+            publishing=False,
+            outcomes=outcomes,
+        )
         return replace(_of_release(sdist, result), reused=True)
-    for path in reused or ():  # an entry of another shape is no wheel of this sdist
+    for path in reused.paths if reused is not None else ():  # of another shape: not this wheel
         path.unlink(missing_ok=True)
     tree = unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
@@ -100,11 +110,15 @@ def _wheel_from_sdist(
             "a file the build needs is probably missing from the sdist",
         )
         return BuildResult(sdist, (), (), (failure,), time.perf_counter() - started, True)
+    outcomes = [inspect(wheel) for wheel in wheels]
     result = _of_release(
-        sdist, inspected(wheels, expect_files, built=True, started=started, publishing=False)
+        sdist,
+        inspected(
+            wheels, expect_files, built=True, started=started, publishing=False, outcomes=outcomes
+        ),
     )
     if cache is not None and key is not None and result.ok:
-        cache.put(key, wheels)
+        cache.put(key, wheels, findings=record_of(wheels, outcomes))
     return result
 
 

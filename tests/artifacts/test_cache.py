@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -66,11 +67,37 @@ def test_an_entry_comes_back_byte_for_byte(tmp_path: Path) -> None:
     got = cache.get("k" * 64, tmp_path / "dist")
 
     assert got is not None
-    assert [p.name for p in got] == [p.name for p in files]
-    assert [p.read_bytes() for p in got] == [p.read_bytes() for p in files]
+    assert [p.name for p in got.paths] == [p.name for p in files]
+    assert [p.read_bytes() for p in got.paths] == [p.read_bytes() for p in files]
+    assert got.digests == {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in files}
+    assert got.findings is None
     assert cache.get("other", tmp_path / "dist2") is None
     # nothing half-written is left next to the entries
     assert [p.name for p in (tmp_path / "cache" / "artifacts").iterdir()] == ["k" * 64]
+
+
+def test_findings_are_kept_with_the_entry_and_recorded_later(tmp_path: Path) -> None:
+    cache = ArtifactCache(tmp_path / "cache")
+    files = artifacts(tmp_path)
+    cache.put("k" * 64, files, findings={"found": 1})
+    cache.put("j" * 64, files)
+
+    kept = cache.get("k" * 64, tmp_path / "dist")
+    cache.remember_findings("j" * 64, {"found": 2})
+    recorded = cache.get("j" * 64, tmp_path / "dist2")
+    cache.remember_findings("gone", {"found": 3})  # no entry: nothing is written
+
+    assert kept is not None and kept.findings == {"found": 1}
+    assert recorded is not None and recorded.findings == {"found": 2}
+    assert sorted(p.name for p in (tmp_path / "cache" / "artifacts").iterdir()) == [
+        "j" * 64,
+        "k" * 64,
+    ]
+    assert sorted(p.name for p in (tmp_path / "cache" / "artifacts" / ("j" * 64)).iterdir()) == [
+        "demo-1.0-py3-none-any.whl",
+        "demo-1.0.tar.gz",
+        "entry.json",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -157,3 +157,42 @@ def test_with_process_isolation_no_bytecode_is_kept(
 
     assert (tmp_path / "cache" / "artifacts").is_dir()
     assert not (tmp_path / "cache" / "bytecode").exists()
+
+
+def findings_of(report: dict[str, Any]) -> Any:
+    return (
+        [(f["code"], f["message"], f.get("hint"), f.get("rule")) for f in report["failures"]],
+        report["warnings"],
+        [(a["filename"], a["sha256"]) for a in report["artifacts"]],
+    )
+
+
+@pytest.mark.parametrize("name", ["defect-junk-sdist", "defect-license-expression-early"])
+def test_a_reused_build_reports_what_its_first_check_found(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    """The static rules' findings are kept with the artifacts: read back, or found again where
+    the code that found them changed, they are the first check's (warnings, and failures)."""
+    project = copy_fixture(name, tmp_path)
+
+    def again() -> dict[str, Any]:
+        run(["check", str(project), "--installer", "uv", "--json", "-"])
+        report: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return report
+
+    first = again()
+    (entry,) = cached_files("entry.json")
+    kept = json.loads(entry.read_text(encoding="utf-8"))
+    read_back = again()
+    kept["findings"]["inspector"] = "other code"
+    entry.write_text(json.dumps(kept), encoding="utf-8")
+    found_again = again()
+    recorded = json.loads(entry.read_text(encoding="utf-8"))["findings"]
+
+    assert first["warnings"] or first["failures"]
+    assert reused(first) == [False, False]
+    assert reused(read_back) == reused(found_again) == [True, True]
+    assert findings_of(read_back) == findings_of(first)
+    assert findings_of(found_again) == findings_of(first)
+    assert recorded == {**kept["findings"], "inspector": recorded["inspector"]}
+    assert recorded["inspector"] != "other code"

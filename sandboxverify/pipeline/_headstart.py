@@ -6,7 +6,8 @@ The steps of a check (``_check``) read as if each ran in turn; what overlaps is 
   disk (:func:`find_footing`);
 - what the stages after the build import is imported in the background while the build runs,
   waited for first where unconfined build code could rewrite a module of ours
-  (:func:`import_later_stages`);
+  (:func:`import_later_stages`); what inspecting new artifacts imports, once the backend is
+  known to run (reused artifacts' findings are read back, :func:`build_meanwhile`);
 - while the build runs, and until the first request to the runtime needs it, the runtime is
   copied; in the OS sandbox, which hides them from the build, the sandboxes are made and the
   installer learns their interpreters (:func:`build_meanwhile`).
@@ -41,8 +42,11 @@ from sandboxverify.sandbox import (
     resolve_all,
 )
 
-#: what the stages after the build import (the artifacts' metadata, the probe...): ~30 ms
-_IMPORTED_LATER = ("sandboxverify.artifacts._metadata", "sandboxverify.pipeline._run")
+#: what the stages after the build import (the probe, the imports...)
+_IMPORTED_LATER = ("sandboxverify.pipeline._run",)
+#: what inspecting newly built artifacts imports (packaging.metadata and the email package it
+#: parses with: ~30 ms); a re-check reads its reused artifacts' findings back instead
+_IMPORTED_TO_INSPECT = ("sandboxverify.artifacts._metadata",)
 
 
 @dataclass(frozen=True)
@@ -80,16 +84,20 @@ def import_later_stages(isolation: Isolation) -> None:
     the build's code could rewrite a module of ours not yet imported, and every module must be
     what it was when the check began."""
     if isolation.name == "process":
-        _import_later()
+        _import(_IMPORTED_LATER + _IMPORTED_TO_INSPECT)
         # compiled into the cache directory, which unconfined build code can write: loaded
         # before that code runs
         pyproject_validator()
         return
-    threading.Thread(target=_import_later, name="import-later-stages", daemon=True).start()
+    _import_meanwhile(_IMPORTED_LATER, "import-later-stages")
 
 
-def _import_later() -> None:
-    for name in _IMPORTED_LATER:
+def _import_meanwhile(names: Sequence[str], thread: str) -> None:
+    threading.Thread(target=_import, args=(names,), name=thread, daemon=True).start()
+
+
+def _import(names: Sequence[str]) -> None:
+    for name in names:
         with contextlib.suppress(Exception):  # only a head start: the stage imports it itself
             importlib.import_module(name)
 
@@ -161,10 +169,16 @@ def build_meanwhile(
             for interpreter, label in early
         }
         try:
-            result = build(phase.building)
+            result = build(lambda: _backend_runs(phase))
         finally:
             phase.over()
         return result, copying, {label: done.result() for label, done in making.items()}
+
+
+def _backend_runs(phase: _BuildPhase) -> None:
+    """Artifacts will be built (not reused): inspecting them needs more imports, meanwhile."""
+    _import_meanwhile(_IMPORTED_TO_INSPECT, "import-to-inspect")
+    phase.building()
 
 
 def _make_early(

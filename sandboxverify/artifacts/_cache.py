@@ -200,11 +200,17 @@ class ArtifactCache:
         try:
             document = json.loads(entry.read_text(encoding="utf-8"))
             document["findings"] = findings
-            partial = entry.with_name(f".{_ENTRY}.{os.getpid()}")
-            partial.write_text(json.dumps(document), encoding="utf-8")
-            os.replace(partial, entry)
+            text = json.dumps(document)
+            descriptor, partial = tempfile.mkstemp(prefix=f".{_ENTRY}.", dir=entry.parent)
         except (OSError, ValueError, TypeError):
             return
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+                handle.write(text)
+            os.replace(partial, entry)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(partial)
 
     def _discard(self, entry: Path) -> None:
         """Out of the way first (a rename is atomic), then removed."""

@@ -3,9 +3,7 @@ for the same files inspected by the same code."""
 
 from __future__ import annotations
 
-import io
 import json
-import tarfile
 from pathlib import Path
 from typing import Any
 
@@ -14,23 +12,8 @@ import pytest
 from sandboxverify.artifacts import _findings_kept
 from sandboxverify.artifacts._artifacts import Artifact, ArtifactProblem, sha256_of
 from sandboxverify.artifacts._findings_kept import Outcome, inspect, read_back, record_of
+from tests.artifacts.test_artifacts import PKG_INFO, make_sdist
 from tests.helpers import make_wheel
-
-
-def make_sdist(directory: Path) -> Path:
-    path = directory / "demo-1.0.tar.gz"
-    members = {
-        "demo-1.0/PKG-INFO": "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n",
-        "demo-1.0/pyproject.toml": '[project]\nname = "demo"\nversion = "1.0"\n',
-        "demo-1.0/demo/__init__.py": "",
-    }
-    with tarfile.open(path, "w:gz") as archive:
-        for name, text in members.items():
-            data = text.encode()
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            archive.addfile(info, io.BytesIO(data))
-    return path
 
 
 def artifacts(directory: Path) -> list[Path]:
@@ -50,7 +33,7 @@ def artifacts(directory: Path) -> list[Path]:
     )
     (directory / "tampered").mkdir()
     tampered = make_wheel(directory / "tampered", tampered=["demo/__init__.py"])
-    return [make_sdist(directory), good, refused, tampered]
+    return [make_sdist(directory, "demo-1.0.tar.gz", pkg_info=PKG_INFO), good, refused, tampered]
 
 
 def facts(outcome: Outcome) -> Any:

@@ -23,6 +23,7 @@ import json
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -46,13 +47,18 @@ class PyprojectValidator:
     error: type[ValueError]
 
 
+#: a check loads it ahead on a thread of its own (``pipeline/_headstart``) while it builds
+_loading = threading.Lock()
+
+
 @cache
 def pyproject_validator() -> PyprojectValidator:
     """One per process: the compiled package from the cache directory, written there first if
     need be; the schemas compiled in process where that fails."""
-    with contextlib.suppress(Exception):  # a cache that cannot be used is no cache
-        return compiled_validator(default_root() / _DIRECTORY)
-    return in_process_validator()
+    with _loading:  # a second caller waits for the first, then finds the package imported
+        with contextlib.suppress(Exception):  # a cache that cannot be used is no cache
+            return compiled_validator(default_root() / _DIRECTORY)
+        return in_process_validator()
 
 
 def in_process_validator() -> PyprojectValidator:

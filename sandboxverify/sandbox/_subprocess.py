@@ -381,11 +381,16 @@ def release(proc: subprocess.Popen[bytes]) -> None:
     ended(proc)  # the thread that started it in a keyring of its own (``_keyring``)
 
 
-def query(argv: Sequence[str], timeout: float) -> str | None:
+def query(argv: Sequence[str], timeout: float, cwd: Path | None = None) -> str | None:
     """Standard output of a short, trusted command (an interpreter's version), or ``None``."""
     try:
         completed = subprocess.run(
-            list(argv), capture_output=True, timeout=timeout, check=False, stdin=subprocess.DEVNULL
+            list(argv),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            cwd=cwd,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -20,13 +20,14 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
 from sandboxverify.sandbox._slots import VenvSlot, claim_venv_slot
+from sandboxverify.sandbox._subprocess import query
 
 #: The installed sandboxverify package, whose stdlib-only parts are copied into every sandbox.
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -34,6 +35,8 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _RUNTIME_PARTS = ("__init__.py", "_version.py", "runtime", "harness.py")
 #: the name ending of this interpreter's bytecode (``.cpython-311.pyc``)
 _OWN_BYTECODE = f".{sys.implementation.cache_tag}.pyc"
+#: copying the runtime's few hundred files takes milliseconds
+_CP_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,33 @@ def _leaving_out(bytecode: bool) -> Callable[[str, list[str]], set[str]]:
         return {name for name in names if name in cache or name.endswith(".pyc")}
 
     return left_out
+
+
+def _runtime_files(bytecode: bool) -> list[str]:
+    """The runtime's files to copy, relative to the directory that holds our package."""
+    left_out = _leaving_out(bytecode)
+    files: list[str] = []
+    for part in _RUNTIME_PARTS:
+        source = _PACKAGE / part
+        if source.is_file():
+            files.append(f"{_PACKAGE.name}/{part}")
+        for directory, dirnames, filenames in os.walk(source):
+            skipped = left_out(directory, [*dirnames, *filenames])
+            dirnames[:] = [name for name in dirnames if name not in skipped]
+            relative = os.path.relpath(directory, _PACKAGE.parent)
+            files.extend(f"{relative}/{name}" for name in filenames if name not in skipped)
+    return files
+
+
+def _copied_by_cp(files: Sequence[str], target: Path) -> bool:
+    """``files`` copied under ``target`` by GNU cp, modes and times kept (a source's time is
+    what its bytecode is checked against): one process, and none of this interpreter's time,
+    which the check's main thread wants meanwhile. ``False`` where that cannot be done."""
+    cp = shutil.which("cp") if sys.platform.startswith("linux") else None
+    if cp is None:
+        return False
+    argv = [cp, "--parents", "--preserve=mode,timestamps", "-t", str(target), "--", *files]
+    return query(argv, _CP_TIMEOUT, cwd=_PACKAGE.parent) is not None
 
 
 class Workspace:
@@ -183,13 +213,15 @@ class Workspace:
         from the package can write it while the copy is made (the bytecode caches are outside
         the integrity fingerprint, the sources are not)."""
         target = self.runtime
-        package = _PACKAGE
         destination = target / "sandboxverify"
         destination.mkdir(parents=True, exist_ok=True)
+        if _copied_by_cp(_runtime_files(bytecode), target):
+            return target
         for part in _RUNTIME_PARTS:
-            source = package / part
+            source = _PACKAGE / part
             if source.is_dir():
-                shutil.copytree(source, destination / part, ignore=_leaving_out(bytecode))
+                ignore = _leaving_out(bytecode)
+                shutil.copytree(source, destination / part, ignore=ignore, dirs_exist_ok=True)
             elif source.is_file():
                 shutil.copy2(source, destination / part)
         return target

@@ -94,3 +94,37 @@ def test_the_copy_carries_this_interpreters_bytecode_and_no_other(
             f"__pycache__/{own}"
         ]
         assert (copied / "_probe.py").is_file()
+
+
+@pytest.mark.parametrize("bytecode", [False, True])
+def test_cp_copies_what_the_python_copy_would(
+    monkeypatch: pytest.MonkeyPatch, bytecode: bool
+) -> None:
+    """The runtime is copied by GNU cp where there is one (one process, none of the check's
+    interpreter time); the same files, with their modes and modification times (the bytecode
+    is checked against a source's time), as the copy made in Python elsewhere."""
+
+    def files(root: Path) -> dict[str, tuple[int, int, bytes]]:
+        return {
+            path.relative_to(root).as_posix(): (
+                path.stat().st_mode,
+                path.stat().st_mtime_ns // 1_000_000_000,
+                path.read_bytes(),
+            )
+            for path in root.rglob("*")
+            if path.is_file()
+        }
+
+    with Workspace() as workspace:
+        # this suite runs where GNU cp is: the copy is cp's, not the fallback's
+        runtime_files = _workspace._runtime_files(bytecode)
+        workspace.runtime.mkdir()
+        assert _workspace._copied_by_cp(runtime_files, workspace.runtime)
+        copied = files(workspace.runtime)
+        shutil.rmtree(workspace.runtime)
+        with monkeypatch.context() as patch:
+            patch.setattr(_workspace, "_copied_by_cp", lambda files, target: False)
+            in_python = files(workspace.install_runtime(bytecode=bytecode))
+
+    assert copied == in_python
+    assert "sandboxverify/runtime/_probe.py" in copied

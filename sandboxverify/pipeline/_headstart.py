@@ -44,6 +44,8 @@ from sandboxverify.sandbox import (
 
 #: what the stages after the build import (the probe, the imports...)
 _IMPORTED_LATER = ("sandboxverify.pipeline._run",)
+#: what they import only when something failed: ahead only where package code could rewrite it
+_IMPORTED_ON_FAILURE = ("sandboxverify.pipeline._dependents",)
 #: what inspecting newly built artifacts imports (packaging.metadata and the email package it
 #: parses with: ~30 ms); a re-check reads its reused artifacts' findings back instead
 _IMPORTED_TO_INSPECT = ("sandboxverify.artifacts._metadata",)
@@ -84,7 +86,7 @@ def import_later_stages(isolation: Isolation) -> None:
     the build's code could rewrite a module of ours not yet imported, and every module must be
     what it was when the check began."""
     if isolation.name == "process":
-        _import(_IMPORTED_LATER + _IMPORTED_TO_INSPECT)
+        _import(_IMPORTED_LATER + _IMPORTED_TO_INSPECT + _IMPORTED_ON_FAILURE)
         # compiled into the cache directory, which unconfined build code can write: loaded
         # before that code runs
         pyproject_validator()

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 
 from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
 from sandboxverify.pipeline._applications import Applications, find_applications
-from sandboxverify.pipeline._dependents import add_dependents, with_dependents
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._stages import StageTimer
@@ -197,6 +196,13 @@ class Verifier:
         to_load = self._inspect(installed, plan, found)
         if self.state.request.server is not None or not found.failures[marks[1] :]:
             return to_load
+        # only where something failed (~6 ms); in process isolation imported ahead, before any
+        # package code ran (``_headstart``)
+        from sandboxverify.pipeline._dependents import (  # noqa: PLC0415
+            add_dependents,
+            with_dependents,
+        )
+
         dependents = add_dependents(
             installed,
             found.failures[marks[1] :],

@@ -20,7 +20,7 @@ import shutil
 import sys
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,33 +71,26 @@ class SandboxPaths:
             path.mkdir(parents=True, exist_ok=True)
 
 
-def _leaving_out(bytecode: bool) -> Callable[[str, list[str]], set[str]]:
-    """What of the package's tree stays out of the runtime's copy: bytecode, except, with
-    ``bytecode``, this interpreter's, which the sandboxes of its version read instead of
-    compiling every module of the runtime in each of their processes."""
-
-    def left_out(directory: str, names: list[str]) -> set[str]:
-        if bytecode and os.path.basename(directory) == "__pycache__":
-            return {name for name in names if not name.endswith(_OWN_BYTECODE)}
-        cache = () if bytecode else ("__pycache__",)
-        return {name for name in names if name in cache or name.endswith(".pyc")}
-
-    return left_out
-
-
 def _runtime_files(bytecode: bool) -> list[str]:
-    """The runtime's files to copy, relative to the directory that holds our package."""
-    left_out = _leaving_out(bytecode)
+    """The runtime's files, relative to the directory that holds our package: its sources and,
+    with ``bytecode``, this interpreter's bytecode, which the sandboxes of its version read
+    instead of compiling every module of the runtime in each of their processes; no other
+    bytecode."""
     files: list[str] = []
     for part in _RUNTIME_PARTS:
         source = _PACKAGE / part
         if source.is_file():
             files.append(f"{_PACKAGE.name}/{part}")
         for directory, dirnames, filenames in os.walk(source):
-            skipped = left_out(directory, [*dirnames, *filenames])
-            dirnames[:] = [name for name in dirnames if name not in skipped]
+            if not bytecode:
+                dirnames[:] = [name for name in dirnames if name != "__pycache__"]
+            in_cache = os.path.basename(directory) == "__pycache__"
             relative = os.path.relpath(directory, _PACKAGE.parent)
-            files.extend(f"{relative}/{name}" for name in filenames if name not in skipped)
+            files.extend(
+                f"{relative}/{name}"
+                for name in filenames
+                if (name.endswith(_OWN_BYTECODE) if in_cache else not name.endswith(".pyc"))
+            )
     return files
 
 
@@ -213,15 +206,11 @@ class Workspace:
         from the package can write it while the copy is made (the bytecode caches are outside
         the integrity fingerprint, the sources are not)."""
         target = self.runtime
-        destination = target / "sandboxverify"
-        destination.mkdir(parents=True, exist_ok=True)
-        if _copied_by_cp(_runtime_files(bytecode), target):
-            return target
-        for part in _RUNTIME_PARTS:
-            source = _PACKAGE / part
-            if source.is_dir():
-                ignore = _leaving_out(bytecode)
-                shutil.copytree(source, destination / part, ignore=ignore, dirs_exist_ok=True)
-            elif source.is_file():
-                shutil.copy2(source, destination / part)
+        target.mkdir(parents=True, exist_ok=True)
+        files = _runtime_files(bytecode)
+        if not _copied_by_cp(files, target):
+            for name in files:  # what cp would have done
+                copy = target / name
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(_PACKAGE.parent / name, copy)
         return target

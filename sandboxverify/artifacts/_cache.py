@@ -148,6 +148,7 @@ class ArtifactCache:
             return None
         destination.mkdir(parents=True, exist_ok=True)
         copied: list[Path] = []
+        digests: dict[str, str] = {}
         try:
             for item in files:
                 name, expected = str(item["filename"]), str(item["sha256"])
@@ -157,13 +158,13 @@ class ArtifactCache:
                 copied.append(target)
                 if _copy_hashed(entry / name, target) != expected:
                     raise ValueError(f"{name} changed in the cache")
+                digests[name] = expected
         except (OSError, ValueError, KeyError, TypeError):
             for path in copied:
                 path.unlink(missing_ok=True)
             self._discard(entry)
             return None
         os.utime(entry / _ENTRY)  # recently used
-        digests = {str(item["filename"]): str(item["sha256"]) for item in files}
         return CachedBuild(copied, digests, document.get("findings"))
 
     def put(self, key: str, files: Sequence[Path], findings: object = None) -> None:

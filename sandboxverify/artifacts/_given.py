@@ -78,21 +78,22 @@ def _wheel_from_sdist(
 ) -> BuildResult:
     """The wheel of ``sdist`` as sandboxverify unpacked it, inspected; or why there is none."""
     started = time.perf_counter()
-    key = _cache_key(sdist, ctx) if cache is not None else None
-    reused = cache.get(key, workspace.dist) if cache is not None and key is not None else None
-    if reused is not None and len(reused.paths) == 1 and key is not None and cache is not None:
-        outcomes = kept_findings(cache, key, reused, reused.paths)
-        result = inspected(
-            reused.paths,
-            expect_files,
-            built=True,
-            started=started,
-            publishing=False,
-            outcomes=outcomes,
-        )
-        return replace(_of_release(sdist, result), reused=True)
-    for path in reused.paths if reused is not None else ():  # of another shape: not this wheel
-        path.unlink(missing_ok=True)
+    key = _cache_key(sdist, ctx)
+    reused = cache.get(key, workspace.dist) if cache is not None else None
+    if cache is not None and reused is not None:
+        if len(reused.paths) == 1:
+            outcomes = kept_findings(cache, key, reused, reused.paths)
+            result = inspected(
+                reused.paths,
+                expect_files,
+                built=True,
+                started=started,
+                publishing=False,
+                outcomes=outcomes,
+            )
+            return replace(_of_release(sdist, result), reused=True)
+        for path in reused.paths:  # an entry of another shape is no wheel of this sdist
+            path.unlink(missing_ok=True)
     tree = unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
@@ -117,7 +118,7 @@ def _wheel_from_sdist(
             wheels, expect_files, built=True, started=started, publishing=False, outcomes=outcomes
         ),
     )
-    if cache is not None and key is not None and result.ok:
+    if cache is not None and result.ok:
         cache.put(key, wheels, findings=record_of(wheels, outcomes))
     return result
 

@@ -91,11 +91,9 @@ def import_later_stages(isolation: Isolation) -> None:
         # before that code runs
         pyproject_validator()
         return
-    _import_meanwhile(_IMPORTED_LATER, "import-later-stages")
-
-
-def _import_meanwhile(names: Sequence[str], thread: str) -> None:
-    threading.Thread(target=_import, args=(names,), name=thread, daemon=True).start()
+    threading.Thread(
+        target=_import, args=(_IMPORTED_LATER,), name="import-later-stages", daemon=True
+    ).start()
 
 
 def _import(names: Sequence[str]) -> None:

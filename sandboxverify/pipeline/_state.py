@@ -8,7 +8,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sandboxverify.artifacts import Artifact, BuildResult
+from sandboxverify.artifacts import Artifact, BuildResult, default_root
 from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._progress import EventSink, of_wheel_from_sdist
@@ -76,6 +76,10 @@ def run_context(
         pass_env=options.pass_env,
         index=IndexOptions(options.index_url, options.find_links),
         runner=AnnouncingRunner(runner, on_event),
+        # unconfined code could write the kept sandboxes every later check copies
+        venv_templates=default_root() / "venv-templates"
+        if options.cache and isolation.name != "process"
+        else None,
     )
 
 

@@ -68,6 +68,9 @@ class RunContext:
     runtime_ready: Future[Path] | None = None
     #: the interpreter the steps run for, as events name it (``None``: the build)
     python: str | None = None
+    #: where empty sandboxes are kept to be copied (``_templates``); only where nothing a check
+    #: runs can write there (the OS sandbox), else ``None``
+    venv_templates: Path | None = None
     runner: Runner = SUBPROCESSES
 
     def run(self, command: Command) -> Outcome:

@@ -36,6 +36,8 @@ SLICE_SECONDS = 0.05
 #: how long an interrupted main thread waits for its workers to wind down before it goes on
 _WIND_DOWN_SECONDS = 15.0
 _TAIL_BYTES = 16_000
+#: a local copy of a few hundred small files takes milliseconds; far longer is a broken disk
+COPY_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)

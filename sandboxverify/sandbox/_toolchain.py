@@ -55,6 +55,11 @@ class SandboxBackend(Protocol):
     @property
     def name(self) -> str: ...
 
+    @property
+    def self_contained(self) -> bool:
+        """Whether the command line, its program's file and the interpreter's say all that
+        decides what :meth:`create` makes (a copy of an earlier one is then as good)."""
+
     def create(self, interpreter: Path, dest: Path) -> list[str]: ...
 
 
@@ -92,6 +97,8 @@ class Installer(Protocol):
 @dataclass(frozen=True)
 class VirtualenvBackend:
     name: str = "virtualenv"
+    #: what it makes also depends on the versions of virtualenv and of the seeds it carries
+    self_contained: bool = False
 
     def create(self, interpreter: Path, dest: Path) -> list[str]:
         # pip is seeded because it installs; setuptools is not: a package that imports it without
@@ -112,6 +119,8 @@ class VirtualenvBackend:
 class UvVenvBackend:
     uv: Path
     name: str = "uv venv"
+    #: one static binary
+    self_contained: bool = True
 
     def create(self, interpreter: Path, dest: Path) -> list[str]:
         return [

@@ -15,7 +15,8 @@ from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import installer_env, plugin_env
 from sandboxverify.sandbox._interpreters import Interpreter
 from sandboxverify.sandbox._isolation import Confined, Confinement, Isolation, interpreter_roots
-from sandboxverify.sandbox._subprocess import Command, Outcome
+from sandboxverify.sandbox._subprocess import Command, Outcome, format_argv
+from sandboxverify.sandbox._templates import copy_template, keep_template, template_for
 from sandboxverify.sandbox._toolchain import direct_references
 from sandboxverify.sandbox._workspace import SandboxPaths
 
@@ -72,8 +73,22 @@ def create_sandbox(
 ) -> tuple[Sandbox, Failure | None]:
     sandbox = Sandbox(interpreter, paths)
     backend = ctx.toolchain.sandbox
-    outcome = _run(backend.create(interpreter.path, paths.venv), sandbox, "venv", ctx)
+    argv = backend.create(interpreter.path, paths.venv)
+    template = None
+    # kept only where the path is used again: a slot (a kept workspace's is never reused)
+    if ctx.venv_templates is not None and backend.self_contained and paths.venv_at is not None:
+        template = template_for(ctx.venv_templates, argv, installer_env(paths.tmp, ctx.pass_env))
+    if template is not None and copy_template(template, paths.venv):
+        paths.logs.mkdir(parents=True, exist_ok=True)
+        (paths.logs / "venv.log").write_text(
+            f"copied from {template}, what `{format_argv(argv)}` made for an earlier check\n",
+            encoding="utf-8",
+        )
+        return sandbox, None
+    outcome = _run(argv, sandbox, "venv", ctx)
     if outcome.ok and sandbox.python.exists():
+        if template is not None:
+            keep_template(paths.venv, template)
         return sandbox, None
     return sandbox, Failure(
         "timeout" if outcome.timed_out else "venv_failed",

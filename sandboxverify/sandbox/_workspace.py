@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 
 from sandboxverify.sandbox._slots import VenvSlot, claim_venv_slot
-from sandboxverify.sandbox._subprocess import query
+from sandboxverify.sandbox._subprocess import COPY_TIMEOUT, query
 
 #: The installed sandboxverify package, whose stdlib-only parts are copied into every sandbox.
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -35,8 +35,6 @@ _PACKAGE = Path(__file__).resolve().parents[1]
 _RUNTIME_PARTS = ("__init__.py", "_version.py", "runtime", "harness.py")
 #: the name ending of this interpreter's bytecode (``.cpython-311.pyc``)
 _OWN_BYTECODE = f".{sys.implementation.cache_tag}.pyc"
-#: copying the runtime's few hundred files takes milliseconds
-_CP_TIMEOUT = 60.0
 
 
 @dataclass(frozen=True)
@@ -102,7 +100,7 @@ def _copied_by_cp(files: Sequence[str], target: Path) -> bool:
     if cp is None:
         return False
     argv = [cp, "--parents", "--preserve=mode,timestamps", "-t", str(target), "--", *files]
-    return query(argv, _CP_TIMEOUT, cwd=_PACKAGE.parent) is not None
+    return query(argv, COPY_TIMEOUT, cwd=_PACKAGE.parent) is not None
 
 
 class Workspace:

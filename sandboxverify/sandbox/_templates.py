@@ -1,0 +1,82 @@
+"""A sandbox's environment copied from what its backend made there before, in ~2 ms.
+
+Making an empty environment (``uv venv``: ~20 ms alone, twice that beside a build) is the one
+step of a re-check that nothing before it can start: the install waits for it. What the
+backend writes depends only on its command line (the interpreter, the environment's path: a
+slot, the same check after check), the backend's and the interpreter's files and its
+environment variables; an empty environment, copied right after the backend made it, before
+anything was installed, is kept under a key of all of these and copied in place of running the
+backend again: the same files, at the same path.
+
+Only where nothing a check runs can write the copies (the OS sandbox; see ``RunContext``) are
+they kept or used, and only in the cache directory, beside the artifacts they serve.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from sandboxverify.sandbox._subprocess import COPY_TIMEOUT, query
+
+#: per-check temporary directories: the same environment whatever they are
+_TEMPORARY = ("TMPDIR", "TEMP", "TMP")
+
+
+def template_for(root: Path, argv: Sequence[str], env: Mapping[str, str]) -> Path | None:
+    """Where the environment ``argv`` makes is kept (it may not be there yet); ``None`` when
+    the backend or the interpreter cannot be told apart from another (gone, unreadable)."""
+    try:
+        identities = [_identity(argv[0]), *(_identity(arg) for arg in argv if _is_file(arg))]
+    except OSError:
+        return None
+    inputs = {
+        "argv": list(argv),
+        "files": identities,
+        "env": {name: value for name, value in env.items() if name not in _TEMPORARY},
+    }
+    key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
+    return root / key[:32]
+
+
+def copy_template(template: Path, destination: Path) -> bool:
+    """Make ``destination`` from ``template``; ``False`` (and nothing at ``destination``) when
+    there is no template or it cannot be copied. One ``cp`` process, not a copy file by file
+    here: beside a build's checks on another thread, every file's system calls would wait for
+    the interpreter's lock (some 50 ms, against 2 alone)."""
+    copier = shutil.which("cp")
+    if copier is None or not template.is_dir() or destination.exists():
+        return False
+    if query([copier, "-a", "--", str(template), str(destination)], COPY_TIMEOUT) is None:
+        shutil.rmtree(destination, ignore_errors=True)
+        return False
+    return True
+
+
+def keep_template(made: Path, template: Path) -> None:
+    """Keep a copy of the environment just made, staged and renamed into place: a reader never
+    sees half of one, and of two checks keeping one at once one wins. Best effort."""
+    with contextlib.suppress(OSError):
+        template.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".tmp-", dir=template.parent))
+        try:
+            shutil.copytree(made, staging / "env", symlinks=True)
+            (staging / "env").rename(template)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _identity(path: str) -> list[object]:
+    real = os.path.realpath(path)
+    status = os.stat(real)
+    return [real, status.st_size, status.st_mtime_ns]
+
+
+def _is_file(arg: str) -> bool:
+    return os.path.isabs(arg) and os.path.isfile(arg)

@@ -53,6 +53,21 @@ def test_a_good_plugin_passes_in_its_own_application(
     assert any(d["name"] == name.replace("good-", "svfix-good-") for d in run.installed)
 
 
+def test_an_llm_plugin_that_changes_what_llm_has_registers_those_changes() -> None:
+    """It registers nothing of its own: it changes llm's commands and its models in place."""
+    report = verify("llm-changes-llm")
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    changed = {f"{tool.kind}:{tool.name}": tool.description or "" for tool in run.tools}
+    assert "options added: --shout" in changed.pop("command:prompt")
+    assert changed, "no model of llm's own was changed"
+    assert all(
+        key.startswith("model:") and "an async model added" in description
+        for key, description in changed.items()
+    ), changed
+
+
 def test_each_of_two_entry_points_of_one_package_reports_only_its_own_registrations() -> None:
     # pytest autoloads both in every run; neither is a duplicate of the other
     report = verify("good-pytest-two-entry-points")

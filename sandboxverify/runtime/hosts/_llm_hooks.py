@@ -6,7 +6,8 @@ registry, to be called by smoke runs; every other kind is only reported:
 
 - ``register_models(register, model_aliases)``: ``register(model, async_model=None,
   aliases=None)`` as in ``llm.get_models_with_aliases()``; kind ``model``, named by ``model_id``,
-  its options' JSON Schema as parameters;
+  its options' JSON Schema as parameters; ``model_aliases`` holds what llm's default plugins
+  register, and a model of theirs the plugin changes (an async model added) is reported too;
 - ``register_embedding_models(register)``: ``register(model, aliases=None)``; kind
   ``embedding_model``;
 - ``register_template_loaders(register)``, ``register_fragment_loaders(register)``:
@@ -14,7 +15,8 @@ registry, to be called by smoke runs; every other kind is only reported:
   ``_1`` suffix); kinds ``template_loader``, ``fragment_loader``, named by prefix;
 - ``register_commands(cli)``: a copy of llm's own ``cli`` group (so a plugin may extend one of
   llm's groups); kind ``command``, each command added (``name``, or ``group name`` for one added
-  to an existing group);
+  to an existing group), and each of llm's own commands it changes in place (options added or
+  removed, its callback replaced);
 - a hook this module does not know (a newer llm's): with a lone ``register`` argument, each call
   of it registers one object of kind ``<hook without register_, singular>``; otherwise it cannot
   be called and the hook itself is reported, kind ``hook``.
@@ -82,7 +84,7 @@ def collector_for(
     if hook == "register_tools":
         return _Tools(llm, ref, registry)
     if hook == "register_models":
-        return _Models()
+        return _Models(llm)
     if hook == "register_embedding_models":
         return _EmbeddingModels()
     if hook == "register_template_loaders":
@@ -117,6 +119,27 @@ class _Tools(Collector):
 
 
 class _Models(Collector):
+    """``register`` as llm builds it, and ``model_aliases`` holding the models llm's own default
+    plugins register (as in every user's llm), so a plugin that changes other plugins' models
+    rather than registering its own (an async model added to each) is seen changing them."""
+
+    def __init__(self, llm: Any) -> None:
+        super().__init__()
+        self._given = _models_of_llm_itself(llm)
+        self._before = [_model_state(entry) for entry in self._given]
+
+    def finish(self) -> list[Registration]:
+        for index, entry in enumerate(self._given):
+            if index >= len(self._before):
+                change = "added to model_aliases"
+            else:
+                change = _model_change(self._before[index], _model_state(entry))
+            model = getattr(entry, "model", None) or getattr(entry, "async_model", None)
+            model_id = getattr(model, "model_id", None)
+            if change and isinstance(model_id, str):
+                self.add(model_id, "model", f"{_display(model)}: llm's own model, {change}")
+        return self.registrations
+
     def arguments(self) -> dict[str, Any]:
         def register(model: Any, async_model: Any = None, aliases: Any = None) -> None:
             primary = model if model is not None else async_model
@@ -126,7 +149,7 @@ class _Models(Collector):
                 description += " (and async)"
             self.add(model_id, "model", description + _aliases(aliases), _options(primary))
 
-        return {"register": register, "model_aliases": []}
+        return {"register": register, "model_aliases": self._given}
 
 
 class _EmbeddingModels(Collector):
@@ -176,6 +199,11 @@ class _Commands(Collector):
         self._group.commands = dict(cli.commands)
         self._before = {name: _subcommands(command) for name, command in cli.commands.items()}
         self._original = dict(cli.commands)
+        self._shapes = {
+            (name, sub): _shape(command)
+            for name, group in cli.commands.items()
+            for sub, command in [("", group), *_subcommands(group).items()]
+        }
 
     def arguments(self) -> dict[str, Any]:
         return {"cli": self._group}
@@ -188,10 +216,20 @@ class _Commands(Collector):
             else:
                 extended.append((name, command))
         for name, command in extended:  # then what it added to one of llm's groups
+            self._changed(name, "", command)
             for sub, subcommand in _subcommands(command).items():
                 if self._before[name].get(sub) is not subcommand:
                     self.add(f"{name} {sub}", "command", _short_help(subcommand))
+                else:
+                    self._changed(name, sub, subcommand)
         return self.registrations
+
+    def _changed(self, name: str, sub: str, command: Any) -> None:
+        """One of llm's own commands the plugin changed in place: its options, its callback."""
+        before = self._shapes.get((name, sub))
+        change = _command_change(before, _shape(command)) if before is not None else None
+        if change:
+            self.add(f"{name} {sub}".strip(), "command", f"llm's own command, {change}")
 
 
 class _Registered(Collector):
@@ -265,6 +303,75 @@ def _options(model: Any) -> Any:
     if not isinstance(described, dict) or not described.get("properties"):
         return None
     return described
+
+
+def _models_of_llm_itself(llm: Any) -> list[Any]:
+    """What llm's default plugins (``llm.plugins.DEFAULT_PLUGINS``) register, as
+    ``ModelWithAliases``; none where this llm names no such plugins or cannot build them."""
+    with_aliases: Any = getattr(llm, "ModelWithAliases", None)
+    if with_aliases is None:
+        return []
+    models: list[Any] = []
+
+    def register(model: Any, async_model: Any = None, aliases: Any = None) -> None:
+        models.append(with_aliases(model, async_model, set(aliases or ())))
+
+    for name in getattr(importlib.import_module("llm.plugins"), "DEFAULT_PLUGINS", ()):
+        try:
+            hook = getattr(importlib.import_module(name), "register_models", None)
+            if callable(hook):
+                hook(register)
+        except Exception:  # llm's own code: the plugin is judged without those models
+            continue
+    return models
+
+
+def _model_state(entry: Any) -> tuple[Any, Any, frozenset[str]]:
+    aliases = getattr(entry, "aliases", None) or ()
+    try:
+        names = frozenset(str(alias) for alias in aliases)
+    except TypeError:
+        names = frozenset()
+    return getattr(entry, "model", None), getattr(entry, "async_model", None), names
+
+
+def _model_change(
+    before: tuple[Any, Any, frozenset[str]], after: tuple[Any, Any, frozenset[str]]
+) -> str:
+    said = []
+    if after[0] is not before[0]:
+        said.append("its model replaced")
+    if after[1] is not before[1]:
+        said.append("an async model added" if before[1] is None else "its async model replaced")
+    if after[2] != before[2]:
+        said.append("its aliases changed")
+    return "; ".join(said)
+
+
+def _shape(command: Any) -> tuple[Any, tuple[Any, ...]]:
+    """A command's callback and options, by identity: what a plugin changing it replaces."""
+    params = getattr(command, "params", None)
+    return getattr(command, "callback", None), tuple(params) if isinstance(params, list) else ()
+
+
+def _command_change(before: tuple[Any, tuple[Any, ...]], after: tuple[Any, tuple[Any, ...]]) -> str:
+    said = []
+    added = [p for p in after[1] if not any(p is q for q in before[1])]
+    removed = [p for p in before[1] if not any(p is q for q in after[1])]
+    if added:
+        said.append(f"options added: {', '.join(_option_name(p) for p in added)}")
+    if removed:
+        said.append(f"options removed: {', '.join(_option_name(p) for p in removed)}")
+    if after[0] is not before[0]:
+        said.append("its callback replaced")
+    return "; ".join(said)
+
+
+def _option_name(param: Any) -> str:
+    opts = getattr(param, "opts", None)
+    if isinstance(opts, list) and opts:
+        return "/".join(str(opt) for opt in opts)
+    return str(getattr(param, "name", None) or type(param).__name__)
 
 
 def _subcommands(command: Any) -> dict[str, Any]:

@@ -695,6 +695,66 @@ def test_a_command_plugin_registers_the_commands_it_adds_to_llms_cli(
         )
 
 
+def test_a_plugin_changing_llms_own_commands_registers_each_change(llm: Any, write: Write) -> None:
+    write(
+        "llmdemo_changes",
+        """
+        import click
+        import llm
+
+        @llm.hookimpl
+        def register_commands(cli):
+            aliases_set = cli.commands["aliases"].commands["set"]
+            aliases_set.params.append(click.Option(["-o", "--option"], multiple=True))
+            aliases_set.callback = lambda **kwargs: None
+            cli.commands["prompt"].params.pop()
+        """,
+    )
+    cli = importlib.import_module("llm.cli").cli
+    aliases_set, prompt = cli.commands["aliases"].commands["set"], cli.commands["prompt"]
+    kept = [(command, list(command.params), command.callback) for command in (aliases_set, prompt)]
+    removed = "/".join(prompt.params[-1].opts)
+    try:
+        loaded = load("llmdemo_changes")
+    finally:
+        for command, params, callback in kept:
+            command.params[:] = params
+            command.callback = callback
+    assert [(r["name"], r["description"]) for r in loaded.tools] == [
+        ("prompt", f"llm's own command, options removed: {removed}"),
+        ("aliases set", "llm's own command, options added: -o/--option; its callback replaced"),
+    ]
+
+
+def test_a_plugin_changing_the_models_llm_registers_itself_registers_those(
+    llm: Any, write: Write
+) -> None:
+    """``model_aliases`` holds llm's own models, as in every user's llm."""
+    write(
+        "llmdemo_async_all",
+        """
+        import llm
+
+        @llm.hookimpl(trylast=True)
+        def register_models(register, model_aliases):
+            for entry in model_aliases:
+                if entry.async_model is None:
+                    entry.async_model = object()
+        """,
+    )
+    own = importlib.import_module("llm.default_plugins.openai_models")
+    sync_only: list[str] = []
+    own.register_models(
+        lambda model, async_model=None, aliases=None: (
+            sync_only.append(model.model_id) if async_model is None else None
+        )
+    )
+    loaded = load("llmdemo_async_all")
+    assert sync_only  # llm's own models include one without an async model
+    assert [r["name"] for r in loaded.tools] == sync_only
+    assert all("llm's own model, an async model added" in r["description"] for r in loaded.tools)
+
+
 def test_loader_plugins_register_their_prefixes(llm: Any, write: Write) -> None:
     write(
         "llmdemo_loaders",

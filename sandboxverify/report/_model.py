@@ -267,7 +267,7 @@ def plugins_registering(runs: Iterable[Run]) -> str:
     """The verdict's count: ``2 plugin(s) registering 3 tool(s)``, or ``no plugins`` (a
     library, or a check that stopped before any plugin loaded)."""
     runs = list(runs)
-    plugins = {plugin.name for run in runs for plugin in run.plugins}
+    plugins = {(plugin.group, plugin.name) for run in runs for plugin in run.plugins}
     if not plugins:
         return "no plugins"
     return f"{len(plugins)} plugin(s) {registrations(t for run in runs for t in run.tools)}"

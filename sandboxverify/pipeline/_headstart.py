@@ -45,7 +45,11 @@ from sandboxverify.sandbox import (
 #: what the stages after the build import (the probe, the imports...)
 _IMPORTED_LATER = ("sandboxverify.pipeline._run",)
 #: what they import only when something failed: ahead only where package code could rewrite it
-_IMPORTED_ON_FAILURE = ("sandboxverify.pipeline._dependents",)
+_IMPORTED_ON_FAILURE = (
+    "sandboxverify.pipeline._dependents",
+    # a module written for an older release of a requirement: the index's releases of it
+    "sandboxverify.artifacts._index",
+)
 #: what inspecting newly built artifacts imports (packaging.metadata and the email package it
 #: parses with: ~30 ms); a re-check reads its reused artifacts' findings back instead
 _IMPORTED_TO_INSPECT = ("sandboxverify.artifacts._metadata",)

@@ -252,7 +252,7 @@ class Inspector:
                 modules=[str(name) for name in run.result.get("modules") or ()],
                 sandbox=sandboxed.sandbox,
                 wheel=sandboxed.wheel,
-                installed=[dist["name"] for dist in installed],
+                installed={dist["name"]: dist["version"] for dist in installed},
                 also=self.also,
                 ctx=sandboxed.ctx,
             )

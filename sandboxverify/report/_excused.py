@@ -7,7 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-ExcuseReason = Literal["extra", "platform", "test", "application", "integration", "unbuilt"]
+ExcuseReason = Literal[
+    "extra", "platform", "test", "application", "integration", "unbuilt", "release"
+]
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
 
@@ -20,7 +22,9 @@ class ExcusedModule:
     probe said why, e.g. a database driver or an instrumented library the user chooses), or it
     is named for the libraries it lacks, which no extra declares (``integration``), or it could
     not be verified: the extra it needs requires a distribution published only as an sdist,
-    which users' installers build and sandboxverify never does (``unbuilt``)."""
+    which users' installers build and sandboxverify never does (``unbuilt``), or it is written
+    for an older release of a distribution the wheel requires and imports with it (``release``:
+    ``hooks3`` of a plugin for tox 3 and 4)."""
 
     module: str
     reason: ExcuseReason

@@ -136,6 +136,7 @@ def _imports_line(record: ImportsRecord | None) -> str | None:
         ("platform", "for another platform"),
         ("test", "test code"),
         ("unbuilt", "not verified: an extra needs an sdist built"),
+        ("release", "for an older release of a requirement"),
     ):
         excused = [e.module for e in record.excused if e.reason == reason]
         if excused:

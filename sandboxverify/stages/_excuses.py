@@ -30,6 +30,7 @@ from sandboxverify.stages._extras import (
 from sandboxverify.stages._imports import Settled
 from sandboxverify.stages._integrations import integration_excuse
 from sandboxverify.stages._platform_names import elsewhere, this_platform
+from sandboxverify.stages._releases import OtherReleases
 from sandboxverify.stages._test_support import (
     TEST_SUPPORT,
     is_test_framework,
@@ -72,14 +73,15 @@ def excuse(
     modules: Sequence[str],
     sandbox: Sandbox,
     wheel: Artifact,
-    installed: Iterable[str],
+    installed: Mapping[str, str],
     also: Sequence[str],
     ctx: RunContext,
 ) -> Settled:
     """The modules that failed in the plain install (``sandbox``), judged the way users meet
     them: each extra they need installed in a sandbox of its own, next to ``sandbox``, with
-    ``also`` (``--with``) as the plain install has it. ``modules``: every module the run
-    planned to import."""
+    ``also`` (``--with``) as the plain install has it, then an older release of what they lack
+    a name of (``_releases``). ``modules``: every module the run planned to import;
+    ``installed``: the plain install's distributions and versions."""
     dist = str(wheel.name)
     extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
     found = triage(failed, own=wheel.top_level, extras=extras, installed=installed, modules=modules)
@@ -104,7 +106,9 @@ def excuse(
         )
 
     runs = parallel_map(verify, found.extras, _EXTRAS_AT_ONCE) if found.extras else []
-    return settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
+    settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
+    releases = OtherReleases(extras, installed, also, ctx)
+    return releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
 
 
 @dataclass(frozen=True)

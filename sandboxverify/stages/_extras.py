@@ -12,7 +12,7 @@ import re
 import time
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,10 +46,12 @@ _METADATA_LIMIT = 4 * 1024 * 1024
 
 @dataclass(frozen=True)
 class Extras:
-    """The extras of a wheel: each with the distributions it adds, normalised."""
+    """The extras of a wheel: each with the distributions it adds, normalised; and what the
+    wheel requires with no extra (``base``: each distribution's requirement, as written)."""
 
     dist: str
     requirements: Mapping[str, tuple[str, ...]]
+    base: Mapping[str, str] = field(default_factory=dict)
 
     def providing(self, module: str) -> list[str]:
         """The extras that add a distribution named as ``module``'s top-level name is, the
@@ -113,7 +115,13 @@ def parse_extras(metadata: str, dist: str, python: Sequence[int]) -> Extras:
         ]
         if adds:
             found[extra] = tuple(dict.fromkeys(adds))
-    return Extras(canonicalize_name(dist), found)
+    plain = {"extra": "", "python_version": version, "python_full_version": full}
+    base = {
+        str(canonicalize_name(requirement.name)): str(requirement)
+        for requirement in _requirements(requirements)
+        if requirement.marker is None or _applies(requirement, plain)
+    }
+    return Extras(canonicalize_name(dist), found, base)
 
 
 def _requirements(texts: Iterable[str]) -> Iterable[Requirement]:

@@ -4,6 +4,7 @@ excused with their reason, and a module an entry point reaches never is."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -297,3 +298,39 @@ def test_every_surface_lists_the_excused_modules(find_links: str, tmp_path: Path
         "svfix_good_extra_module.chart (extra chart: imports with the extra installed "
         "(svfix-good-extra-module[chart]))"
     )
+
+
+@pytest.fixture(scope="module")
+def two_releases(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A directory holding releases 1.0.0 and 2.0.0 of ``svfix-release-dep``; 2.0.0 dropped
+    ``old_api``."""
+    root = tmp_path_factory.mktemp("releases")
+    wheels = root / "wheels"
+    wheels.mkdir()
+    for release in ("release-dep-v1", "release-dep-v2"):
+        built = uv_wheel(copy_fixture(release, root / release), root / release / "dist")
+        shutil.copy2(built, wheels)
+    return str(wheels)
+
+
+def test_a_module_for_an_older_release_of_a_requirement_is_excused_once_it_imports_there(
+    two_releases: str,
+) -> None:
+    """The plain install has release 2: the module for release 1 fails there, and imports with
+    release 1; the module broken on both releases still fails, for its own cause."""
+    report = verify(fixture("release-gated-modules"), find_links=(two_releases,))
+
+    assert codes(report) == ["import_failed"]
+    [failure] = report.failures
+    assert failure.module == "svfix_release_gated.broken"
+    assert "never_released" in failure.message
+    assert failure.hint is not None
+    assert failure.hint.startswith("it fails with svfix-release-dep==1.0.0 too, not only with")
+    imports = report.runs[0].imports
+    assert imports is not None
+    [excused] = imports.excused
+    assert (excused.module, excused.reason) == ("svfix_release_gated.for_release_1", "release")
+    assert "svfix-release-dep==1.0.0" in excused.detail
+    assert "svfix-release-dep>=1" in excused.detail
+    assert "2.0.0, installed here" in excused.detail
+    assert {tool.name for tool in report.runs[0].tools} == {"answer"}

@@ -36,6 +36,7 @@ _ON_DEMAND = (
     "sandboxverify.stages._dependents",
     "sandboxverify.stages._application_needs",
     "sandboxverify.artifacts._metadata",
+    "sandboxverify.artifacts._index",
     "packaging.metadata",
     "email.parser",
 )

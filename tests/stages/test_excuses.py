@@ -68,6 +68,8 @@ def test_the_extras_of_metadata_with_their_markers_evaluated_here() -> None:
     assert EXTRAS.not_installed(["pygal", "pygaljs"]) == ["aspect", "elasticsearch", "tests"]
     on_312 = parse_extras(METADATA, "pytest-benchmark", (3, 12, 1))
     assert on_312.requirements["histogram"] == ("pygal", "pygaljs", "setuptools")
+    # what it requires with no extra, as written: an older release of it may be tried
+    assert dict(EXTRAS.base) == {"pytest": "pytest>=8.1", "py-cpuinfo": "py-cpuinfo"}
 
 
 def test_a_module_missing_what_an_extra_declares_is_verified_with_that_extra() -> None:

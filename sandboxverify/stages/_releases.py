@@ -1,0 +1,226 @@
+"""Modules written for another release of a dependency the wheel requires.
+
+A package that supports two major releases of its application often ships one module for each
+and imports the one that fits the release installed (``hooks3`` for tox 3, ``hooks4`` for
+tox 4). The plain install has the newest release, where the other module fails for a name that
+release no longer has (``module 'tox' has no attribute 'hookimpl'``); its users on the older
+release import it. Such a module, which no entry point reaches, is imported again in a sandbox
+of its own with the newest release of the previous major version the wheel allows, and excused
+only if it imports there.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from sandboxverify.artifacts import Artifact
+from sandboxverify.report import ExcusedModule
+from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
+from sandboxverify.stages._extras import Extras, extra_sandbox, install_extra
+from sandboxverify.stages._imports import Settled, run_imports
+
+#: releases' sandboxes made and filled at once, as extras' are
+_AT_ONCE = 2
+
+
+@dataclass(frozen=True)
+class ReleaseRun:
+    """A sandbox with the wheel and an older release of one of its requirements."""
+
+    #: the requirement as the wheel declares it (``tox>=3.28``)
+    declared: str
+    #: the release installed beside the wheel (``tox==3.28.0``), or ``None``: none to try
+    pinned: str | None
+    #: the version installed in the plain sandbox
+    newest: str
+    modules: tuple[str, ...]
+    #: the runtime's results, by module
+    results: Mapping[str, Mapping[str, Any]]
+
+
+def written_for_other_releases(
+    failed: Sequence[Mapping[str, Any]],
+    *,
+    judged: Collection[str],
+    own: Collection[str],
+    extras: Extras,
+    versions: Mapping[str, str],
+) -> dict[str, list[str]]:
+    """Each required distribution (normalised) and the failed modules that lack only a name
+    of its: not reached by an entry point, not ``judged`` otherwise (excused, or waiting for
+    an extra), missing no distribution. ``versions``: what the plain sandbox installed."""
+    found: dict[str, list[str]] = {}
+    for item in failed:
+        module = str(item.get("module"))
+        raw = item.get("cause")
+        cause: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        if item.get("reached_by") or item.get("left_out") or module in judged:
+            continue
+        if cause.get("missing"):
+            continue
+        listed = cause.get("names")
+        names: list[Any] = listed if isinstance(listed, list) else []
+        tops = {
+            canonicalize_name(str(pair[0]).split(".")[0])
+            for pair in names
+            if isinstance(pair, list) and pair and str(pair[0]).split(".")[0] not in own
+        }
+        if len(tops) == 1 and (top := next(iter(tops))) in extras.base and top in versions:
+            found.setdefault(top, []).append(module)
+    return found
+
+
+def try_other_releases(
+    candidates: Mapping[str, Sequence[str]],
+    *,
+    extras: Extras,
+    versions: Mapping[str, str],
+    sandbox: Sandbox,
+    wheel: Artifact,
+    also: Sequence[str],
+    ctx: RunContext,
+) -> list[ReleaseRun]:
+    """For each distribution, its modules imported with the newest release of the major
+    version before the one installed that the wheel's requirement allows."""
+
+    def attempt(name: str) -> ReleaseRun:
+        declared, newest, modules = extras.base[name], versions[name], tuple(candidates[name])
+        pinned = _previous_major(declared, newest, sandbox, ctx)
+        run = ReleaseRun(declared, pinned, newest, modules, {})
+        if pinned is None:
+            return run
+        root = sandbox.paths.root
+        paths = SandboxPaths(root.parent / f"{root.name}-release-{name}")
+        shutil.rmtree(paths.root, ignore_errors=True)  # each judging starts afresh
+        paths.make()
+        other, _, _ = extra_sandbox(sandbox.interpreter, paths, ctx)
+        if other is None:
+            return run
+        installed, _, _ = install_extra(
+            other, wheel.path, str(wheel.name), ctx, also=[*also, pinned]
+        )
+        if not installed:
+            return run
+        ran = run_imports(other, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=modules)
+        results = {str(item["module"]): item for item in ran.result.get("results") or ()}
+        return ReleaseRun(declared, pinned, newest, modules, results)
+
+    return parallel_map(attempt, sorted(candidates), _AT_ONCE)
+
+
+def release_excuses(runs: Sequence[ReleaseRun]) -> list[ExcusedModule]:
+    """The modules that imported with the older release; the others stay failed as they
+    failed in the plain install."""
+    excused = []
+    for run in runs:
+        for module in run.modules:
+            result = run.results.get(module)
+            if run.pinned is None or result is None or result.get("ok") is not True:
+                continue
+            name = run.pinned.split("==")[0]
+            excused.append(
+                ExcusedModule(
+                    module,
+                    "release",
+                    f"written for another release of {name}: it imports with {run.pinned} "
+                    f"(the requirement {run.declared} allows it), and fails only with {name} "
+                    f"{run.newest}, installed here",
+                )
+            )
+    return excused
+
+
+def release_hints(runs: Sequence[ReleaseRun]) -> dict[str, str]:
+    """What to say of the modules tried with an older release that still failed."""
+    hints = {}
+    for run in runs:
+        for module in run.modules:
+            result = run.results.get(module)
+            if run.pinned is None:
+                hints[module] = (
+                    f"{run.declared} allows no release older than {run.newest}'s major version "
+                    "with a wheel for this Python, so it was not tried with another release"
+                )
+            elif result is None:
+                hints[module] = f"it could not be tried with {run.pinned}: that did not install"
+            elif result.get("ok") is not True:
+                hints[module] = f"it fails with {run.pinned} too, not only with {run.newest}"
+    return hints
+
+
+def _previous_major(declared: str, newest: str, sandbox: Sandbox, ctx: RunContext) -> str | None:
+    """``name==version``: the newest release the requirement allows of the major version
+    before ``newest``'s (or of any earlier one), with a wheel for the sandbox's Python."""
+    from sandboxverify.artifacts import FetchError, PackageIndex  # noqa: PLC0415 - rarely
+
+    try:
+        requirement, installed = Requirement(declared), Version(newest)
+        python = Version(".".join(str(part) for part in sandbox.interpreter.version_info))
+    except (InvalidRequirement, InvalidVersion):
+        return None
+    index = PackageIndex(ctx.index.index_url, ctx.index.find_links)
+    try:
+        for version in index.releases(requirement, python):  # newest first
+            if _series(version) < _series(installed) and index.has_wheel(
+                requirement.name, version, python
+            ):
+                return f"{requirement.name}=={version}"
+    except FetchError:
+        return None
+    return None
+
+
+def _series(version: Version) -> tuple[int, ...]:
+    """A release series: its major version, or ``0.minor`` before 1.0 (where each minor
+    release may break what the one before had)."""
+    return (version.major,) if version.major else (0, version.minor)
+
+
+@dataclass(frozen=True)
+class OtherReleases:
+    """What modules are tried with older releases with: the wheel's requirements (``extras``),
+    the plain sandbox's distributions and their versions (``installed``), ``--with``."""
+
+    extras: Extras
+    installed: Mapping[str, str]
+    also: Sequence[str]
+    ctx: RunContext
+
+    def judge(
+        self,
+        settled: Settled,
+        failed: Sequence[Mapping[str, Any]],
+        judged: Collection[str],
+        sandbox: Sandbox,
+        wheel: Artifact,
+    ) -> Settled:
+        """``settled``, with the modules not ``judged`` yet that import with an older
+        release of a requirement excused."""
+        versions = {str(canonicalize_name(k)): v for k, v in self.installed.items()}
+        candidates = written_for_other_releases(
+            failed, judged=judged, own=wheel.top_level, extras=self.extras, versions=versions
+        )
+        if not candidates:
+            return settled
+        runs = try_other_releases(
+            candidates,
+            extras=self.extras,
+            versions=versions,
+            sandbox=sandbox,
+            wheel=wheel,
+            also=self.also,
+            ctx=self.ctx,
+        )
+        excused = [*settled.excused, *release_excuses(runs)]
+        return replace(
+            settled,
+            excused=tuple(sorted(excused, key=lambda e: e.module)),
+            hints={**settled.hints, **release_hints(runs)},
+        )

@@ -1,0 +1,93 @@
+"""Which failed modules are tried with an older release of a requirement, and which release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from sandboxverify.stages._extras import Extras
+from sandboxverify.stages._releases import (
+    ReleaseRun,
+    _series,
+    release_excuses,
+    release_hints,
+    written_for_other_releases,
+)
+
+EXTRAS = Extras("plug", {}, {"tox": "tox>=3.28", "pydantic": "pydantic<3,>=1.10"})
+VERSIONS = {"tox": "4.67.15", "pydantic": "2.9.0", "click": "8.1.7"}
+
+
+def _failed(module: str, names: list[list[str]], **more: Any) -> dict[str, Any]:
+    return {"module": module, "cause": {"missing": more.pop("missing", []), "names": names}, **more}
+
+
+def _candidates(*failed: dict[str, Any], judged: tuple[str, ...] = ()) -> dict[str, list[str]]:
+    return written_for_other_releases(
+        failed, judged=judged, own={"plug"}, extras=EXTRAS, versions=VERSIONS
+    )
+
+
+def test_a_module_lacking_a_name_of_one_requirement_is_tried_with_another_release() -> None:
+    assert _candidates(
+        _failed("plug.hooks3", [["tox", "hookimpl"]]),
+        _failed("plug.v1", [["pydantic.v1", "BaseSettings"]]),
+        _failed("plug.loader3", [["tox", "config.loader"]]),
+    ) == {"tox": ["plug.hooks3", "plug.loader3"], "pydantic": ["plug.v1"]}
+
+
+@pytest.mark.parametrize(
+    "failed",
+    [
+        _failed("plug.hooks3", [["tox", "hookimpl"]], reached_by="tox:plug"),  # users meet it
+        _failed("plug.hooks3", [["tox", "hookimpl"]], missing=["py"]),  # extras' business
+        _failed("plug.mixed", [["tox", "hookimpl"], ["pydantic", "Field"]]),  # which release?
+        _failed("plug.own", [["plug", "gone"]]),  # the wheel lacks its own name
+        _failed("plug.cli", [["click", "Group"]]),  # installed, but not required by the wheel
+        _failed("plug.other", []),  # raised for a reason of its own
+    ],
+)
+def test_other_failures_are_not_tried(failed: dict[str, Any]) -> None:
+    assert _candidates(failed) == {}
+
+
+def test_a_module_judged_already_is_not_tried_again() -> None:
+    assert _candidates(_failed("plug.hooks3", [["tox", "hookimpl"]]), judged=("plug.hooks3",)) == {}
+
+
+def test_a_release_series_is_its_major_version_or_its_minor_before_1_0() -> None:
+    assert _series(Version("3.28.0")) < _series(Version("4.0.0"))
+    assert _series(Version("4.0.0")) == _series(Version("4.67.15"))
+    assert _series(Version("0.14.2")) < _series(Version("0.15.0"))
+
+
+def test_only_modules_that_imported_with_the_older_release_are_excused() -> None:
+    run = ReleaseRun(
+        "tox>=3.28",
+        "tox==3.28.0",
+        "4.67.15",
+        ("plug.hooks3", "plug.loader3"),
+        {"plug.hooks3": {"ok": True}, "plug.loader3": {"ok": False}},
+    )
+    [excused] = release_excuses([run])
+    assert (excused.module, excused.reason) == ("plug.hooks3", "release")
+    assert excused.detail == (
+        "written for another release of tox: it imports with tox==3.28.0 (the requirement "
+        "tox>=3.28 allows it), and fails only with tox 4.67.15, installed here"
+    )
+    assert release_excuses([ReleaseRun("tox", None, "4.67.15", ("plug.hooks3",), {})]) == []
+
+
+def test_a_module_still_failing_says_which_release_it_was_tried_with() -> None:
+    tried = ReleaseRun(
+        "tox>=3.28", "tox==3.28.0", "4.67.15", ("plug.a", "plug.b"), {"plug.a": {"ok": False}}
+    )
+    untried = ReleaseRun("tox>=4", None, "4.67.15", ("plug.c",), {})
+    assert release_hints([tried, untried]) == {
+        "plug.a": "it fails with tox==3.28.0 too, not only with 4.67.15",
+        "plug.b": "it could not be tried with tox==3.28.0: that did not install",
+        "plug.c": "tox>=4 allows no release older than 4.67.15's major version with a wheel "
+        "for this Python, so it was not tried with another release",
+    }

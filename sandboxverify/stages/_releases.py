@@ -151,8 +151,21 @@ def release_hints(runs: Sequence[ReleaseRun]) -> dict[str, str]:
             elif result is None:
                 hints[module] = f"it could not be tried with {run.pinned}: that did not install"
             elif result.get("ok") is not True:
-                hints[module] = f"it fails with {run.pinned} too, not only with {run.newest}"
+                hints[module] = (
+                    f"it fails with {run.pinned} too, not only with {run.newest}"
+                    + _error_of(result)
+                )
     return hints
+
+
+def _error_of(result: Mapping[str, Any]) -> str:
+    """`` (there: <type>: <first line>)``: what stopped it with the older release, which may
+    be another cause (a dependency of that release too new for it)."""
+    error = result.get("error")
+    if not isinstance(error, Mapping) or not error.get("type"):
+        return ""
+    first = str(error.get("message") or "").strip().splitlines()[:1]
+    return f" (there: {error['type']}" + (f": {first[0]}" if first else "") + ")"
 
 
 def _previous_major(declared: str, newest: str, sandbox: Sandbox, ctx: RunContext) -> str | None:

@@ -81,12 +81,18 @@ def test_only_modules_that_imported_with_the_older_release_are_excused() -> None
 
 
 def test_a_module_still_failing_says_which_release_it_was_tried_with() -> None:
+    error = {"type": "ImportError", "message": "cannot import name 'url_quote'\nmore"}
     tried = ReleaseRun(
-        "tox>=3.28", "tox==3.28.0", "4.67.15", ("plug.a", "plug.b"), {"plug.a": {"ok": False}}
+        "tox>=3.28",
+        "tox==3.28.0",
+        "4.67.15",
+        ("plug.a", "plug.b"),
+        {"plug.a": {"ok": False, "error": error}},
     )
     untried = ReleaseRun("tox>=4", None, "4.67.15", ("plug.c",), {})
     assert release_hints([tried, untried]) == {
-        "plug.a": "it fails with tox==3.28.0 too, not only with 4.67.15",
+        "plug.a": "it fails with tox==3.28.0 too, not only with 4.67.15 (there: ImportError: "
+        "cannot import name 'url_quote')",
         "plug.b": "it could not be tried with tox==3.28.0: that did not install",
         "plug.c": "tox>=4 allows no release older than 4.67.15's major version with a wheel "
         "for this Python, so it was not tried with another release",

@@ -150,7 +150,9 @@ def verdict(
     options, artifacts = state.options, built.result
     failures = [*artifacts.failures, *built.differences]
     failures.extend(f for result in results for f in result.failures)
-    failures.extend(_host_modified(footing.installation))
+    failures.extend(
+        _host_modified(footing.installation, hidden=footing.isolation.name != "process")
+    )
     notes = _floor_notes(options, [interpreter for interpreter, _ in built.pythons], artifacts)
     notes += dict.fromkeys(note for result in results for note in result.notes)
     notes += built.notes
@@ -287,19 +289,27 @@ def _judged_groups(request: CheckRequest, results: Sequence[RunResult]) -> tuple
     return tuple(dict.fromkeys(plugin.group for result in results for plugin in result.run.plugins))
 
 
-def _host_modified(before: Fingerprint) -> list[Failure]:
-    """Code from the package changed sandboxverify's own files (possible without the OS
-    sandbox): this verdict was reached with what was loaded before, but nothing may pass."""
+def _host_modified(before: Fingerprint, *, hidden: bool) -> list[Failure]:
+    """sandboxverify's own files changed during the check: this verdict was reached with what
+    was loaded before, but nothing may pass. ``hidden``: package code ran in the OS sandbox,
+    which never shows it those files, so something outside the check changed them."""
     changed = changes(before, fingerprint())
     if not changed:
         return []
     shown = ", ".join(changed[:5]) + (f" (and {len(changed) - 5} more)" if len(changed) > 5 else "")
+    hint = (
+        "the OS sandbox never lets the package's code write them, so something outside the "
+        "check changed them meanwhile (an edit of a checkout sandboxverify runs from, an "
+        "upgrade): run the check again once they stay unchanged"
+        if hidden
+        else "code from the package under test wrote to it; reinstall sandboxverify, and "
+        "verify untrusted packages with the OS sandbox (--isolation strict)"
+    )
     return [
         Failure(
             "host_modified",
             f"sandboxverify's own installation ({PACKAGE}) changed during the check: {shown}",
-            hint="code from the package under test wrote to it; reinstall sandboxverify, and "
-            "verify untrusted packages with the OS sandbox (--isolation strict)",
+            hint=hint,
         )
     ]
 

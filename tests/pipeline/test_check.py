@@ -18,7 +18,7 @@ from sandboxverify.options._check_options import CheckOptions
 from sandboxverify.pipeline import _check, _headstart
 from sandboxverify.pipeline._check import check
 from sandboxverify.pipeline._state import CheckState
-from sandboxverify.sandbox import RunContext, Sandbox, Workspace, learn_interpreter
+from sandboxverify.sandbox import RunContext, Sandbox, Workspace, fingerprint, learn_interpreter
 from sandboxverify.sandbox._isolation import IsolationChoice
 from tests.helpers import FIXTURES
 from tests.os_sandbox import require_os_sandbox
@@ -230,3 +230,20 @@ def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
     )
     result = json.loads(completed.stdout.splitlines()[-1])
     assert result == {"ok": True, "imported_before_the_build": [imported]}, completed.stderr
+
+
+@pytest.mark.parametrize("hidden", [True, False], ids=["os-sandbox", "process"])
+def test_our_files_changed_during_a_check_fail_it_blaming_the_package_only_if_it_could(
+    hidden: bool,
+) -> None:
+    """In the OS sandbox package code cannot write sandboxverify's files: an edit of the
+    checkout during the check is not the package's doing."""
+    now = fingerprint()
+    before = {**now, "cli/_main.py": "an older state"}
+    [failure] = vars(_check)["_host_modified"](before, hidden=hidden)
+    assert failure.code == "host_modified"
+    assert "changed cli/_main.py" in failure.message
+    assert failure.hint is not None
+    assert ("something outside the check" in failure.hint) is hidden
+    assert ("code from the package under test" in failure.hint) is not hidden
+    assert vars(_check)["_host_modified"](now, hidden=hidden) == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +75,14 @@ def result_dir(sandbox: Sandbox, label: str) -> Path:
     return path
 
 
+#: what a timeout may be in a sandbox without a network
+_OFFLINE = (
+    "the sandbox has no network, so code that waits for one (a download, a tool that fetches "
+    "what it lacks, npx or pip run from the plugin) hangs here where its users' does not: if "
+    "it needs one, --network lets it reach the host's"
+)
+
+
 @dataclass(frozen=True)
 class Subject:
     """Who a runtime request is about, for the failure messages."""
@@ -118,6 +126,8 @@ def request_runtime(
         launcher=confined(sandbox, ctx, writable=[outputs], read_only=read_only),
     )
     outcome = ctx.run(command)
+    if outcome.timed_out and ctx.isolation.network == "none":
+        subject = replace(subject, timeout_hint=f"{subject.timeout_hint}; {_OFFLINE}")
     return _read_result(outcome, result_path, nonce, sandbox, subject)
 
 

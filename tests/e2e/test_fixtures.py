@@ -171,6 +171,18 @@ def test_a_plugin_that_hangs_at_import_is_a_timeout_naming_it() -> None:
     assert failure.details is not None and "loading..." in failure.details
     [plugin] = report.runs[0].plugins
     assert not plugin.ok
+    # offline in the OS sandbox: a wait for the network is one cause, said with its way out
+    assert failure.hint is not None
+    assert ("--network" in failure.hint) is (report.isolation == "namespaces")
+
+
+@pytest.mark.usefixtures("os_sandbox")
+def test_a_plugin_that_hangs_with_the_network_on_is_not_told_about_the_network() -> None:
+    report = verify(fixture("broken-hangs"), timeout=3, network=True)
+
+    [failure] = report.failures
+    assert failure.code == "timeout"
+    assert failure.hint is not None and "--network" not in failure.hint
 
 
 def test_a_build_that_fails_is_build_failed_with_the_backend_error() -> None:

@@ -275,23 +275,31 @@ class _Judge:
         )
         return ImportsOutcome(tuple(failures), record, _imports_summary(record))
 
+    def _lacked_of_another(self, item: Mapping[str, Any], message: str) -> str | None:
+        """``package.name``, when the failure itself says another installed distribution's
+        package lacks it (``No module named 'tox.venv'``, ``cannot import name 'x' from 'y'``,
+        ``module 'y' has no attribute 'x'``); not a module of the wheel's own, which the wheel
+        left out."""
+        cause = item.get("cause")
+        pairs = cause.get("names") if isinstance(cause, Mapping) else None
+        for pair in pairs if isinstance(pairs, list) else ():
+            if not (isinstance(pair, list) and len(pair) == 2):
+                continue
+            package, lacking = str(pair[0]), str(pair[1])
+            named = f"'{package}.{lacking}'" in message or f"'{package}'" in message
+            if package.split(".", 1)[0] not in self.wheel.top_level and named:
+                return f"{package}.{lacking}"
+        return None
+
     def _module_failure(self, name: str, error: dict[str, Any], item: dict[str, Any]) -> Failure:
         kind, message = str(error["type"]), str(error["message"])
         first = message.splitlines()[0] if message else ""
         hint = self._hint(name, kind, message)
-        lacked = [".".join(pair) for pair in (item.get("cause") or {}).get("names") or ()]
-        missing = _MISSING_MODULE.search(message)
-        top = missing.group(1).split(".", 1)[0] if missing else ""
-        if (
-            kind == "ModuleNotFoundError"
-            and missing
-            and missing.group(1) in lacked
-            and (
-                top not in self.wheel.top_level  # the wheel's own: it left the module out
-            )
-        ):
+        lacked = self._lacked_of_another(item, message)
+        if lacked is not None:
+            top = lacked.split(".", 1)[0]
             hint = (
-                f"{top} is installed, and this version of it has no {missing.group(1)}: {name} "
+                f"{top} is installed, and this version of it has no {lacked}: {name} "
                 f"was written for another version of {top}; declare the range it works with, "
                 "or update it to the installed version"
             )

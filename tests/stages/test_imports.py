@@ -89,6 +89,33 @@ def test_a_module_an_installed_dependency_lacks_is_no_dependency_to_declare() ->
     )
 
 
+@pytest.mark.parametrize(
+    ("kind", "message", "names", "lacked"),
+    [
+        (
+            "ImportError",
+            "cannot import name '_build_result' from 'resolvelib.resolvers' (/x/__init__.py)",
+            ["resolvelib.resolvers", "_build_result"],
+            "resolvelib.resolvers._build_result",
+        ),
+        ("AttributeError", "module 'tox' has no attribute 'hookimpl'", ["tox", "hookimpl"], None),
+    ],
+)
+def test_a_name_an_installed_dependency_lacks_is_a_version_to_declare_not_a_module_to_skip(
+    kind: str, message: str, names: list[str], lacked: str | None
+) -> None:
+    """pdm-conda's resolvers need a resolvelib older than the one its range lets in."""
+    gone = failed("svtest_pkg.compat", kind, message)
+    gone["cause"] = {"missing": [], "names": [names], "skip": False}
+    [failure] = judge({"modules": ["svtest_pkg.compat"], "results": [gone]}).failures
+    top = names[0].split(".")[0]
+    assert failure.hint is not None and failure.hint.startswith(
+        f"{top} is installed, and this version of it has no {lacked or '.'.join(names)}: "
+        f"svtest_pkg.compat was written for another version of {top}"
+    )
+    assert "--import-skip" not in failure.hint
+
+
 def test_a_module_missing_from_the_wheel_and_an_undeclared_dependency_get_different_hints() -> None:
     judged = judge(
         {

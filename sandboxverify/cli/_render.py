@@ -298,6 +298,16 @@ def _call_lines(calls: Sequence[SmokeCall], style: Style, indent: str = "") -> l
     return lines
 
 
+def _labels(run: Run, plugin: PluginRecord, exercises: Sequence[str] | None = None) -> list[str]:
+    """What ``plugin`` registered (``exercises``: only what its application's run left so),
+    as the summary shows it: a tool by name, anything else as ``kind:name``."""
+    return [
+        inert(tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}")
+        for tool in run.tools
+        if tool.of(plugin) and (exercises is None or tool.exercise in exercises)
+    ]
+
+
 def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
     """``origin``: which of its interpreter's two runs this is (a wheel and an sdist given)."""
     lines = [
@@ -305,18 +315,11 @@ def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
         + style.paint(f"  {run.interpreter}", "dim")
         + (f"  {origin}: {run.wheel}" if origin else "")
     ]
-    by_plugin: dict[str, list[str]] = {}
-    unexercised: dict[str, list[str]] = {}  # what the application, run with it, did not use
-    for tool in run.tools:
-        label = tool.name if tool.kind == "tool" else f"{tool.kind}:{tool.name}"
-        by_plugin.setdefault(tool.plugin, []).append(inert(label))
-        if tool.exercise in ("not_exercised", "unavailable"):
-            unexercised.setdefault(tool.plugin, []).append(inert(label))
     width = max((len(inert(plugin.name)) for plugin in run.plugins), default=0)
     for plugin in run.plugins:
         status = "passed" if plugin.ok else "failed"
         if plugin.ok:
-            detail = ", ".join(by_plugin.get(plugin.name, [])) or "registered nothing"
+            detail = ", ".join(_labels(run, plugin)) or "registered nothing"
         else:
             assert plugin.error is not None
             error = f"{plugin.error.type}: {plugin.error.message}"
@@ -333,8 +336,9 @@ def _run_lines(run: Run, style: Style, origin: str | None = None) -> list[str]:
         said = _application_said(plugin)
         if said:
             lines.append(style.paint(f"    {'':<{width}}{inert(said)}", "dim"))
-        if plugin.ok and unexercised.get(plugin.name):
-            names = ", ".join(unexercised[plugin.name])
+        unexercised = _labels(run, plugin, ("not_exercised", "unavailable"))
+        if plugin.ok and unexercised:
+            names = ", ".join(unexercised)
             lines.append(style.paint(f"    {'':<{width}}not exercised: {names}", "dim"))
     lines.extend(_excused_lines(run, style))
     if run.smoke is not None:

@@ -191,6 +191,7 @@ def _tool(item: object, where: str) -> ToolRecord:
         kind=str(tool.get("kind") or "tool"),
         exercise=exercise_of(tool.get("exercise")),
         exercise_note=optional_str(tool.get("exercise_note")),
+        group=optional_str(tool.get("group")),
     )
 
 

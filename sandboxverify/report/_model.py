@@ -234,17 +234,26 @@ class ToolRecord:
     exercise: Exercise | None = None
     #: why not exercised or unavailable, or what the run did with it
     exercise_note: str | None = None
+    #: the entry-point group of the plugin (two plugins of one name in two groups are two);
+    #: ``None`` in a report older than the field
+    group: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,
             "plugin": self.plugin,
+            "group": self.group,
             "description": self.description,
             "parameters": self.parameters,
             "kind": self.kind,
             "exercise": self.exercise,
             "exercise_note": self.exercise_note,
         }
+
+    def of(self, plugin: PluginRecord) -> bool:
+        """Whether ``plugin`` registered it (by name and group; by name alone in an older
+        report)."""
+        return self.plugin == plugin.name and self.group in (None, plugin.group)
 
 
 def exercise_of(value: object) -> Exercise | None:

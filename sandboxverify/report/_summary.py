@@ -101,13 +101,10 @@ def _run_section(run: Run, origin: str | None = None) -> list[str]:
         align=("---", "---", "---:"),
     )
     if run.plugins:
-        by_plugin: dict[str, list[str]] = {}
-        for tool in run.tools:
-            by_plugin.setdefault(tool.plugin, []).append(tool.name)
         rows = []
         for plugin in run.plugins:
             if plugin.ok:
-                detail = ", ".join(by_plugin.get(plugin.name, [])) or "no tools"
+                detail = ", ".join(t.name for t in run.tools if t.of(plugin)) or "no tools"
             else:
                 error = plugin.error
                 detail = _first_line(f"{error.type}: {error.message}") if error else "failed"

@@ -274,10 +274,10 @@ def load(sandbox: Sandbox, planned: PlannedPlugin, ctx: RunContext, index: int =
     )
     hooks = tuple(result.get("hooks") or ())
     skipped = str(result["skipped"]) if result.get("skipped") else None
-    return PluginLoad(record, _tools(result, name), None, hooks, skipped)
+    return PluginLoad(record, _tools(result, name, record.group), None, hooks, skipped)
 
 
-def _tools(result: dict[str, Any], plugin: str) -> tuple[ToolRecord, ...]:
+def _tools(result: dict[str, Any], plugin: str, group: str) -> tuple[ToolRecord, ...]:
     """What a plugin registered, as the runtime said."""
     return tuple(
         ToolRecord(
@@ -288,6 +288,7 @@ def _tools(result: dict[str, Any], plugin: str) -> tuple[ToolRecord, ...]:
             kind=str(tool.get("kind") or "tool"),
             exercise=exercise_of(tool.get("exercise")),
             exercise_note=tool.get("exercise_note"),
+            group=group,
         )
         for tool in result.get("tools") or []
     )

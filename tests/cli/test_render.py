@@ -253,3 +253,23 @@ def test_what_the_application_did_not_exercise_is_listed_under_its_plugin() -> N
     text = render_report(replace(base, runs=(replace(base.runs[0], tools=tools),)), colour=False)
     assert "  not exercised: hook:skip_csrf, fixture:db" in text
     assert "hook:startup, hook:skip_csrf, fixture:db" in text  # all registered
+
+
+def test_plugins_of_one_name_in_two_groups_each_list_their_own_registrations() -> None:
+    """A Sphinx theme and a Pygments style, both named ``dusk``."""
+    base = report()
+    run = replace(
+        base.runs[0],
+        plugins=(
+            PluginRecord("dusk", "pygments.styles", "dusk.style:Dusk", ok=True),
+            PluginRecord("dusk", "sphinx.html_themes", "dusk", ok=True),
+        ),
+        tools=(
+            ToolRecord("dusk", "dusk", None, kind="style", group="pygments.styles"),
+            ToolRecord("dusk", "dusk", None, kind="theme", group="sphinx.html_themes"),
+        ),
+    )
+    lines = render_report(replace(base, runs=(run,)), colour=False).splitlines()
+    assert "  ok   dusk  dusk.style:Dusk  style:dusk" in lines
+    assert "  ok   dusk  dusk  theme:dusk" in lines
+    assert lines[-1].startswith("PASSED: 2 plugin(s) registering 1 style(s), 1 theme(s)")

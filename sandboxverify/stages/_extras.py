@@ -32,6 +32,7 @@ from sandboxverify.sandbox import (
     installer_env,
     without_wheel,
 )
+from sandboxverify.stages._import_names import distributions_of
 from sandboxverify.stages._imports import run_imports
 
 #: an extra's name as PEP 685 normalises it; anything else is not used (it names a directory)
@@ -54,10 +55,11 @@ class Extras:
     base: Mapping[str, str] = field(default_factory=dict)
 
     def providing(self, module: str) -> list[str]:
-        """The extras that add a distribution named as ``module``'s top-level name is, the
+        """The extras that add a distribution that may install ``module``'s top-level name (named
+        as it is, with a customary affix, or a well-known other name: ``_import_names``), the
         smallest first (the one a user would install for it)."""
-        wanted = canonicalize_name(module.split(".", 1)[0])
-        found = [extra for extra, names in self.requirements.items() if wanted in names]
+        wanted = distributions_of(module)
+        found = [extra for extra, names in self.requirements.items() if wanted & set(names)]
         return sorted(found, key=lambda extra: (len(self.requirements[extra]), extra))
 
     def for_users(self, module: str) -> list[str]:

@@ -17,12 +17,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from sandboxverify.artifacts import Artifact
-from sandboxverify.report import ExcusedModule, ExtraRecord, Failure, ImportFailure
+from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
 from sandboxverify.stages._extras import (
     FALLBACK_EXTRAS,
     ExtraRun,
     Extras,
+    extra_record,
     not_built,
     read_extras,
     run_extra,
@@ -322,7 +323,7 @@ def settle(
         lacks = ", ".join(found.missing.get(module, ()))
         tried = f", and it did not import with the extras tried ({_names(runs)})" if runs else ""
         hints[module] = f"no extra declares a distribution named {lacks}{tried}"
-    records = tuple(_record(run, excused) for run in runs)
+    records = tuple(extra_record(run, excused) for run in runs)
     return Settled(
         tuple(sorted(excused, key=lambda e: e.module)),
         failed,
@@ -364,20 +365,6 @@ def _with_extra(module: str, run: ExtraRun, dist: str) -> ExcusedModule:
         "extra",
         f"imports with the extra installed ({dist}[{run.extra}])",
         extra=run.extra,
-    )
-
-
-def _record(run: ExtraRun, excused: Sequence[ExcusedModule]) -> ExtraRecord:
-    verified = tuple(e.module for e in excused if e.reason == "extra" and e.extra == run.extra)
-    return ExtraRecord(
-        name=run.extra,
-        requirement=run.requirement,
-        modules=run.modules,
-        tried=run.tried,
-        installed=run.installed,
-        imported=verified,
-        error=run.error,
-        seconds=round(run.seconds, 3),
     )
 
 

@@ -21,7 +21,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from sandboxverify.artifacts import Artifact
-from sandboxverify.report import ExcusedModule, summarize
+from sandboxverify.report import ExcusedModule, ExtraRecord, summarize
 from sandboxverify.sandbox import (
     Command,
     Interpreter,
@@ -236,6 +236,20 @@ def run_extra(
         results=results,
         stopped=stopped,
         seconds=seconds + _since(started),
+    )
+
+
+def extra_record(run: ExtraRun, excused: Sequence[ExcusedModule]) -> ExtraRecord:
+    verified = tuple(e.module for e in excused if e.reason == "extra" and e.extra == run.extra)
+    return ExtraRecord(
+        name=run.extra,
+        requirement=run.requirement,
+        modules=run.modules,
+        tried=run.tried,
+        installed=run.installed,
+        imported=verified,
+        error=run.error,
+        seconds=round(run.seconds, 3),
     )
 
 

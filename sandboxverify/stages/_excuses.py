@@ -19,6 +19,7 @@ from typing import Any
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
+from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
 from sandboxverify.stages._extras import (
     FALLBACK_EXTRAS,
     ExtraRun,
@@ -88,13 +89,16 @@ def excuse(
     found = triage(failed, own=wheel.top_level, extras=extras, installed=installed, modules=modules)
     root = sandbox.paths.root
 
-    def verify(extra: str) -> ExtraRun:
-        paths = SandboxPaths(root.parent / f"{root.name}-extra-{extra}")
+    def verify(extra: str, alternative_for: Sequence[str] | None = None) -> ExtraRun:
+        kind = "extra" if alternative_for is None else "alternative"
+        paths = SandboxPaths(root.parent / f"{root.name}-{kind}-{extra}")
         # the modules may be judged again in the same sandbox (with an application that
         # depends on the distribution installed): each judging gets fresh extras' sandboxes
         shutil.rmtree(paths.root, ignore_errors=True)
         paths.make()
-        needing, tried = found.modules_for(extra)
+        needing, tried = (
+            found.modules_for(extra) if alternative_for is None else (alternative_for, [])
+        )
         return run_extra(
             extra,
             needing,
@@ -108,6 +112,7 @@ def excuse(
 
     runs = parallel_map(verify, found.extras, _EXTRAS_AT_ONCE) if found.extras else []
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
+    settled = with_alternatives(settled, found.needs, found.alternatives, verify, dist)
     releases = OtherReleases(extras, installed, also, ctx)
     return releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
 
@@ -131,6 +136,8 @@ class Triage:
     packages: frozenset[str] = frozenset()
     #: the wheel's top-level names
     own: frozenset[str] = frozenset()
+    #: module -> the other extras that offer what it needs, tried if it fails with its own
+    alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def extras(self) -> list[str]:
@@ -163,6 +170,7 @@ def triage(
     unmapped: list[str] = []
     reached_extra: dict[str, str] = {}
     lacking: dict[str, tuple[str, ...]] = {}
+    alternatives: dict[str, tuple[str, ...]] = {}
     for item in failed:
         module, cause = str(item["module"]), _cause(item)
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
@@ -182,6 +190,7 @@ def triage(
             excused[module] = excuse
         elif extra is not None:
             needs[module] = extra
+            alternatives[module] = alternatives_of(missing, extra, extras)
         elif missing:
             unmapped.append(module)
             lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))
@@ -197,6 +206,7 @@ def triage(
         lacking,
         frozenset(packages),
         frozenset(own_names),
+        alternatives,
     )
 
 

@@ -334,3 +334,36 @@ def test_a_module_for_an_older_release_of_a_requirement_is_excused_once_it_impor
     assert "svfix-release-dep>=1" in excused.detail
     assert "2.0.0, installed here" in excused.detail
     assert {tool.name for tool in report.runs[0].tools} == {"answer"}
+
+
+@pytest.fixture(scope="module")
+def two_bindings(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Two distributions of the module ``svfix_alt_binding``: the first raises at import."""
+    root = tmp_path_factory.mktemp("bindings")
+    wheels = root / "wheels"
+    wheels.mkdir()
+    for binding in ("alt-binding-broken", "alt-binding-good"):
+        built = uv_wheel(copy_fixture(binding, root / binding), root / binding / "dist")
+        shutil.copy2(built, wheels)
+    return str(wheels)
+
+
+def test_a_module_that_fails_with_its_first_extra_imports_with_another_that_offers_the_same(
+    two_bindings: str,
+) -> None:
+    report = verify(fixture("good-alternative-extras"), find_links=(two_bindings,))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    [excused] = imports.excused
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_alternative_extras.window",
+        "extra",
+        "second",
+    )
+    assert "it failed with the extra 'first'" in excused.detail
+    assert [(e.name, e.installed, e.imported) for e in imports.extras] == [
+        ("first", True, ()),
+        ("second", True, ("svfix_good_alternative_extras.window",)),
+    ]

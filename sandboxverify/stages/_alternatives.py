@@ -1,0 +1,91 @@
+"""The other extras that offer what a module lacks, when it failed with the first one.
+
+Several extras often bring the same thing in different ways: a Qt binding each (``pyside2``,
+``pyside6``, ``qt``), a database driver each. A module is first tried with the smallest; a user
+picks the one that works on their Python, so when it fails there (PySide2 crashes on Python
+3.11), the next ones are tried, and the module fails only if it fails with every one tried.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from sandboxverify.report import ExcusedModule
+from sandboxverify.sandbox import parallel_map
+from sandboxverify.stages._extras import ExtraRun, Extras, extra_record
+from sandboxverify.stages._imports import Settled
+
+#: the other extras a module is tried with, beyond the first
+MORE_ALTERNATIVES = 2
+_AT_ONCE = 2
+
+
+def alternatives_of(missing: Sequence[str], chosen: str, extras: Extras) -> tuple[str, ...]:
+    """The extras for users that declare what ``missing`` names first, other than ``chosen``
+    (the one the module is tried with first), at most :data:`MORE_ALTERNATIVES`."""
+    for name in missing:
+        offered = extras.for_users(name)
+        if chosen in offered:
+            return tuple(extra for extra in offered if extra != chosen)[:MORE_ALTERNATIVES]
+    return ()
+
+
+def with_alternatives(
+    settled: Settled,
+    needs: Mapping[str, str],
+    alternatives: Mapping[str, Sequence[str]],
+    run: Callable[[str, Sequence[str]], ExtraRun],
+    dist: str,
+) -> Settled:
+    """``settled``, with each module that failed to import with its extra (``needs``) tried
+    with its ``alternatives`` (``run``: an extra's sandbox made for these modules), and
+    excused with the first of them it imports with."""
+    retried = {
+        module: others
+        for module, others in alternatives.items()
+        if others and module in settled.failed and settled.failed[module].type != _UNINSTALLED
+    }
+    if not retried:
+        return settled
+    by_extra: dict[str, list[str]] = {}
+    for module, others in retried.items():
+        for extra in others:
+            by_extra.setdefault(extra, []).append(module)
+    runs = parallel_map(lambda extra: run(extra, by_extra[extra]), sorted(by_extra), _AT_ONCE)
+    excused, failed = list(settled.excused), dict(settled.failed)
+    failures = list(settled.failures)
+    hints = dict(settled.hints)
+    for module, others in retried.items():
+        helped = next((r for r in runs if r.extra in others and _ok(r, module)), None)
+        if helped is None:
+            hints[module] = f"it fails with the extras {', '.join(others)} too"
+            continue
+        failed.pop(module)
+        failures = [f for f in failures if not (f.module == module and f.code == "import_failed")]
+        excused.append(
+            ExcusedModule(
+                module,
+                "extra",
+                f"imports with the extra installed ({dist}[{helped.extra}]), one of those that "
+                f"offer what it needs (it failed with the extra {needs.get(module)!r})",
+                extra=helped.extra,
+            )
+        )
+    return replace(
+        settled,
+        excused=tuple(sorted(excused, key=lambda e: e.module)),
+        failed=failed,
+        failures=tuple(failures),
+        records=settled.records + tuple(extra_record(r, excused) for r in runs),
+        hints=hints,
+    )
+
+
+#: what a module whose extra did not install failed with: that is the extra's failure
+_UNINSTALLED = "ExtraNotInstalled"
+
+
+def _ok(run: ExtraRun, module: str) -> bool:
+    result = (run.results or {}).get(module)
+    return run.installed and result is not None and result.get("ok") is True

@@ -1,0 +1,97 @@
+"""A module that failed with its first extra, tried with the others that offer the same."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from sandboxverify.report import Failure, ImportFailure
+from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
+from sandboxverify.stages._extras import ExtraRun, Extras
+from sandboxverify.stages._imports import Settled
+
+QT = Extras(
+    "webview",
+    {
+        "pyside2": ("qtpy", "pyside2"),
+        "pyside6": ("qtpy", "pyside6"),
+        "qt": ("qtpy", "pyqt6"),
+        "qt5": ("qtpy", "pyqt5"),
+        "dev": ("qtpy", "pytest"),
+    },
+)
+
+
+def test_the_other_extras_for_users_offering_the_same_come_in_their_order() -> None:
+    assert alternatives_of(["qtpy"], "pyside2", QT) == ("pyside6", "qt")
+    assert alternatives_of(["gi"], "pyside2", QT) == ()
+
+
+def _settled(module: str) -> Settled:
+    failure = Failure(
+        "import_failed",
+        f"module {module!r} failed to import with the extra 'pyside2' installed: crashed",
+        module=module,
+    )
+    return Settled(
+        (), {module: ImportFailure(module, "ImportRunStopped", "crashed")}, (failure,), ()
+    )
+
+
+Run = Callable[[str, Sequence[str]], ExtraRun]
+
+
+def _runs(imports_with: set[str]) -> tuple[list[tuple[str, tuple[str, ...]]], Run]:
+    asked: list[tuple[str, tuple[str, ...]]] = []
+
+    def run(extra: str, modules: Sequence[str]) -> ExtraRun:
+        asked.append((extra, tuple(modules)))
+        results = {m: {"ok": extra in imports_with} for m in modules}
+        return ExtraRun(extra, f"webview[{extra}]", tuple(modules), (), True, results=results)
+
+    return asked, run
+
+
+def test_the_module_is_excused_with_the_first_alternative_it_imports_with() -> None:
+    asked, run = _runs({"qt"})
+    settled = with_alternatives(
+        _settled("webview.platforms.qt"),
+        {"webview.platforms.qt": "pyside2"},
+        {"webview.platforms.qt": ("pyside6", "qt")},
+        run,
+        "pywebview",
+    )
+    assert sorted(asked) == [
+        ("pyside6", ("webview.platforms.qt",)),
+        ("qt", ("webview.platforms.qt",)),
+    ]
+    assert settled.failed == {} and settled.failures == ()
+    [excused] = settled.excused
+    assert (excused.reason, excused.extra) == ("extra", "qt")
+    assert "it failed with the extra 'pyside2'" in excused.detail
+    assert [(r.name, r.imported) for r in settled.records] == [
+        ("pyside6", ()),
+        ("qt", ("webview.platforms.qt",)),
+    ]
+
+
+def test_a_module_failing_with_every_alternative_keeps_its_failure_and_says_so() -> None:
+    _, run = _runs(set())
+    before = _settled("webview.platforms.qt")
+    settled = with_alternatives(
+        before,
+        {"webview.platforms.qt": "pyside2"},
+        {"webview.platforms.qt": ("pyside6", "qt")},
+        run,
+        "pywebview",
+    )
+    assert settled.failures == before.failures and settled.excused == ()
+    assert settled.hints["webview.platforms.qt"] == "it fails with the extras pyside6, qt too"
+
+
+def test_a_module_whose_extra_did_not_install_is_not_tried_with_others() -> None:
+    """An extra that does not install is a failure of its own."""
+    asked, run = _runs({"qt"})
+    module = "webview.platforms.qt"
+    settled = Settled((), {module: ImportFailure(module, "ExtraNotInstalled", "no")}, (), ())
+    assert with_alternatives(settled, {module: "pyside2"}, {module: ("qt",)}, run, "w") is settled
+    assert asked == []

@@ -7,6 +7,7 @@ link leads out of it.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tarfile
 import time
@@ -242,6 +243,10 @@ def _cache_key(tree: Path, ctx: RunContext) -> str | None:
     )
 
 
+#: the last module a failed build could not import
+_NO_MODULE = re.compile(r"No module named '([^']+)'(?![\s\S]*No module named ')")
+
+
 def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
     outcome = hooks.failed
     if outcome is not None and outcome.timed_out:
@@ -266,6 +271,15 @@ def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         hint = NO_WHEEL_HINT
     if hooks.doing:
         cause = f"{hooks.doing}: {cause}"
+    missing = _NO_MODULE.search(outcome.tail) if outcome is not None and not outcome.ok else None
+    if missing is not None and sdist_only is None:
+        # an import the build's own code makes: a build tool it does not declare, or a part of
+        # the project the tree left out
+        hint = (
+            f"the build imports {missing.group(1)}, which its build environment does not have: "
+            "if the build uses it, declare it in [build-system] requires (without "
+            f"pyproject.toml a build has setuptools alone); if it is the project's own: {hint}"
+        )
     if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):
         hint = (
             "the build backend downloads something while it builds (a toolchain such as "

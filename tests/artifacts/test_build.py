@@ -225,3 +225,30 @@ def test_a_build_requirement_without_a_wheel_is_named_with_the_no_wheel_hint(
     assert failure.code == "build_failed"
     assert "the build requirement 'vcversioner' has no wheel" in failure.message
     assert failure.hint is not None and "--find-links" in failure.hint
+
+
+def test_a_build_that_cannot_import_a_module_names_it_as_a_requirement_or_a_left_out_part(
+    tmp_path: Path,
+) -> None:
+    """markdown-katex's setup.py imports lib3to6, which it declares nowhere."""
+    command = Command(
+        argv=["python", "-m", "pep517"],
+        env={},
+        cwd=tmp_path,
+        timeout=60.0,
+        log_path=tmp_path / "log",
+        label="build-wheel",
+    )
+    tail = (
+        'Traceback (most recent call last):\n  File "setup.py", line 12, in <module>\n'
+        "    import lib3to6\nModuleNotFoundError: No module named 'lib3to6'\n"
+    )
+    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    failure = build_failure(
+        "building a wheel from k-1.0.tar.gz", HookRun(failed=outcome), "missing?"
+    )
+    assert failure.hint == (
+        "the build imports lib3to6, which its build environment does not have: if the build "
+        "uses it, declare it in [build-system] requires (without pyproject.toml a build has "
+        "setuptools alone); if it is the project's own: missing?"
+    )

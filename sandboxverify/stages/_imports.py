@@ -30,6 +30,7 @@ from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._import_stops import from_progress, stopped
+from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
 _SHOWN = 5
@@ -329,6 +330,9 @@ class _Judge:
                     "to the wheel (check the build's include/exclude settings, MANIFEST.in, "
                     "packages=...), or stop importing it"
                 )
+            removed = removed_from_stdlib(top, self.python)
+            if removed is not None:
+                return removed
             return (
                 f"{top!r} is imported by {name} but not installed: declare it in [project] "
                 f"dependencies; if {name} is an optional part (an extra), pass "

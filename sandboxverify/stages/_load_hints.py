@@ -7,6 +7,7 @@ import re
 
 from sandboxverify.report import PluginRecord, reached_for_network
 from sandboxverify.runtime.hosts import KNOWN_GROUPS, Wording
+from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 
 _MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 #: a program the plugin runs, missing from PATH: "'pngquant' not found", "X: command not found",
@@ -86,6 +87,9 @@ def _import_hint(record: PluginRecord, own_modules: frozenset[str], python: str)
                 "settings, MANIFEST.in, packages=...), or the entry point names a module that "
                 "was renamed or never existed"
             )
+        removed = removed_from_stdlib(top, python)
+        if removed is not None:
+            return removed
         return (
             f"{top!r} is imported but not installed: declare it in [project] dependencies "
             "(only declared dependencies are installed in the sandbox), or, if it is the "

@@ -108,6 +108,12 @@ def test_load_failures_get_hints_by_cause() -> None:
         ),
         "data": ("FileNotFoundError", "[Errno 2] data.json", "declare it as package data"),
         "syntax": ("SyntaxError", "invalid syntax", "does not compile on Python 3.12.1"),
+        "py2": ("ModuleNotFoundError", "No module named 'hotshot'", "Python 2's standard library"),
+        "gone": (
+            "ModuleNotFoundError",
+            "No module named 'distutils'",
+            "removed from the standard library in Python 3.12",
+        ),
     }
     for name, (type_, message, hint) in hints.items():
         [failure] = run(discovery(name), [failed(name, type_, message)])

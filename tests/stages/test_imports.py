@@ -407,3 +407,13 @@ def test_no_scripts_is_said_plainly(sandbox: Sandbox) -> None:
     outcome = check_scripts(sandbox, [], skip_help=[], servers=[], ctx=ctx)
 
     assert (outcome.failures, outcome.records, outcome.summary) == ((), (), "no console scripts")
+
+
+def test_a_module_importing_what_python_no_longer_has_is_told_it_is_old_code() -> None:
+    """Paste's fsdiff imports UserDict: nothing to declare, Python 2 code to port."""
+    old = failed("svtest_pkg.fsdiff", "ModuleNotFoundError", "No module named 'UserDict'")
+    old["cause"] = {"missing": ["UserDict"], "names": [], "skip": False}
+    [failure] = judge({"modules": ["svtest_pkg.fsdiff"], "results": [old]}).failures
+    assert failure.hint is not None
+    assert failure.hint.startswith("'UserDict' is Python 2's standard library")
+    assert "declare it in [project] dependencies" not in failure.hint

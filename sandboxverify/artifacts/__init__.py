@@ -21,6 +21,7 @@ from sandboxverify.artifacts._artifacts import (
     inspect_sdist,
     inspect_wheel,
     select_wheel,
+    shared_namespace,
 )
 from sandboxverify.artifacts._build import BuildResult, build_project
 from sandboxverify.artifacts._cache import ArtifactCache, default_root
@@ -59,6 +60,7 @@ __all__ = [
     "promoted",
     "pyproject_validator",
     "select_wheel",
+    "shared_namespace",
     "unknown_warning_codes",
 ]
 

@@ -403,6 +403,25 @@ def _one_release(found: Sequence[tuple[NormalizedName, Version]]) -> None:
         )
 
 
+def shared_namespace(wheel: Artifact, top: str) -> bool:
+    """Whether the wheel's top-level package ``top`` is a namespace package, which other
+    distributions add modules to: it has no ``__init__.py`` (PEP 420), or its ``__init__.py``
+    extends its path (``pkgutil.extend_path``, ``pkg_resources.declare_namespace``)."""
+    init = f"{top}/__init__.py"
+    if init not in wheel.files:
+        return any(name.startswith(f"{top}/") for name in wheel.files)
+    try:
+        with zipfile.ZipFile(wheel.path) as archive, archive.open(init) as handle:
+            text = handle.read(_NAMESPACE_READ).decode("utf-8", "replace")
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return False
+    return "extend_path" in text or "declare_namespace" in text
+
+
+#: how much of an ``__init__.py`` says whether it makes a namespace package
+_NAMESPACE_READ = 64 * 1024
+
+
 def select_wheel(wheels: Sequence[Artifact], version_info: tuple[int, int, int]) -> Artifact | None:
     """The wheel an installer would pick for this Python version on this platform."""
     if len(wheels) == 1:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from sandboxverify.artifacts import Artifact
+from sandboxverify.artifacts import Artifact, shared_namespace
 from sandboxverify.report import (
     AllowedFailure,
     ExcusedModule,
@@ -324,6 +324,13 @@ class _Judge:
         if kind == "ModuleNotFoundError" and missing:
             module = missing.group(1)
             top = module.split(".", 1)[0]
+            if top in self.wheel.top_level and shared_namespace(self.wheel, top):
+                return (
+                    f"{module} is not in this wheel, and {top} is a namespace package that other "
+                    f"distributions add to: if {module} is another distribution's, declare that "
+                    "in [project] dependencies; if it is this project's, add it to the wheel "
+                    "(check the build's include/exclude settings)"
+                )
             if top in self.wheel.top_level:
                 return (
                     f"{module} belongs to this project but is not in the installed wheel: add it "

@@ -7,6 +7,7 @@ import dataclasses
 import json
 import stat
 import sys
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -417,3 +418,34 @@ def test_a_module_importing_what_python_no_longer_has_is_told_it_is_old_code() -
     assert failure.hint is not None
     assert failure.hint.startswith("'UserDict' is Python 2's standard library")
     assert "declare it in [project] dependencies" not in failure.hint
+
+
+@pytest.mark.parametrize(
+    ("init", "shared"),
+    [
+        ("__import__('pkg_resources').declare_namespace(__name__)\n", True),
+        ("__path__ = __import__('pkgutil').extend_path(__path__, __name__)\n", True),
+        (None, True),  # PEP 420: no __init__.py at all
+        ("VERSION = '1'\n", False),
+    ],
+)
+def test_a_module_missing_from_a_shared_namespace_may_be_another_distributions(
+    tmp_path: Path, init: str | None, shared: bool
+) -> None:
+    """Paste's modpython imports paste.deploy, which PasteDeploy adds to the paste namespace."""
+    path = tmp_path / "paste-3.10-py3-none-any.whl"
+    files = ["paste/util.py", *(["paste/__init__.py"] if init is not None else [])]
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in files:
+            archive.writestr(name, init if name.endswith("__init__.py") and init else "")
+    wheel = dataclasses.replace(
+        WHEEL, path=path, top_level=frozenset({"paste"}), files=tuple(files)
+    )
+    gone = failed("paste.modpython", "ModuleNotFoundError", "No module named 'paste.deploy'")
+    judged = _Judge("3.12.1", wheel, (), ()).judge(
+        {"modules": ["paste.modpython"], "results": [gone]}
+    )
+    [failure] = judged.failures
+    assert failure.hint is not None
+    assert ("namespace package that other distributions add to" in failure.hint) is shared
+    assert ("belongs to this project" in failure.hint) is not shared

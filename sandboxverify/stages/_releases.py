@@ -11,6 +11,7 @@ only if it imports there.
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -43,6 +44,8 @@ class ReleaseRun:
     modules: tuple[str, ...]
     #: the runtime's results, by module
     results: Mapping[str, Mapping[str, Any]]
+    #: the wheel requires it (else: installed as its plugins' application, any release)
+    required: bool = True
 
 
 def written_for_other_releases(
@@ -53,10 +56,14 @@ def written_for_other_releases(
     extras: Extras,
     versions: Mapping[str, str],
 ) -> dict[str, list[str]]:
-    """Each required distribution (normalised) and the failed modules that lack only a name
-    of its: not reached by an entry point, not ``judged`` otherwise (excused, or waiting for
-    an extra), missing no distribution. ``versions``: what the plain sandbox installed."""
+    """Each installed distribution (normalised) and the failed modules written for another
+    release of it: not reached by an entry point, not ``judged`` otherwise (excused, or waiting
+    for an extra), missing no distribution, and either lacking only names of that one
+    (required or not: a plugin's application is often left undeclared) or, lacking no name,
+    raising with a message that names one required distribution alone (a version guard:
+    ``only supports pydantic v1.x``). ``versions``: what the plain sandbox installed."""
     found: dict[str, list[str]] = {}
+    others = {name for name in versions if name not in _TOOLS and name != extras.dist}
     for item in failed:
         module = str(item.get("module"))
         raw = item.get("cause")
@@ -68,13 +75,31 @@ def written_for_other_releases(
         listed = cause.get("names")
         names: list[Any] = listed if isinstance(listed, list) else []
         tops = {
-            canonicalize_name(str(pair[0]).split(".")[0])
+            str(canonicalize_name(str(pair[0]).split(".")[0]))
             for pair in names
             if isinstance(pair, list) and pair and str(pair[0]).split(".")[0] not in own
         }
-        if len(tops) == 1 and (top := next(iter(tops))) in extras.base and top in versions:
+        if not names:  # a guard of its own, or the release refusing its code: named in words
+            tops = _named(item, own) & set(extras.base)
+        if len(tops) == 1 and (top := next(iter(tops))) in others:
             found.setdefault(top, []).append(module)
     return found
+
+
+#: installers' own distributions, in every sandbox and named in many messages
+_TOOLS = frozenset({"pip", "setuptools", "wheel"})
+
+
+def _named(item: Mapping[str, Any], own: Collection[str]) -> set[str]:
+    """The distributions the failure's message names, as words (``pydantic`` in ``this
+    module only supports pydantic v1.x``), the wheel's own names aside."""
+    error = item.get("error")
+    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
+    words = {word for word in _WORD.findall(message.lower()) if word not in own}
+    return {str(canonicalize_name(word)) for word in words}
+
+
+_WORD = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
 
 
 def try_other_releases(
@@ -91,9 +116,10 @@ def try_other_releases(
     version before the one installed that the wheel's requirement allows."""
 
     def attempt(name: str) -> ReleaseRun:
-        declared, newest, modules = extras.base[name], versions[name], tuple(candidates[name])
+        declared = extras.base.get(name, name)  # an undeclared application: any release
+        newest, modules = versions[name], tuple(candidates[name])
         pinned = _previous_major(declared, newest, sandbox, ctx)
-        run = ReleaseRun(declared, pinned, newest, modules, {})
+        run = ReleaseRun(declared, pinned, newest, modules, {}, name in extras.base)
         if pinned is None:
             return run
         root = sandbox.paths.root
@@ -110,7 +136,7 @@ def try_other_releases(
             return run
         ran = run_imports(other, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=modules)
         results = {str(item["module"]): item for item in ran.result.get("results") or ()}
-        return ReleaseRun(declared, pinned, newest, modules, results)
+        return replace(run, results=results)
 
     return parallel_map(attempt, sorted(candidates), _AT_ONCE)
 
@@ -130,8 +156,13 @@ def release_excuses(runs: Sequence[ReleaseRun]) -> list[ExcusedModule]:
                     module,
                     "release",
                     f"written for another release of {name}: it imports with {run.pinned} "
-                    f"(the requirement {run.declared} allows it), and fails only with {name} "
-                    f"{run.newest}, installed here",
+                    + (
+                        f"(the requirement {run.declared} allows it)"
+                        if run.required
+                        else f"(the wheel does not require {name}: installed as the application "
+                        "of its plugins, any release may be)"
+                    )
+                    + f", and fails only with {name} {run.newest}, installed here",
                 )
             )
     return excused

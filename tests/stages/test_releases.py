@@ -17,7 +17,7 @@ from sandboxverify.stages._releases import (
 )
 
 EXTRAS = Extras("plug", {}, {"tox": "tox>=3.28", "pydantic": "pydantic<3,>=1.10"})
-VERSIONS = {"tox": "4.67.15", "pydantic": "2.9.0", "click": "8.1.7"}
+VERSIONS = {"tox": "4.67.15", "pydantic": "2.9.0", "click": "8.1.7", "pip": "25.0"}
 
 
 def _failed(module: str, names: list[list[str]], **more: Any) -> dict[str, Any]:
@@ -45,12 +45,28 @@ def test_a_module_lacking_a_name_of_one_requirement_is_tried_with_another_releas
         _failed("plug.hooks3", [["tox", "hookimpl"]], missing=["py"]),  # extras' business
         _failed("plug.mixed", [["tox", "hookimpl"], ["pydantic", "Field"]]),  # which release?
         _failed("plug.own", [["plug", "gone"]]),  # the wheel lacks its own name
-        _failed("plug.cli", [["click", "Group"]]),  # installed, but not required by the wheel
         _failed("plug.other", []),  # raised for a reason of its own
     ],
 )
 def test_other_failures_are_not_tried(failed: dict[str, Any]) -> None:
     assert _candidates(failed) == {}
+
+
+def test_an_installed_distribution_the_wheel_does_not_require_is_tried_too() -> None:
+    """tox-pin-deps declares no tox: the check installs it as the plugin's application."""
+    assert _candidates(_failed("plug.cli", [["click", "Group"]])) == {"click": ["plug.cli"]}
+
+
+def test_a_version_guard_naming_one_required_distribution_is_tried_with_another_release() -> None:
+    """pydantic-compat's _v1 raises 'pydantic_compat._v1 only supports pydantic v1.x'."""
+    guard = _failed("plug._v1", [])
+    guard["error"] = {"type": "ImportError", "message": "plug._v1 only supports pydantic v1.x"}
+    assert _candidates(guard) == {"pydantic": ["plug._v1"]}
+    vague = _failed("plug.both", [])
+    vague["error"] = {"type": "ImportError", "message": "needs tox and pydantic, or click"}
+    assert _candidates(vague) == {}  # two required ones named (click is not required)
+    tool = _failed("plug.pip", [["pip", "main"]])
+    assert _candidates(tool) == {}  # the installers' own
 
 
 def test_a_module_judged_already_is_not_tried_again() -> None:
@@ -97,3 +113,13 @@ def test_a_module_still_failing_says_which_release_it_was_tried_with() -> None:
         "plug.c": "tox>=4 allows no release older than 4.67.15's major version with a wheel "
         "for this Python, so it was not tried with another release",
     }
+
+
+def test_an_excuse_with_an_undeclared_application_says_so() -> None:
+    run = ReleaseRun(
+        "tox", "tox==3.28.0", "4.67.15", ("p.plugin",), {"p.plugin": {"ok": True}}, False
+    )
+    [excused] = release_excuses([run])
+    assert "the wheel does not require tox: installed as the application of its plugins" in (
+        excused.detail
+    )

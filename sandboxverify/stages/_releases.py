@@ -33,17 +33,21 @@ _AT_ONCE = 2
 
 @dataclass(frozen=True)
 class ReleaseRun:
-    """A sandbox with the wheel and an older release of one of its requirements."""
+    """The modules written for older releases of one distribution, each tried in a sandbox
+    with the wheel and one older release, newest first, until every one imported."""
 
     #: the requirement as the wheel declares it (``tox>=3.28``)
     declared: str
-    #: the release installed beside the wheel (``tox==3.28.0``), or ``None``: none to try
-    pinned: str | None
+    #: the releases installed beside the wheel, one sandbox each (``tox==3.28.0``), in turn;
+    #: none: the requirement allows no older release with a wheel for this Python
+    tried: tuple[str, ...]
     #: the version installed in the plain sandbox
     newest: str
     modules: tuple[str, ...]
-    #: the runtime's results, by module
-    results: Mapping[str, Mapping[str, Any]]
+    #: module -> the release it imported with
+    imported_with: Mapping[str, str]
+    #: module -> the runtime's result of the last release it failed with
+    failed_with: Mapping[str, Mapping[str, Any]]
     #: the wheel requires it (else: installed as its plugins' application, any release)
     required: bool = True
 
@@ -112,31 +116,45 @@ def try_other_releases(
     also: Sequence[str],
     ctx: RunContext,
 ) -> list[ReleaseRun]:
-    """For each distribution, its modules imported with the newest release of the major
-    version before the one installed that the wheel's requirement allows."""
+    """For each distribution, its modules imported with the newest release of each older
+    series the wheel's requirement allows (at most :data:`_SERIES_TRIED`), newest first."""
 
-    def attempt(name: str) -> ReleaseRun:
-        declared = extras.base.get(name, name)  # an undeclared application: any release
-        newest, modules = versions[name], tuple(candidates[name])
-        pinned = _previous_major(declared, newest, sandbox, ctx)
-        run = ReleaseRun(declared, pinned, newest, modules, {}, name in extras.base)
-        if pinned is None:
-            return run
+    def one(name: str, pinned: str, modules: Sequence[str]) -> dict[str, Mapping[str, Any]]:
         root = sandbox.paths.root
-        paths = SandboxPaths(root.parent / f"{root.name}-release-{name}")
+        paths = SandboxPaths(root.parent / f"{root.name}-release-{pinned.replace('==', '-')}")
         shutil.rmtree(paths.root, ignore_errors=True)  # each judging starts afresh
         paths.make()
         other, _, _ = extra_sandbox(sandbox.interpreter, paths, ctx)
         if other is None:
-            return run
+            return {}
         installed, _, _ = install_extra(
             other, wheel.path, str(wheel.name), ctx, also=[*also, pinned]
         )
         if not installed:
-            return run
+            return {}
         ran = run_imports(other, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=modules)
-        results = {str(item["module"]): item for item in ran.result.get("results") or ()}
-        return replace(run, results=results)
+        return {str(item["module"]): item for item in ran.result.get("results") or ()}
+
+    def attempt(name: str) -> ReleaseRun:
+        declared = extras.base.get(name, name)  # an undeclared application: any release
+        newest, modules = versions[name], tuple(candidates[name])
+        pins = _older_series(declared, newest, sandbox, ctx)
+        imported_with: dict[str, str] = {}
+        failed_with: dict[str, Mapping[str, Any]] = {}
+        for pinned in pins:
+            left = [module for module in modules if module not in imported_with]
+            if not left:
+                break
+            results = one(name, pinned, left)
+            for module in left:
+                result = results.get(module)
+                if result is not None and result.get("ok") is True:
+                    imported_with[module] = pinned
+                else:
+                    failed_with[module] = result or {}
+        return ReleaseRun(
+            declared, pins, newest, modules, imported_with, failed_with, name in extras.base
+        )
 
     return parallel_map(attempt, sorted(candidates), _AT_ONCE)
 
@@ -146,16 +164,13 @@ def release_excuses(runs: Sequence[ReleaseRun]) -> list[ExcusedModule]:
     failed in the plain install."""
     excused = []
     for run in runs:
-        for module in run.modules:
-            result = run.results.get(module)
-            if run.pinned is None or result is None or result.get("ok") is not True:
-                continue
-            name = run.pinned.split("==")[0]
+        for module, pinned in run.imported_with.items():
+            name = pinned.split("==")[0]
             excused.append(
                 ExcusedModule(
                     module,
                     "release",
-                    f"written for another release of {name}: it imports with {run.pinned} "
+                    f"written for another release of {name}: it imports with {pinned} "
                     + (
                         f"(the requirement {run.declared} allows it)"
                         if run.required
@@ -172,19 +187,21 @@ def release_hints(runs: Sequence[ReleaseRun]) -> dict[str, str]:
     """What to say of the modules tried with an older release that still failed."""
     hints = {}
     for run in runs:
+        tried = " and ".join(run.tried)
         for module in run.modules:
-            result = run.results.get(module)
-            if run.pinned is None:
+            result = run.failed_with.get(module)
+            if not run.tried:
                 hints[module] = (
                     f"{run.declared} allows no release older than {run.newest}'s major version "
                     "with a wheel for this Python, so it was not tried with another release"
                 )
-            elif result is None:
-                hints[module] = f"it could not be tried with {run.pinned}: that did not install"
-            elif result.get("ok") is not True:
+            elif module in run.imported_with or result is None:
+                continue
+            elif not result:
+                hints[module] = f"it could not be tried with {tried}: that did not install"
+            else:
                 hints[module] = (
-                    f"it fails with {run.pinned} too, not only with {run.newest}"
-                    + _error_of(result)
+                    f"it fails with {tried} too, not only with {run.newest}" + _error_of(result)
                 )
     return hints
 
@@ -199,26 +216,34 @@ def _error_of(result: Mapping[str, Any]) -> str:
     return f" (there: {error['type']}" + (f": {first[0]}" if first else "") + ")"
 
 
-def _previous_major(declared: str, newest: str, sandbox: Sandbox, ctx: RunContext) -> str | None:
-    """``name==version``: the newest release the requirement allows of the major version
-    before ``newest``'s (or of any earlier one), with a wheel for the sandbox's Python."""
+def _older_series(declared: str, newest: str, sandbox: Sandbox, ctx: RunContext) -> tuple[str, ...]:
+    """``name==version`` of the newest release of each series before ``newest``'s that the
+    requirement allows and that has a wheel for the sandbox's Python, newest first, at most
+    :data:`_SERIES_TRIED` of them."""
     from sandboxverify.artifacts import FetchError, PackageIndex  # noqa: PLC0415 - rarely
 
     try:
         requirement, installed = Requirement(declared), Version(newest)
         python = Version(".".join(str(part) for part in sandbox.interpreter.version_info))
     except (InvalidRequirement, InvalidVersion):
-        return None
+        return ()
     index = PackageIndex(ctx.index.index_url, ctx.index.find_links)
+    pins: dict[tuple[int, ...], str] = {}
     try:
         for version in index.releases(requirement, python):  # newest first
-            if _series(version) < _series(installed) and index.has_wheel(
-                requirement.name, version, python
-            ):
-                return f"{requirement.name}=={version}"
+            series = _series(version)
+            if len(pins) == _SERIES_TRIED:
+                break
+            older = series < _series(installed) and series not in pins
+            if older and index.has_wheel(requirement.name, version, python):
+                pins[series] = f"{requirement.name}=={version}"
     except FetchError:
-        return None
-    return None
+        return tuple(pins.values())
+    return tuple(pins.values())
+
+
+#: how many older series a module is tried with, the newest first
+_SERIES_TRIED = 3
 
 
 def _series(version: Version) -> tuple[int, ...]:

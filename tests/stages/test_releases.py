@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from packaging.version import Version
 
+from sandboxverify.sandbox import IndexOptions
 from sandboxverify.stages._extras import Extras
 from sandboxverify.stages._releases import (
     ReleaseRun,
+    _older_series,
     _series,
     release_excuses,
     release_hints,
@@ -82,34 +86,38 @@ def test_a_release_series_is_its_major_version_or_its_minor_before_1_0() -> None
 def test_only_modules_that_imported_with_the_older_release_are_excused() -> None:
     run = ReleaseRun(
         "tox>=3.28",
-        "tox==3.28.0",
+        ("tox==3.28.0", "tox==2.9.1"),
         "4.67.15",
-        ("plug.hooks3", "plug.loader3"),
-        {"plug.hooks3": {"ok": True}, "plug.loader3": {"ok": False}},
+        ("plug.hooks3", "plug.hooks2", "plug.loader3"),
+        {"plug.hooks3": "tox==3.28.0", "plug.hooks2": "tox==2.9.1"},
+        {"plug.loader3": {"ok": False}},
     )
-    [excused] = release_excuses([run])
+    excused, second = release_excuses([run])
     assert (excused.module, excused.reason) == ("plug.hooks3", "release")
+    assert (second.module, second.reason) == ("plug.hooks2", "release")
+    assert "it imports with tox==2.9.1 " in second.detail
     assert excused.detail == (
         "written for another release of tox: it imports with tox==3.28.0 (the requirement "
         "tox>=3.28 allows it), and fails only with tox 4.67.15, installed here"
     )
-    assert release_excuses([ReleaseRun("tox", None, "4.67.15", ("plug.hooks3",), {})]) == []
+    assert release_excuses([ReleaseRun("tox", (), "4.67.15", ("plug.hooks3",), {}, {})]) == []
 
 
 def test_a_module_still_failing_says_which_release_it_was_tried_with() -> None:
     error = {"type": "ImportError", "message": "cannot import name 'url_quote'\nmore"}
     tried = ReleaseRun(
         "tox>=3.28",
-        "tox==3.28.0",
+        ("tox==3.28.0", "tox==2.9.1"),
         "4.67.15",
-        ("plug.a", "plug.b"),
-        {"plug.a": {"ok": False, "error": error}},
+        ("plug.a", "plug.b", "plug.d"),
+        {"plug.d": "tox==2.9.1"},
+        {"plug.a": {"ok": False, "error": error}, "plug.b": {}},
     )
-    untried = ReleaseRun("tox>=4", None, "4.67.15", ("plug.c",), {})
+    untried = ReleaseRun("tox>=4", (), "4.67.15", ("plug.c",), {}, {})
     assert release_hints([tried, untried]) == {
-        "plug.a": "it fails with tox==3.28.0 too, not only with 4.67.15 (there: ImportError: "
-        "cannot import name 'url_quote')",
-        "plug.b": "it could not be tried with tox==3.28.0: that did not install",
+        "plug.a": "it fails with tox==3.28.0 and tox==2.9.1 too, not only with 4.67.15 (there: "
+        "ImportError: cannot import name 'url_quote')",
+        "plug.b": "it could not be tried with tox==3.28.0 and tox==2.9.1: that did not install",
         "plug.c": "tox>=4 allows no release older than 4.67.15's major version with a wheel "
         "for this Python, so it was not tried with another release",
     }
@@ -117,9 +125,26 @@ def test_a_module_still_failing_says_which_release_it_was_tried_with() -> None:
 
 def test_an_excuse_with_an_undeclared_application_says_so() -> None:
     run = ReleaseRun(
-        "tox", "tox==3.28.0", "4.67.15", ("p.plugin",), {"p.plugin": {"ok": True}}, False
+        "tox", ("tox==3.28.0",), "4.67.15", ("p.plugin",), {"p.plugin": "tox==3.28.0"}, {}, False
     )
     [excused] = release_excuses([run])
     assert "the wheel does not require tox: installed as the application of its plugins" in (
         excused.detail
     )
+
+
+def test_the_newest_release_of_each_older_series_with_a_wheel_is_tried_newest_first(
+    tmp_path: Path,
+) -> None:
+    for version in ("4.1.0", "4.0.0", "3.2.0", "3.1.0", "2.0.0", "1.0.0", "0.9.0"):
+        (tmp_path / f"svfix_dep-{version}-py3-none-any.whl").write_bytes(b"")
+    (tmp_path / "svfix_dep-3.3.0.tar.gz").write_bytes(b"")  # no wheel: 3.2.0 stands for 3
+    sandbox: Any = SimpleNamespace(interpreter=SimpleNamespace(version_info=(3, 11, 7)))
+    ctx: Any = SimpleNamespace(index=IndexOptions(None, (str(tmp_path),)))
+    assert _older_series("svfix-dep>=1", "4.1.0", sandbox, ctx) == (
+        "svfix-dep==3.2.0",
+        "svfix-dep==2.0.0",
+        "svfix-dep==1.0.0",
+    )
+    assert _older_series("svfix-dep>=3", "4.1.0", sandbox, ctx) == ("svfix-dep==3.2.0",)
+    assert _older_series("svfix-dep>=4", "4.1.0", sandbox, ctx) == ()

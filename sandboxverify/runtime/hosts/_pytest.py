@@ -52,6 +52,7 @@ output after the run.
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field
 from types import FrameType
@@ -311,10 +312,13 @@ def _judge(pytest: Any, ref: EntryPointRef, run: _Run) -> None:
         failure.__cause__ = cause
         raise PluginLoadError("application", failure)
     if not run.loaded:
+        said = _said_of_plugin(output, (ref.name, run.expected or ref.value))
         raise PluginLoadError(
             "application",
             PytestRunFailed(
-                "pytest --collect-only ran without loading the plugin "
+                f"pytest refused the plugin {run.expected or ref.value!r}: {said}{_tail(output)}"
+                if said
+                else "pytest --collect-only ran without loading the plugin "
                 f"{run.expected or ref.value!r}: is it blocked (-p no:NAME, "
                 f"--disable-plugin-autoload in PYTEST_ADDOPTS)?{_tail(output)}"
             ),
@@ -383,6 +387,22 @@ def _status_name(pytest: Any, status: int | None) -> str:
         return f"{status} ({pytest.ExitCode(status).name})"
     except ValueError:
         return str(status)
+
+
+def _said_of_plugin(output: str, names: tuple[str, ...]) -> str | None:
+    """What pytest's own output says of the plugin, by name: its warning when it refuses one
+    (``pytest-catchlog plugin has been merged into the core, please remove it``)."""
+    wanted = {name.split(":")[0].split(".")[0].lower().replace("_", "-") for name in names if name}
+    for line in output.splitlines():
+        text = line.strip()
+        lowered = text.lower().replace("_", "-")
+        if "warning" in lowered and any(name and name in lowered for name in wanted):
+            said = _WARNING.search(text)  # without the file and line it was raised at
+            return (said.group(0) if said else text)[:400]
+    return None
+
+
+_WARNING = re.compile(r"\w*Warning: .*")
 
 
 def _tail(output: str) -> str:

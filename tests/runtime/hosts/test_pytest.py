@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
@@ -404,6 +405,18 @@ def test_a_plugin_pytest_does_not_load_fails_in_the_application(
     error = load_error(install("svpt_blocked", "X = 1\n"))
     assert error.stage == "application"
     assert "ran without loading the plugin 'svpt_blocked'" in str(error.cause)
+
+
+@pytest.mark.filterwarnings("default")  # as in a sandbox: pytest's warning, not an error
+def test_a_plugin_pytest_refuses_fails_with_pytests_own_reason(install: Install) -> None:
+    """pytest refuses the plugins it merged into its core (pytest-catchlog, pytest-subtests)."""
+    refused = sorted(importlib.import_module("_pytest.deprecated").DEPRECATED_EXTERNAL_PLUGINS)[0]
+    error = load_error(install(refused, "X = 1\n"))
+    assert error.stage == "application"
+    assert str(error.cause).startswith(
+        f"pytest refused the plugin '{refused}': PytestConfigWarning: "
+    )
+    assert "merged into the core" in str(error.cause).splitlines()[0]
 
 
 def test_pytest_not_installed_is_a_missing_application(

@@ -33,6 +33,7 @@ from sandboxverify.stages._imports import Settled
 from sandboxverify.stages._integrations import integration_excuse
 from sandboxverify.stages._platform_names import elsewhere, this_platform
 from sandboxverify.stages._releases import OtherReleases
+from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 from sandboxverify.stages._test_support import (
     TEST_SUPPORT,
     is_test_framework,
@@ -330,9 +331,11 @@ def settle(
         if integration is not None:
             excused.append(integration)
             continue
-        lacks = ", ".join(found.missing.get(module, ()))
+        lacking = found.missing.get(module, ())
+        if lacking and all(removed_from_stdlib(name, python) for name in lacking):
+            continue  # no distribution has it: its own hint says what it is
         tried = f", and it did not import with the extras tried ({_names(runs)})" if runs else ""
-        hints[module] = f"no extra declares a distribution named {lacks}{tried}"
+        hints[module] = f"no extra declares a distribution named {', '.join(lacking)}{tried}"
     records = tuple(extra_record(run, excused) for run in runs)
     return Settled(
         tuple(sorted(excused, key=lambda e: e.module)),

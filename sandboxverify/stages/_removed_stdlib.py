@@ -1,5 +1,6 @@
-"""Standard-library modules that no longer exist: a module that imports one is not missing a
-dependency to declare, it is code for an older Python.
+"""Standard-library modules that no longer exist, and modules their distribution dropped: a
+module that imports one is not missing a dependency to declare, it is code for an older Python
+(or an older setuptools).
 
 Python 2's modules renamed or dropped in Python 3 (PEP 3108), and the modules Python 3 removed
 since (PEP 594, "What's New" of each release): ``distutils``, ``imp``, ``asyncore``,
@@ -103,9 +104,21 @@ _REMOVED = {
 }
 
 
+#: modules a distribution shipped and then removed: module -> (distribution, the release)
+_DROPPED = {"pkg_resources": ("setuptools", "82")}
+
+
 def removed_from_stdlib(top: str, python: str) -> str | None:
     """Why ``top`` cannot be imported on Python ``python`` (``3.12.1``), if it is a standard
-    library module this Python no longer has; ``None`` otherwise."""
+    library module this Python no longer has, or one its distribution has dropped (setuptools'
+    ``pkg_resources``); ``None`` otherwise."""
+    if top in _DROPPED:
+        dist, release = _DROPPED[top]
+        return (
+            f"{top!r} was part of {dist}, which removed it in {release}: move to "
+            "importlib.metadata and importlib.resources (a namespace package needs no "
+            f"declare_namespace: ship no __init__.py), or declare {dist}<{release}"
+        )
     if top in _PYTHON_2:
         return (
             f"{top!r} is Python 2's standard library, which Python 3 no longer has: the module "

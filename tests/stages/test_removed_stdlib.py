@@ -36,3 +36,11 @@ def test_an_installed_dependency_or_an_unknown_name_is_no_removed_module() -> No
     assert removed_from_stdlib("yaml", HERE) is None
     assert removed_from_stdlib("distutils", "3.11.9") is None
     assert removed_from_stdlib("cgi", "3.13.0") is not None
+
+
+def test_a_module_its_distribution_dropped_is_named_with_the_release_that_dropped_it() -> None:
+    """sphinxcontrib-asyncio's namespace __init__ imports pkg_resources (setuptools < 82)."""
+    said = removed_from_stdlib("pkg_resources", HERE)
+    assert said is not None
+    assert said.startswith("'pkg_resources' was part of setuptools, which removed it in 82")
+    assert "setuptools<82" in said

@@ -32,6 +32,7 @@ from sandboxverify.artifacts._keep import KeepFailed, keep_artifacts
 from sandboxverify.artifacts._pyproject_validator import pyproject_validator
 
 if TYPE_CHECKING:
+    from sandboxverify.artifacts._dependency import build_dependency_wheel
     from sandboxverify.artifacts._index import FetchError, IndexFile, PackageIndex
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "PackageIndex",
     "ProjectTarget",
     "Target",
+    "build_dependency_wheel",
     "build_project",
     "classify",
     "compare_wheels",
@@ -66,7 +68,12 @@ __all__ = [
 
 #: releases on an index, fetched as they are (``survey``): imported when a survey asks, so a
 #: check never pays for the HTTP and HTML machinery
-_IMPORTED_ON_FIRST_USE = {"FetchError": "_index", "IndexFile": "_index", "PackageIndex": "_index"}
+_IMPORTED_ON_FIRST_USE = {
+    "FetchError": "_index",
+    "IndexFile": "_index",
+    "PackageIndex": "_index",
+    "build_dependency_wheel": "_dependency",
+}
 
 
 def __getattr__(name: str) -> Any:

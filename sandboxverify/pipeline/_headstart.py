@@ -49,6 +49,8 @@ _IMPORTED_ON_FAILURE = (
     "sandboxverify.pipeline._dependents",
     # a module written for an older release of a requirement: the index's releases of it
     "sandboxverify.artifacts._index",
+    # a dependency published only as an sdist, built in the sandbox
+    "sandboxverify.artifacts._dependency",
 )
 #: what inspecting newly built artifacts imports (packaging.metadata and the email package it
 #: parses with: ~30 ms); a re-check reads its reused artifacts' findings back instead

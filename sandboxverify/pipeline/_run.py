@@ -10,6 +10,11 @@ from dataclasses import dataclass, field, replace
 
 from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
 from sandboxverify.pipeline._applications import Applications, find_applications
+from sandboxverify.pipeline._dependency_wheels import (
+    built_notes,
+    install_building_dependencies,
+    with_dependency_wheels,
+)
 from sandboxverify.pipeline._headstart import EarlySandbox
 from sandboxverify.pipeline._inspect import Inspector
 from sandboxverify.pipeline._stages import StageTimer
@@ -137,9 +142,10 @@ class Verifier:
             wheels=self.wheels,
         )
         found.failures.extend(failures)
+        found.notes.extend(built_notes(self.state))
         if ready is None:
             return
-        installed = Installed(*ready, ctx)
+        installed = Installed(*ready, with_dependency_wheels(ctx, self.state))
         plan = looked_for[0].plan if looked_for else self._plan(installed.wheel)
         found.notes.extend(note for done in looked_for for note in done.notes)
         to_load = self._inspect_with_dependents(installed, plan, found)
@@ -306,17 +312,23 @@ def sandbox_with_wheel(
     if timer.failed:
         return None, timer.failures
     with state.stage(stages, "install", python) as timer:
-        timer.fail_with(
-            *install_wheel(
+        failures, built = install_building_dependencies(
+            state,
+            ctx,
+            python,
+            lambda with_built: install_wheel(
                 sandbox,
                 wheel.path,
-                ctx,
+                with_built,
                 extra=state.options.with_requirements,
                 requires_python=wheel.requires_python,
                 requirements=bool(wheel.dependencies),
-            )
+            ),
         )
-        timer.summary = wheel.path.name
+        timer.fail_with(*failures)
+        timer.summary = wheel.path.name + (
+            f" (dependencies built from their sdists: {', '.join(built)})" if built else ""
+        )
         if then is not None and not timer.failed:
             then(sandbox, wheel, timer)
     return (None if timer.failed else (sandbox, wheel)), timer.failures

@@ -371,3 +371,19 @@ def test_a_module_that_fails_with_its_first_extra_imports_with_another_that_offe
         ("first", True, ()),
         ("second", True, ("svfix_good_alternative_extras.window",)),
     ]
+
+
+def test_a_dependency_published_as_an_sdist_only_is_built_in_the_sandbox(
+    sdist_only_links: str,
+) -> None:
+    """Users' installers build it; the check builds it too, as it builds the project."""
+    report = verify(fixture("good-sdist-only-dependency"), find_links=(sdist_only_links,))
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    assert any(
+        note.startswith("built svfix_extra_dep-1.0.0-py3-none-any.whl from its sdist")
+        for note in report.notes
+    ), report.notes
+    assert {tool.name for tool in run.tools} == {"chart"}
+    assert any(d["name"] == "svfix-extra-dep" for d in run.installed)

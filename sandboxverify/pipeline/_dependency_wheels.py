@@ -1,0 +1,88 @@
+"""Part of stage ``install``: dependencies published only as sdists, built in the sandbox.
+
+An install that stopped because a dependency has no wheel (``pytest-cache``, ``proxy-tools``)
+is tried again with a wheel built from that dependency's sdist, the way the project is built
+(``artifacts._dependency``), offered from a directory of the check's own with ``--find-links``;
+so are the later installs of the same check (extras, older releases). A few at most, one after
+another: each install names the next one missing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
+
+from sandboxverify.pipeline._state import CheckState
+from sandboxverify.report import Failure
+from sandboxverify.sandbox import IndexOptions, RunContext, without_wheel
+
+#: dependencies built for one check at most (each a build of its own)
+_AT_MOST = 4
+
+
+def dependency_wheels(state: CheckState) -> Path:
+    """Where the check keeps the wheels it built of its dependencies."""
+    return state.workspace.root / "dependency-wheels"
+
+
+def with_dependency_wheels(ctx: RunContext, state: CheckState) -> RunContext:
+    """``ctx``, offering the wheels built so far to its installer (``--find-links``)."""
+    place = dependency_wheels(state)
+    if not any(place.glob("*.whl")) or str(place) in ctx.index.find_links:
+        return ctx
+    index = IndexOptions(ctx.index.index_url, (*ctx.index.find_links, str(place)))
+    return replace(ctx, index=index)
+
+
+def built_notes(state: CheckState) -> list[str]:
+    """What the report says of each dependency built so far."""
+    return [
+        f"built {wheel.name} from its sdist, as the project is built (confined): it publishes "
+        "no wheel for this Python, and users' installers build it too"
+        for wheel in sorted(dependency_wheels(state).glob("*.whl"))
+    ]
+
+
+def install_building_dependencies(
+    state: CheckState,
+    ctx: RunContext,
+    python: str,
+    install: Callable[[RunContext], list[Failure]],
+) -> tuple[list[Failure], list[str]]:
+    """``install``'s failures, once each dependency it stopped at for want of a wheel was
+    built and offered (at most :data:`_AT_MOST`), and the wheels built."""
+    failures = install(with_dependency_wheels(ctx, state))
+    built: list[str] = []
+    tried: set[str] = set()
+    while failures and len(tried) < _AT_MOST:
+        needed = _sdist_only(failures)
+        if needed is None or needed in tried:
+            break
+        tried.add(needed)
+        try:
+            version = Version(python)
+        except InvalidVersion:
+            break
+        from sandboxverify.artifacts import build_dependency_wheel  # noqa: PLC0415 - rarely
+
+        wheel, failure = build_dependency_wheel(
+            needed, version, dependency_wheels(state), state.context
+        )
+        if failure is not None:
+            return [replace(failure, python=python)], built
+        built.append(str(wheel))
+        failures = install(with_dependency_wheels(ctx, state))
+    return failures, built
+
+
+def _sdist_only(failures: Sequence[Failure]) -> str | None:
+    """The dependency an install stopped at for want of a wheel."""
+    for failure in failures:
+        if failure.code == "install_failed" and failure.details:
+            name = without_wheel(failure.details)
+            if name is not None:
+                return name
+    return None

@@ -1,0 +1,103 @@
+"""An install that stopped for want of a dependency's wheel, tried again with one built."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from packaging.version import Version
+
+from sandboxverify.artifacts import _dependency
+from sandboxverify.pipeline._dependency_wheels import (
+    built_notes,
+    install_building_dependencies,
+    with_dependency_wheels,
+)
+from sandboxverify.report import Failure
+from sandboxverify.sandbox import RunContext
+from sandboxverify.sandbox._toolchain import choose_toolchain
+
+pytestmark = pytest.mark.usefixtures("needs_uv")
+
+UV_SAYS = (
+    "  hint: Wheels are required for `{}` because building from source is disabled for all "
+    "packages (i.e., with `--no-build`)\n"
+)
+
+
+def _no_wheel(name: str) -> Failure:
+    return Failure("install_failed", "installing x with uv exited", details=UV_SAYS.format(name))
+
+
+def _state(tmp_path: Path) -> Any:
+    ctx = RunContext(choose_toolchain("uv"), 60.0, 60.0)
+    return SimpleNamespace(workspace=SimpleNamespace(root=tmp_path), context=ctx)
+
+
+def test_each_missing_wheel_is_built_once_and_the_install_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _state(tmp_path)
+    built: list[str] = []
+
+    def build(name: str, python: Version, into: Path, ctx: Any) -> tuple[str, None]:
+        built.append(name)
+        into.mkdir(parents=True, exist_ok=True)
+        (into / f"{name}-1.0-py3-none-any.whl").write_bytes(b"")
+        return f"{name}-1.0-py3-none-any.whl", None
+
+    monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
+    answers = [[_no_wheel("a")], [_no_wheel("b")], []]
+    links: list[tuple[str, ...]] = []
+
+    def install(ctx: Any) -> list[Failure]:
+        links.append(ctx.index.find_links)
+        return answers.pop(0)
+
+    failures, wheels = install_building_dependencies(state, state.context, "3.11.7", install)
+    assert failures == [] and built == ["a", "b"]
+    assert wheels == ["a-1.0-py3-none-any.whl", "b-1.0-py3-none-any.whl"]
+    place = str(tmp_path / "dependency-wheels")
+    assert links == [(), (place,), (place,)]  # offered once there is a wheel to offer
+    assert [note.split(" from ")[0] for note in built_notes(state)] == [
+        "built a-1.0-py3-none-any.whl",
+        "built b-1.0-py3-none-any.whl",
+    ]
+    assert with_dependency_wheels(state.context, state).index.find_links == (place,)
+
+
+def test_a_dependency_that_does_not_build_is_the_install_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state = _state(tmp_path)
+    broken = Failure("build_failed", "building a wheel of the dependency a failed: no compiler")
+    monkeypatch.setattr(_dependency, "build_dependency_wheel", lambda *a: (None, broken))
+    failures, wheels = install_building_dependencies(
+        state, state.context, "3.11.7", lambda ctx: [_no_wheel("a")]
+    )
+    assert [f.message for f in failures] == [broken.message]
+    assert failures[0].python == "3.11.7" and wheels == []
+
+
+def test_an_install_that_still_lacks_the_same_wheel_is_not_tried_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wheel built for another Python does not fit: the first failure stands."""
+    state = _state(tmp_path)
+    calls: list[int] = []
+
+    def build(name: str, python: Version, into: Path, ctx: Any) -> tuple[str, None]:
+        into.mkdir(parents=True, exist_ok=True)
+        (into / "a-1.0-cp311-cp311-linux_x86_64.whl").write_bytes(b"")
+        return "a-1.0-cp311-cp311-linux_x86_64.whl", None
+
+    monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
+
+    def install(ctx: Any) -> list[Failure]:
+        calls.append(1)
+        return [_no_wheel("a")]
+
+    failures, _ = install_building_dependencies(state, state.context, "3.12.1", install)
+    assert len(calls) == 2 and [f.code for f in failures] == ["install_failed"]

@@ -169,6 +169,14 @@ def test_given_artifacts_of_two_releases_are_a_usage_error_even_when_broken(
         prepare_artifacts(ArtifactsTarget((first, second), ()), workspace, PIP_BUILD)
 
 
+def _failed_step(tmp_path: Path, argv: list[str], label: str, tail: str) -> Outcome:
+    """A step of a build that exited with 1, having printed ``tail``."""
+    command = Command(
+        argv=argv, env={}, cwd=tmp_path, timeout=60.0, log_path=tmp_path / "log", label=label
+    )
+    return Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+
+
 @pytest.mark.parametrize(
     ("tail", "network"),
     [
@@ -185,15 +193,7 @@ def test_given_artifacts_of_two_releases_are_a_usage_error_even_when_broken(
 def test_a_build_that_reached_for_the_network_says_so(
     tmp_path: Path, tail: str, network: bool
 ) -> None:
-    command = Command(
-        argv=["uv", "build"],
-        env={},
-        cwd=tmp_path,
-        timeout=60.0,
-        log_path=tmp_path / "log",
-        label="build-wheel",
-    )
-    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    outcome = _failed_step(tmp_path, ["uv", "build"], "build-wheel", tail)
     failure = build_failure(
         "building a wheel from demo-1.0.tar.gz", HookRun(failed=outcome), "missing?"
     )
@@ -206,20 +206,12 @@ def test_a_build_requirement_without_a_wheel_is_named_with_the_no_wheel_hint(
     tmp_path: Path,
 ) -> None:
     # tox-docker 5.0.0 builds with vcversioner, which has only an sdist
-    command = Command(
-        argv=["uv", "pip", "install"],
-        env={},
-        cwd=tmp_path,
-        timeout=60.0,
-        log_path=tmp_path / "log",
-        label="build-requirements",
-    )
     tail = (
         "error: No solution found when resolving dependencies\n"
         "  hint: Wheels are required for `vcversioner` because building from source is "
         "disabled for all packages (i.e., with `--no-build`)\n"
     )
-    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    outcome = _failed_step(tmp_path, ["uv", "pip", "install"], "build-requirements", tail)
     hooks = HookRun(failed=outcome, doing="installing its build requirements (vcversioner)")
     failure = build_failure("building a wheel from tox_docker-5.0.0.tar.gz", hooks, "missing?")
     assert failure.code == "build_failed"
@@ -231,19 +223,11 @@ def test_a_build_that_cannot_import_a_module_names_it_as_a_requirement_or_a_left
     tmp_path: Path,
 ) -> None:
     """markdown-katex's setup.py imports lib3to6, which it declares nowhere."""
-    command = Command(
-        argv=["python", "-m", "pep517"],
-        env={},
-        cwd=tmp_path,
-        timeout=60.0,
-        log_path=tmp_path / "log",
-        label="build-wheel",
-    )
     tail = (
         'Traceback (most recent call last):\n  File "setup.py", line 12, in <module>\n'
         "    import lib3to6\nModuleNotFoundError: No module named 'lib3to6'\n"
     )
-    outcome = Outcome(command, returncode=1, timed_out=False, seconds=1.0, tail=tail)
+    outcome = _failed_step(tmp_path, ["python", "-m", "pep517"], "build-wheel", tail)
     failure = build_failure(
         "building a wheel from k-1.0.tar.gz", HookRun(failed=outcome), "missing?"
     )

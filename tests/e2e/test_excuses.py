@@ -300,17 +300,20 @@ def test_every_surface_lists_the_excused_modules(find_links: str, tmp_path: Path
     )
 
 
-@pytest.fixture(scope="module")
-def two_releases(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A directory holding releases 1.0.0 and 2.0.0 of ``svfix-release-dep``; 2.0.0 dropped
-    ``old_api``."""
-    root = tmp_path_factory.mktemp("releases")
+def _wheels_of(root: Path, *fixtures: str) -> str:
+    """A directory holding a wheel of each of ``fixtures``, to pass with ``--find-links``."""
     wheels = root / "wheels"
     wheels.mkdir()
-    for release in ("release-dep-v1", "release-dep-v2"):
-        built = uv_wheel(copy_fixture(release, root / release), root / release / "dist")
+    for name in fixtures:
+        built = uv_wheel(copy_fixture(name, root / name), root / name / "dist")
         shutil.copy2(built, wheels)
     return str(wheels)
+
+
+@pytest.fixture(scope="module")
+def two_releases(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """Releases 1.0.0 and 2.0.0 of ``svfix-release-dep``; 2.0.0 dropped ``old_api``."""
+    return _wheels_of(tmp_path_factory.mktemp("releases"), "release-dep-v1", "release-dep-v2")
 
 
 def test_a_module_for_an_older_release_of_a_requirement_is_excused_once_it_imports_there(
@@ -344,12 +347,7 @@ def test_a_module_for_an_older_release_of_a_requirement_is_excused_once_it_impor
 def two_bindings(tmp_path_factory: pytest.TempPathFactory) -> str:
     """Two distributions of the module ``svfix_alt_binding``: the first raises at import."""
     root = tmp_path_factory.mktemp("bindings")
-    wheels = root / "wheels"
-    wheels.mkdir()
-    for binding in ("alt-binding-broken", "alt-binding-good"):
-        built = uv_wheel(copy_fixture(binding, root / binding), root / binding / "dist")
-        shutil.copy2(built, wheels)
-    return str(wheels)
+    return _wheels_of(root, "alt-binding-broken", "alt-binding-good")
 
 
 def test_a_module_that_fails_with_its_first_extra_imports_with_another_that_offers_the_same(

@@ -13,12 +13,17 @@ from dataclasses import replace
 
 from sandboxverify.report import ExcusedModule
 from sandboxverify.sandbox import parallel_map
-from sandboxverify.stages._extras import ExtraRun, Extras, extra_record
+from sandboxverify.stages._extras import (
+    EXTRA_NOT_INSTALLED,
+    SANDBOXES_AT_ONCE,
+    ExtraRun,
+    Extras,
+    extra_record,
+)
 from sandboxverify.stages._imports import Settled
 
 #: the other extras a module is tried with, beyond the first
 MORE_ALTERNATIVES = 2
-_AT_ONCE = 2
 
 
 def alternatives_of(missing: Sequence[str], chosen: str, extras: Extras) -> tuple[str, ...]:
@@ -44,7 +49,9 @@ def with_alternatives(
     retried = {
         module: others
         for module, others in alternatives.items()
-        if others and module in settled.failed and settled.failed[module].type != _UNINSTALLED
+        if others
+        and module in settled.failed
+        and settled.failed[module].type != EXTRA_NOT_INSTALLED
     }
     if not retried:
         return settled
@@ -52,12 +59,14 @@ def with_alternatives(
     for module, others in retried.items():
         for extra in others:
             by_extra.setdefault(extra, []).append(module)
-    runs = parallel_map(lambda extra: run(extra, by_extra[extra]), sorted(by_extra), _AT_ONCE)
+    runs = parallel_map(
+        lambda extra: run(extra, by_extra[extra]), sorted(by_extra), SANDBOXES_AT_ONCE
+    )
     excused, failed = list(settled.excused), dict(settled.failed)
     failures = list(settled.failures)
     hints = dict(settled.hints)
     for module, others in retried.items():
-        helped = next((r for r in runs if r.extra in others and _ok(r, module)), None)
+        helped = next((r for r in runs if r.extra in others and r.imported(module)), None)
         if helped is None:
             hints[module] = f"it fails with the extras {', '.join(others)} too"
             continue
@@ -80,12 +89,3 @@ def with_alternatives(
         records=settled.records + tuple(extra_record(r, excused) for r in runs),
         hints=hints,
     )
-
-
-#: what a module whose extra did not install failed with: that is the extra's failure
-_UNINSTALLED = "ExtraNotInstalled"
-
-
-def _ok(run: ExtraRun, module: str) -> bool:
-    result = (run.results or {}).get(module)
-    return run.installed and result is not None and result.get("ok") is True

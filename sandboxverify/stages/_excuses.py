@@ -21,7 +21,9 @@ from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
 from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
 from sandboxverify.stages._extras import (
+    EXTRA_NOT_INSTALLED,
     FALLBACK_EXTRAS,
+    SANDBOXES_AT_ONCE,
     ExtraRun,
     Extras,
     extra_record,
@@ -40,9 +42,6 @@ from sandboxverify.stages._test_support import (
     is_test_module,
     machinery_failed_in,
 )
-
-#: extras' sandboxes made and filled at once (installs are mostly waiting on the network)
-_EXTRAS_AT_ONCE = 2
 
 
 def left_out_by_application(
@@ -111,7 +110,7 @@ def excuse(
             ctx=ctx,
         )
 
-    runs = parallel_map(verify, found.extras, _EXTRAS_AT_ONCE) if found.extras else []
+    runs = parallel_map(verify, found.extras, SANDBOXES_AT_ONCE) if found.extras else []
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
     settled = with_alternatives(settled, found.needs, found.alternatives, verify, dist)
     releases = OtherReleases(extras, installed, also, ctx)
@@ -301,7 +300,7 @@ def settle(
                 continue
             failures.append(_install_failure(run, dist, python))
             for module in run.modules:
-                failed[module] = ImportFailure(module, "ExtraNotInstalled", str(run.error))
+                failed[module] = ImportFailure(module, EXTRA_NOT_INSTALLED, str(run.error))
     for module, extra in found.needs.items():
         ran = by_extra.get(extra)
         if ran is None or not ran.installed or ran.results is None:
@@ -323,7 +322,7 @@ def settle(
         for module, extra in found.reached_extra.items()
     }
     for module in found.unmapped:
-        helped = next((r for r in runs if _imported(r, module)), None)
+        helped = next((r for r in runs if r.imported(module)), None)
         if helped is not None:
             excused.append(_with_extra(module, helped, dist))
             continue
@@ -365,11 +364,6 @@ def _retest(
     if is_test_module(module, packages):
         return _test_excuse(module, list(cause["missing"]), cause, extras)
     return _support_excuse(module, list(cause["missing"]), cause, extras, own)
-
-
-def _imported(run: ExtraRun, module: str) -> bool:
-    result = (run.results or {}).get(module)
-    return result is not None and result.get("ok") is True
 
 
 def _with_extra(module: str, run: ExtraRun, dist: str) -> ExcusedModule:

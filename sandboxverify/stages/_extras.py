@@ -142,6 +142,13 @@ def _applies(requirement: Requirement, environment: dict[str, str]) -> bool:
         return False
 
 
+#: the extras' (and older releases') sandboxes made and filled at once: installs are mostly
+#: waiting on the network
+SANDBOXES_AT_ONCE = 2
+#: what a module whose extra did not install failed with: that is the extra's failure
+EXTRA_NOT_INSTALLED = "ExtraNotInstalled"
+
+
 @dataclass(frozen=True)
 class ExtraRun:
     """A sandbox with ``dist[extra]`` installed and the modules tried there."""
@@ -161,6 +168,12 @@ class ExtraRun:
     #: why the import run there stopped before it imported them all (it crashed or hung)
     stopped: str | None = None
     seconds: float = 0.0
+
+    def imported(self, module: str) -> bool:
+        """Whether ``module`` imported in this sandbox (never where the extra did not
+        install: nothing was imported there)."""
+        result = (self.results or {}).get(module)
+        return result is not None and result.get("ok") is True
 
 
 def install_extra(

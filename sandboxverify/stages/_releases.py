@@ -3,10 +3,12 @@
 A package that supports two major releases of its application often ships one module for each
 and imports the one that fits the release installed (``hooks3`` for tox 3, ``hooks4`` for
 tox 4). The plain install has the newest release, where the other module fails for a name that
-release no longer has (``module 'tox' has no attribute 'hookimpl'``); its users on the older
-release import it. Such a module, which no entry point reaches, is imported again in a sandbox
-of its own with the newest release of the previous major version the wheel allows, and excused
-only if it imports there.
+release no longer has (``module 'tox' has no attribute 'hookimpl'``), or raises from a guard
+naming that distribution (``only supports pydantic v1.x``); its users on the older release
+import it. Such a module, which no entry point reaches, is imported again in a sandbox of its
+own with the newest release of each older series the requirement allows (any release, for an
+application the wheel does not require), newest first, and excused only if it imports with
+one of them.
 """
 
 from __future__ import annotations
@@ -24,11 +26,8 @@ from packaging.version import InvalidVersion, Version
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
-from sandboxverify.stages._extras import Extras, extra_sandbox, install_extra
+from sandboxverify.stages._extras import SANDBOXES_AT_ONCE, Extras, extra_sandbox, install_extra
 from sandboxverify.stages._imports import Settled, run_imports
-
-#: releases' sandboxes made and filled at once, as extras' are
-_AT_ONCE = 2
 
 
 @dataclass(frozen=True)
@@ -156,7 +155,7 @@ def try_other_releases(
             declared, pins, newest, modules, imported_with, failed_with, name in extras.base
         )
 
-    return parallel_map(attempt, sorted(candidates), _AT_ONCE)
+    return parallel_map(attempt, sorted(candidates), SANDBOXES_AT_ONCE)
 
 
 def release_excuses(runs: Sequence[ReleaseRun]) -> list[ExcusedModule]:

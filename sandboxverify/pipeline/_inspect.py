@@ -255,6 +255,9 @@ class Inspector:
                 installed={dist["name"]: dist["version"] for dist in installed},
                 also=self.also,
                 ctx=sandboxed.ctx,
+                applications={
+                    p.application.name for p in plugins if p.application and p.application.name
+                },
             )
             if failed
             else None

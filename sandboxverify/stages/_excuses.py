@@ -78,12 +78,14 @@ def excuse(
     installed: Mapping[str, str],
     also: Sequence[str],
     ctx: RunContext,
+    applications: Collection[str] = (),
 ) -> Settled:
     """The modules that failed in the plain install (``sandbox``), judged the way users meet
     them: each extra they need installed in a sandbox of its own, next to ``sandbox``, with
     ``also`` (``--with``) as the plain install has it, then an older release of what they lack
     a name of (``_releases``). ``modules``: every module the run planned to import;
-    ``installed``: the plain install's distributions and versions."""
+    ``installed``: the plain install's distributions and versions; ``applications``: those the
+    plugins were loaded in."""
     dist = str(wheel.name)
     extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
     found = triage(failed, own=wheel.top_level, extras=extras, installed=installed, modules=modules)
@@ -113,7 +115,7 @@ def excuse(
     runs = parallel_map(verify, found.extras, SANDBOXES_AT_ONCE) if found.extras else []
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
     settled = with_alternatives(settled, found.needs, found.alternatives, verify, dist)
-    releases = OtherReleases(extras, installed, also, ctx)
+    releases = OtherReleases(extras, installed, also, ctx, applications)
     return releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
 
 

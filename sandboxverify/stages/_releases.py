@@ -8,7 +8,9 @@ naming that distribution (``only supports pydantic v1.x``); its users on the old
 import it. Such a module, which no entry point reaches, is imported again in a sandbox of its
 own with the newest release of each older series the requirement allows (any release, for an
 application the wheel does not require), newest first, and excused only if it imports with
-one of them.
+one of them, and only if another module of the wheel imports it by name (``_wheel_imports``):
+a module nothing selects is met by its users on the newest release. The distribution is one
+the wheel requires, or the application of its plugins, which plugins often leave undeclared.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ from sandboxverify.report import ExcusedModule
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
 from sandboxverify.stages._extras import SANDBOXES_AT_ONCE, Extras, extra_sandbox, install_extra
 from sandboxverify.stages._imports import Settled, run_imports
+from sandboxverify.stages._test_support import is_test_module
+from sandboxverify.stages._wheel_imports import importers_of
 
 
 @dataclass(frozen=True)
@@ -58,15 +62,19 @@ def written_for_other_releases(
     own: Collection[str],
     extras: Extras,
     versions: Mapping[str, str],
+    applications: Collection[str] = (),
 ) -> dict[str, list[str]]:
     """Each installed distribution (normalised) and the failed modules written for another
     release of it: not reached by an entry point, not ``judged`` otherwise (excused, or waiting
-    for an extra), missing no distribution, and either lacking only names of that one
-    (required or not: a plugin's application is often left undeclared) or, lacking no name,
-    raising with a message that names one required distribution alone (a version guard:
-    ``only supports pydantic v1.x``). ``versions``: what the plain sandbox installed."""
+    for an extra), missing no distribution, and either lacking only names of that one (required,
+    or one of ``applications``, the plugins' applications, often left undeclared) or, lacking
+    no name, raising with a message that names one required distribution alone (a version
+    guard: ``only supports pydantic v1.x``). ``versions``: what the plain sandbox installed."""
     found: dict[str, list[str]] = {}
-    others = {name for name in versions if name not in _TOOLS and name != extras.dist}
+    allowed = {*extras.base, *(str(canonicalize_name(name)) for name in applications)}
+    others = {
+        name for name in versions if name in allowed and name not in _TOOLS and name != extras.dist
+    }
     for item in failed:
         module = str(item.get("module"))
         raw = item.get("cause")
@@ -103,6 +111,30 @@ def _named(item: Mapping[str, Any], own: Collection[str]) -> set[str]:
 
 
 _WORD = re.compile(r"[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
+
+
+def selected_candidates(
+    found: Mapping[str, Sequence[str]], wheel: Artifact, versions: Mapping[str, str]
+) -> tuple[dict[str, list[str]], dict[str, str]]:
+    """``found`` with only the modules another module of the wheel imports by name (a test
+    module aside), and a hint for each of the others: no module selects it for the older
+    release, so it is not tried with one."""
+    modules = [module for listed in found.values() for module in listed]
+    importers = importers_of(wheel.path, modules)
+    candidates: dict[str, list[str]] = {}
+    hints: dict[str, str] = {}
+    for name, listed in found.items():
+        for module in listed:
+            if any(not is_test_module(importer) for importer in importers.get(module, ())):
+                candidates.setdefault(name, []).append(module)
+            else:
+                hints[module] = (
+                    f"it may be written for an older release of {name}, but no other module of "
+                    "the package imports it, so nothing selects it for that release and its "
+                    f"users on {name} {versions[name]} meet this failure: import it "
+                    "from the module that chooses by release, or remove it"
+                )
+    return candidates, hints
 
 
 def try_other_releases(
@@ -260,6 +292,8 @@ class OtherReleases:
     installed: Mapping[str, str]
     also: Sequence[str]
     ctx: RunContext
+    #: the applications the plugins were loaded in (distributions' names)
+    applications: Collection[str] = ()
 
     def judge(
         self,
@@ -272,9 +306,16 @@ class OtherReleases:
         """``settled``, with the modules not ``judged`` yet that import with an older
         release of a requirement excused."""
         versions = {str(canonicalize_name(k)): v for k, v in self.installed.items()}
-        candidates = written_for_other_releases(
-            failed, judged=judged, own=wheel.top_level, extras=self.extras, versions=versions
+        found = written_for_other_releases(
+            failed,
+            judged=judged,
+            own=wheel.top_level,
+            extras=self.extras,
+            versions=versions,
+            applications=self.applications,
         )
+        candidates, unselected = selected_candidates(found, wheel, versions)
+        settled = replace(settled, hints={**settled.hints, **unselected})
         if not candidates:
             return settled
         runs = try_other_releases(

@@ -319,16 +319,21 @@ def two_releases(tmp_path_factory: pytest.TempPathFactory) -> str:
 def test_a_module_for_an_older_release_of_a_requirement_is_excused_once_it_imports_there(
     two_releases: str,
 ) -> None:
-    """The plain install has release 2: the module for release 1 fails there, and imports with
-    release 1; the module broken on both releases still fails, for its own cause."""
+    """The plain install has release 2: the module for release 1 that the package imports
+    fails there, and imports with release 1; the module broken on both releases still fails,
+    for its own cause, and so does the one for release 1 that nothing of the package imports."""
     report = verify(fixture("release-gated-modules"), find_links=(two_releases,))
 
-    assert codes(report) == ["import_failed"]
-    [failure] = report.failures
-    assert failure.module == "svfix_release_gated.broken"
-    assert "never_released" in failure.message
-    assert failure.hint is not None
-    assert failure.hint.startswith("it fails with svfix-release-dep==1.0.0 too, not only with")
+    assert codes(report) == ["import_failed", "import_failed"]
+    broken, stale = sorted(report.failures, key=lambda failure: str(failure.module))
+    assert broken.module == "svfix_release_gated.broken"
+    assert "never_released" in broken.message
+    assert broken.hint is not None
+    assert broken.hint.startswith("it fails with svfix-release-dep==1.0.0 too, not only with")
+    assert stale.module == "svfix_release_gated.stale_for_release_1"
+    assert "old_api" in stale.message
+    assert stale.hint is not None
+    assert "no other module of the package imports it" in stale.hint
     imports = report.runs[0].imports
     assert imports is not None
     excused, guarded = imports.excused  # by module name

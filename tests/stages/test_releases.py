@@ -17,8 +17,10 @@ from sandboxverify.stages._releases import (
     _series,
     release_excuses,
     release_hints,
+    selected_candidates,
     written_for_other_releases,
 )
+from tests.helpers import make_wheel
 
 EXTRAS = Extras("plug", {}, {"tox": "tox>=3.28", "pydantic": "pydantic<3,>=1.10"})
 VERSIONS = {"tox": "4.67.15", "pydantic": "2.9.0", "click": "8.1.7", "pip": "25.0"}
@@ -28,9 +30,16 @@ def _failed(module: str, names: list[list[str]], **more: Any) -> dict[str, Any]:
     return {"module": module, "cause": {"missing": more.pop("missing", []), "names": names}, **more}
 
 
-def _candidates(*failed: dict[str, Any], judged: tuple[str, ...] = ()) -> dict[str, list[str]]:
+def _candidates(
+    *failed: dict[str, Any], judged: tuple[str, ...] = (), applications: tuple[str, ...] = ()
+) -> dict[str, list[str]]:
     return written_for_other_releases(
-        failed, judged=judged, own={"plug"}, extras=EXTRAS, versions=VERSIONS
+        failed,
+        judged=judged,
+        own={"plug"},
+        extras=EXTRAS,
+        versions=VERSIONS,
+        applications=applications,
     )
 
 
@@ -56,9 +65,13 @@ def test_other_failures_are_not_tried(failed: dict[str, Any]) -> None:
     assert _candidates(failed) == {}
 
 
-def test_an_installed_distribution_the_wheel_does_not_require_is_tried_too() -> None:
-    """tox-pin-deps declares no tox: the check installs it as the plugin's application."""
-    assert _candidates(_failed("plug.cli", [["click", "Group"]])) == {"click": ["plug.cli"]}
+def test_an_undeclared_distribution_is_tried_only_as_the_plugins_application() -> None:
+    """tox-pin-deps declares no tox: the check installs it as the plugin's application. Any
+    other distribution the wheel does not require (one a requirement brings) is not its to
+    choose a release of."""
+    failed = _failed("plug.cli", [["click", "Group"]])
+    assert _candidates(failed, applications=("Click",)) == {"click": ["plug.cli"]}
+    assert _candidates(failed) == {}
 
 
 def test_a_version_guard_naming_one_required_distribution_is_tried_with_another_release() -> None:
@@ -148,3 +161,28 @@ def test_the_newest_release_of_each_older_series_with_a_wheel_is_tried_newest_fi
     )
     assert _older_series("svfix-dep>=3", "4.1.0", sandbox, ctx) == ("svfix-dep==3.2.0",)
     assert _older_series("svfix-dep>=4", "4.1.0", sandbox, ctx) == ()
+
+
+def test_only_a_module_another_module_of_the_package_imports_is_tried(tmp_path: Path) -> None:
+    """A module written for tox 3 that the package selects is tried with tox 3; one that
+    nothing imports, or only the package's tests, is met by every user of tox 4."""
+    files = {
+        "plug/__init__.py": "",
+        "plug/loader.py": "try:\n    from . import hooks4\nexcept ImportError:\n"
+        "    from . import hooks3\n",
+        "plug/hooks3.py": "",
+        "plug/stale3.py": "",
+        "plug/tested3.py": "",
+        "plug/tests/test_tested3.py": "import plug.tested3\n",
+    }
+    path = make_wheel(tmp_path, "plug-1.0-py3-none-any.whl", name="plug", files=files)
+    wheel: Any = SimpleNamespace(path=path)
+    found = {"tox": ["plug.hooks3", "plug.stale3", "plug.tested3"]}
+    candidates, hints = selected_candidates(found, wheel, VERSIONS)
+    assert candidates == {"tox": ["plug.hooks3"]}
+    assert sorted(hints) == ["plug.stale3", "plug.tested3"]
+    assert hints["plug.stale3"] == (
+        "it may be written for an older release of tox, but no other module of the package "
+        "imports it, so nothing selects it for that release and its users on tox 4.67.15 meet "
+        "this failure: import it from the module that chooses by release, or remove it"
+    )

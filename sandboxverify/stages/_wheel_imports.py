@@ -1,0 +1,98 @@
+"""Which of a wheel's own modules its other modules import, read from their source (never run).
+
+A package that ships a module for each release of a dependency selects one from another of
+its modules (``from .hooks3 import *`` under tox 3); a module nothing of the package imports is
+selected by nothing, so its users meet its failure when they import it themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import zipfile
+from collections.abc import Collection, Iterator
+from pathlib import Path
+
+#: what is read of the wheel's sources at most, in all and of one module
+_TOTAL_LIMIT = 64 * 1024 * 1024
+_SOURCE_LIMIT = 4 * 1024 * 1024
+
+
+def importers_of(wheel: Path, modules: Collection[str]) -> dict[str, tuple[str, ...]]:
+    """Each of ``modules`` and the other modules of the wheel that import it by name: in an
+    import statement anywhere in their code (a function's too, absolute or relative, the
+    module itself or one of its submodules), or as a string equal to its dotted name
+    (``importlib.import_module("pkg.hooks3")``). A module's own submodules do not count."""
+    wanted = set(modules)
+    found: dict[str, list[str]] = {module: [] for module in modules}
+    for importer, names in _named_imports(wheel):
+        for module in wanted:
+            if importer == module or importer.startswith(f"{module}."):
+                continue
+            if any(name == module or name.startswith(f"{module}.") for name in names):
+                found[module].append(importer)
+    return {module: tuple(sorted(importers)) for module, importers in found.items()}
+
+
+def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
+    """Each ``.py`` module of the wheel and the dotted names it imports or spells out."""
+    budget = _TOTAL_LIMIT
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            for info in archive.infolist():
+                module, package = _module_of(info.filename)
+                if module is None or info.file_size > _SOURCE_LIMIT or info.file_size > budget:
+                    continue
+                budget -= info.file_size
+                try:
+                    tree = ast.parse(archive.read(info))
+                except (SyntaxError, ValueError):
+                    continue
+                yield module, _names(tree, module if package else module.rpartition(".")[0])
+    except (OSError, zipfile.BadZipFile):
+        return
+
+
+def _module_of(member: str) -> tuple[str | None, bool]:
+    """The dotted module a wheel's member is, and whether it is a package's ``__init__``;
+    ``None`` for anything else (metadata, data, another language's file)."""
+    if not member.endswith(".py"):
+        return None, False
+    parts = member[: -len(".py")].split("/")
+    if any(not part.isidentifier() for part in parts):  # ``.dist-info``, ``.data``, a dash
+        return None, False
+    if parts[-1] == "__init__":
+        return ".".join(parts[:-1]) or None, True
+    return ".".join(parts), False
+
+
+def _names(tree: ast.Module, package: str) -> set[str]:
+    """The dotted names ``tree`` imports (``from a import b``: ``a`` and ``a.b``), relative
+    ones resolved against ``package``, and its strings that look like a dotted name."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = _resolved(node, package)
+            if base:
+                names.add(base)
+                names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
+        elif isinstance(node, ast.Constant) and _dotted(node.value):
+            names.add(str(node.value))
+    return names
+
+
+def _dotted(value: object) -> bool:
+    """``value`` is a string spelling a dotted module name (``pkg.hooks3``)."""
+    return isinstance(value, str) and "." in value and all(map(str.isidentifier, value.split(".")))
+
+
+def _resolved(node: ast.ImportFrom, package: str) -> str | None:
+    """The module ``from ... import`` names, a relative one resolved against ``package``."""
+    if not node.level:
+        return node.module
+    parts = package.split(".") if package else []
+    if node.level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base) or None

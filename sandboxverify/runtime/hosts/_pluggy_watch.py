@@ -216,6 +216,8 @@ class AppRun:
                 with self.deadline.bound(f"{self.application}: {what}", seconds):
                     yield reached
             except PluginLoadError as exc:
+                if isinstance(exc.cause, StepTimeout):  # out of time importing the application
+                    self.timed_out(exc.cause, reached)
                 if exc.stage != "application" or len(self.watch.raised) <= self._mark[0]:
                     raise
                 hook, caught = self.watch.raised[self._mark[0]]  # the import ran its hook

@@ -11,12 +11,15 @@ import time
 
 import pytest
 
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.runtime.hosts._base import PluginLoadError, ServerFailure
 from sandboxverify.runtime.hosts._exercise import (
     Deadline,
     StepTimeout,
     need_of,
     reaching,
 )
+from sandboxverify.runtime.hosts._pluggy_watch import AppRun
 
 
 def raised(code: str) -> BaseException:
@@ -177,3 +180,15 @@ def test_a_step_never_gets_more_than_what_is_left_and_the_outer_bound_resumes() 
         Deadline(0).bound("late"),
     ):
         pass
+
+
+def test_running_out_of_time_while_the_application_imports_is_a_timeout() -> None:
+    """The deadline can strike inside the application's own import, which reports it as
+    the application's error: it is still a ``timeout``, never an uncoded error."""
+    run = AppRun(EntryPointRef("p", "datasette", "p"), object(), "datasette", Deadline(5), [])
+    with pytest.raises(PluginLoadError) as caught, run.step("importing its command line"):
+        raise PluginLoadError("application", StepTimeout("datasette: importing", 1.5))
+    assert caught.value.stage == "exercise"
+    assert isinstance(caught.value.cause, ServerFailure)
+    assert caught.value.cause.code == "timeout"
+    assert str(caught.value.cause).startswith("datasette: importing did not finish within 1.5s")

@@ -1,4 +1,5 @@
-"""Which of a wheel's own modules its other modules import, read from their source (never run).
+"""What a wheel's modules say in their source, read and never run: which of the wheel's own
+modules the others import, and which define a function an application calls.
 
 A package that ships a module for each release of a dependency selects one from another of
 its modules (``from .hooks3 import *`` under tox 3); a module nothing of the package imports is
@@ -33,8 +34,34 @@ def importers_of(wheel: Path, modules: Collection[str]) -> dict[str, tuple[str, 
     return {module: tuple(sorted(importers)) for module, importers in found.items()}
 
 
+def modules_defining(wheel: Path, function: str, arguments: int) -> list[str]:
+    """The wheel's modules that define ``function`` at their top level, callable with
+    ``arguments`` positional arguments (Sphinx calls an extension's ``setup(app)``)."""
+    found = []
+    for module, _, tree in parsed_modules(wheel):
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == function:
+                if _takes(node.args, arguments):
+                    found.append(module)
+                break
+    return found
+
+
+def _takes(args: ast.arguments, count: int) -> bool:
+    positional = [*args.posonlyargs, *args.args]
+    required = len(positional) - len(args.defaults)
+    return required <= count and (len(positional) >= count or args.vararg is not None)
+
+
 def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
     """Each ``.py`` module of the wheel and the dotted names it imports or spells out."""
+    for module, package, tree in parsed_modules(wheel):
+        yield module, _names(tree, module if package else module.rpartition(".")[0])
+
+
+def parsed_modules(wheel: Path) -> Iterator[tuple[str, bool, ast.Module]]:
+    """Each ``.py`` module of the wheel that parses: its dotted name, whether it is a
+    package's ``__init__``, its syntax tree."""
     budget = _TOTAL_LIMIT
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -47,7 +74,7 @@ def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
                     tree = ast.parse(archive.read(info))
                 except (SyntaxError, ValueError):
                     continue
-                yield module, _names(tree, module if package else module.rpartition(".")[0])
+                yield module, package, tree
     except (OSError, zipfile.BadZipFile):
         return
 

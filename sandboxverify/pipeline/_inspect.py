@@ -146,7 +146,7 @@ class Inspector:
                 installed.sandbox,
                 dist=str(wheel.name),
                 groups=plan.groups,
-                planned=[plugin.ref for plugin in plan.plugins],
+                planned=[plugin.ref for plugin in plan.plugins if not plugin.named],
                 to_load=to_load,
                 ctx=installed.ctx,
             )

@@ -35,6 +35,7 @@ from sandboxverify.stages import (
     PlannedPlugin,
     Playbook,
     PluginPlan,
+    named_extensions,
     no_smoke_driver,
     plan_plugins,
     run_smoke,
@@ -147,6 +148,7 @@ class Verifier:
             return
         installed = Installed(*ready, with_dependency_wheels(ctx, self.state))
         plan = looked_for[0].plan if looked_for else self._plan(installed.wheel)
+        found.notes.extend(plan.notes)
         found.notes.extend(note for done in looked_for for note in done.notes)
         to_load = self._inspect_with_dependents(installed, plan, found)
         playbook = self.state.request.playbook
@@ -156,7 +158,7 @@ class Verifier:
     def _plan(self, wheel: Artifact) -> PluginPlan:
         """Which host judges each plugin of ``wheel``, before any application is looked for."""
         request, options = self.state.request, self.state.options
-        return plan_plugins(
+        plan = plan_plugins(
             wheel.entry_points,
             wheel.dependencies,
             host=options.host,
@@ -164,6 +166,14 @@ class Verifier:
             callable_groups=options.callable_groups,
             hookspecs=options.hookspecs_by_group,
         )
+        # a distribution without plugins may still be an extension users name in an
+        # application's configuration; with --host, --group or --expect-plugins 0 the user
+        # says which plugins there are
+        said = options.host != "auto" or bool(request.groups) or options.expect_plugins == 0
+        if plan.plugins or plan.near_misses or said:
+            return plan
+        named, notes = named_extensions(wheel)
+        return replace(plan, plugins=tuple(named), notes=tuple(notes))
 
     def _inspect(
         self,

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         unexplained_failures,
     )
     from sandboxverify.stages._live_recording import failure_error, record_live_session
+    from sandboxverify.stages._named_modules import named_extensions
     from sandboxverify.stages._probe import ProbeOutcome, probe
     from sandboxverify.stages._runtime_call import ProbeError
     from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
@@ -82,6 +83,7 @@ __all__ = [
     "judge_imports",
     "left_out_by_application",
     "load_smoke_playbook",
+    "named_extensions",
     "no_smoke_driver",
     "plan_plugins",
     "probe",
@@ -126,6 +128,7 @@ _LAZY = {
     "judge_imports": "sandboxverify.stages._imports",
     "left_out_by_application": "sandboxverify.stages._excuses",
     "load_smoke_playbook": "sandboxverify.stages._smoke",
+    "named_extensions": "sandboxverify.stages._named_modules",
     "no_smoke_driver": "sandboxverify.stages._hosts",
     "plan_plugins": "sandboxverify.stages._hosts",
     "probe": "sandboxverify.stages._probe",

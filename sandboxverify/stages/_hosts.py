@@ -18,6 +18,7 @@ from sandboxverify.runtime.hosts import (
     HOSTS,
     KNOWN_GROUPS,
     MCP_SDKS,
+    NAMED_MODULES,
     SCRIPT_GROUPS,
     SESSION_HOSTS,
     near_miss,
@@ -45,6 +46,9 @@ class PlannedPlugin:
     found: ApplicationRecord | None = None
     #: the host its application ships, which judges it instead of ours
     shipped: ShippedHost | None = None
+    #: a module users name in the application's configuration (no entry point: discovery
+    #: does not list it; ``_named_modules``)
+    named: bool = False
 
     def load_options(self) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -64,6 +68,8 @@ class PluginPlan:
     plugins: tuple[PlannedPlugin, ...]
     #: groups the distribution declares that look like a known group misspelled
     near_misses: dict[str, str]
+    #: what the plan left out, said in the notes (extensions beyond those loaded)
+    notes: tuple[str, ...] = ()
 
     @property
     def hosts(self) -> tuple[str, ...]:
@@ -184,6 +190,8 @@ def _planned(
 
 def _registry_application(group: str) -> str | None:
     known = KNOWN_GROUPS.get(group)
+    if known is None and group in NAMED_MODULES:  # extensions users name in a configuration
+        return NAMED_MODULES[group][1].application
     return known[1].application if known is not None else None
 
 

@@ -38,7 +38,7 @@ def modules_defining(wheel: Path, function: str, arguments: int) -> list[str]:
     """The wheel's modules that define ``function`` at their top level, callable with
     ``arguments`` positional arguments (Sphinx calls an extension's ``setup(app)``)."""
     found = []
-    for module, _, tree in parsed_modules(wheel):
+    for module, _, tree in parsed_modules(wheel, containing=f"def {function}".encode()):
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == function:
                 if _takes(node.args, arguments):
@@ -59,9 +59,9 @@ def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
         yield module, _names(tree, module if package else module.rpartition(".")[0])
 
 
-def parsed_modules(wheel: Path) -> Iterator[tuple[str, bool, ast.Module]]:
-    """Each ``.py`` module of the wheel that parses: its dotted name, whether it is a
-    package's ``__init__``, its syntax tree."""
+def parsed_modules(wheel: Path, containing: bytes = b"") -> Iterator[tuple[str, bool, ast.Module]]:
+    """Each ``.py`` module of the wheel that parses (and whose source holds ``containing``):
+    its dotted name, whether it is a package's ``__init__``, its syntax tree."""
     budget = _TOTAL_LIMIT
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -70,8 +70,11 @@ def parsed_modules(wheel: Path) -> Iterator[tuple[str, bool, ast.Module]]:
                 if module is None or info.file_size > _SOURCE_LIMIT or info.file_size > budget:
                     continue
                 budget -= info.file_size
+                source = archive.read(info)
+                if containing not in source:
+                    continue
                 try:
-                    tree = ast.parse(archive.read(info))
+                    tree = ast.parse(source)
                 except (SyntaxError, ValueError):
                     continue
                 yield module, package, tree

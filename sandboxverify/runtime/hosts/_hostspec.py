@@ -68,6 +68,24 @@ class Group:
         self.names_file: Final = names_file
 
 
+class NamedModules:
+    """Modules an application loads because its users name them in their configuration, with
+    no entry point (Sphinx's ``extensions = [...]`` in ``conf.py``): a module of a distribution
+    that requires ``application`` and defines ``function`` at its top level (Sphinx calls
+    ``setup(app)``) is one. ``group`` is what reports call them, never an entry-point group."""
+
+    def __init__(
+        self, group: str, *, application: str, function: str, arguments: int, named_in: str
+    ) -> None:
+        self.group: Final = group
+        self.application: Final = application
+        self.function: Final = function
+        #: how many positional arguments the application passes it
+        self.arguments: Final = arguments
+        #: where users name the module (``extensions = [...]`` in conf.py)
+        self.named_in: Final = named_in
+
+
 class Host:
     """Who judges the plugins of some groups, by loading them as their application does."""
 
@@ -82,6 +100,7 @@ class Host:
         loading: str,
         kinds: Iterable[str],
         wording: Wording,
+        named: NamedModules | None = None,
     ) -> None:
         self.name: Final = name
         #: ``module:function`` of the runtime that loads one plugin (imported only for a load)
@@ -97,6 +116,8 @@ class Host:
         #: the kinds of registration it reports
         self.kinds: Final = tuple(kinds)
         self.wording: Final = wording
+        #: the modules its application loads by the name users give them, if any
+        self.named: Final = named
 
     @property
     def own_groups(self) -> tuple[str, ...]:

@@ -8,7 +8,12 @@ fails in Markdown (``'module' object is not callable``) although it imports. Thi
 exactly that, then converts a small document with the extension, where an extension whose
 processors raise fails.
 
-Registrations: kind ``extension``, named by the entry point. Markdown is imported at call time.
+A module its users name with no entry point (group ``markdown:extensions``: the module defines
+``makeExtension``) is passed by its dotted name, which Markdown imports and asks for the
+extension.
+
+Registrations: kind ``extension``, named by the entry point (or the module). Markdown is
+imported at call time.
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from sandboxverify.runtime.hosts._base import (
     summary,
 )
 
-_KINDS = {"markdown.extensions": "extension"}
+_KINDS = {"markdown.extensions": "extension", "markdown:extensions": "extension"}
 
 #: what an extension meets: the common block and inline syntax
 SAMPLE = """\
@@ -70,11 +75,15 @@ def load_markdown(ref: EntryPointRef, registry: Registry, context: HostContext) 
     del registry, context  # a Markdown extension registers no tools, and needs no limits
     kind_of_group(_KINDS, "Markdown", ref.group)
     markdown = import_application("markdown", "markdown", ref.group)
-    target = resolve(ref)  # the plugin's own import error, before Markdown's message
-    _require_first(ref)
-    shown = f"markdown.Markdown(extensions=[{ref.name!r}])"
+    named = ref.group != "markdown.extensions"  # a module users name: Markdown imports it
+    # the plugin's own import error, before Markdown's message
+    target = resolve(EntryPointRef(ref.name, ref.group, ref.module) if named else ref)
+    if not named:
+        _require_first(ref)
+    name = ref.module if named else ref.name
+    shown = f"markdown.Markdown(extensions=[{name!r}])"
     try:
-        converter = markdown.Markdown(extensions=[ref.name])
+        converter = markdown.Markdown(extensions=[name])
     except (Exception, SystemExit) as exc:
         # what the entry point names is not callable, or does not return an Extension
         stage: LoadStage = "validate" if _not_an_extension(target, exc) else "application"

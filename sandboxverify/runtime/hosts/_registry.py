@@ -11,7 +11,7 @@ every plugin-load process finds its loader here. What declares a host (``Host``,
 
 from __future__ import annotations
 
-from sandboxverify.runtime.hosts._hostspec import Group, Host, Wording
+from sandboxverify.runtime.hosts._hostspec import Group, Host, NamedModules, Wording
 from sandboxverify.runtime.hosts._registry_apps import APPLICATION_HOSTS
 
 #: what declares a host is read through the registry too
@@ -240,13 +240,21 @@ HOSTS: dict[str, Host] = {
                 Group("sphinx.html_themes", application="sphinx"),
                 Group("sphinx.builders", application="sphinx", names_module=True),
             ],
-            loading="a one-page `sphinx-build` with the theme or builder",
-            kinds=["theme", "builder"],
+            loading="a one-page `sphinx-build` with the theme or builder; an extension named "
+            "in `conf.py`, with no entry point, is built with `extensions = [module]`",
+            kinds=["theme", "builder", "extension"],
+            named=NamedModules(
+                "sphinx:extensions",
+                application="sphinx",
+                function="setup",
+                arguments=1,
+                named_in="`extensions = [...]` in conf.py",
+            ),
             wording=Wording(
                 empty="registered nothing with sphinx",
                 empty_hint="a sphinx.html_themes entry point names the theme's module",
-                setup="sphinx-build failed with the theme or builder enabled (its output is in "
-                "details)",
+                setup="sphinx-build failed with the theme, builder or extension enabled (its "
+                "output is in details)",
                 validate_hint="a sphinx.html_themes entry point names a module whose directory "
                 "holds theme.toml or theme.conf; a sphinx.builders one names an extension module",
                 declare_hint="declare it in pyproject.toml: "
@@ -268,7 +276,7 @@ HOSTS: dict[str, Host] = {
                 empty_hint="an mkdocs.plugins entry point names a subclass of "
                 "mkdocs.plugins.BasePlugin",
                 setup="mkdocs build failed with the plugin or theme enabled (its output is in "
-                "details)",
+                "in details)",
                 validate_hint="an mkdocs.plugins entry point names a subclass of "
                 "mkdocs.plugins.BasePlugin; an mkdocs.themes one names the theme's package",
                 declare_hint="declare it in pyproject.toml: "
@@ -308,6 +316,11 @@ SESSION_HOSTS: tuple[str, ...] = tuple(name for name, host in HOSTS.items() if h
 #: every group a known application loads, with the host that judges it
 KNOWN_GROUPS: dict[str, tuple[Host, Group]] = {
     group.name: (host, group) for host in HOSTS.values() for group in host.groups
+}
+#: the modules applications load by the name users give them (no entry point), by the name
+#: reports give their kind, with the host that judges them
+NAMED_MODULES: dict[str, tuple[Host, NamedModules]] = {
+    host.named.group: (host, host.named) for host in HOSTS.values() if host.named is not None
 }
 #: groups no application loads as plugins: commands, not plugins
 SCRIPT_GROUPS = ("console_scripts", "gui_scripts")

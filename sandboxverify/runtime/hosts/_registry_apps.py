@@ -8,7 +8,7 @@ sides.
 
 from __future__ import annotations
 
-from sandboxverify.runtime.hosts._hostspec import Group, Host, Wording
+from sandboxverify.runtime.hosts._hostspec import Group, Host, NamedModules, Wording
 
 
 def _declare(group: str, example: str) -> str:
@@ -132,8 +132,16 @@ APPLICATION_HOSTS = (
         loader="_markdown:load_markdown",
         groups=[Group("markdown.extensions", application="markdown")],
         loading="`markdown.Markdown(extensions=[name])` converts a sample: the entry point names "
-        "what Markdown calls to make the `Extension` (its class)",
+        "what Markdown calls to make the `Extension` (its class); a module named by users, with "
+        "no entry point, makes it with its `makeExtension()`",
         kinds=["extension"],
+        named=NamedModules(
+            "markdown:extensions",
+            application="markdown",
+            function="makeExtension",
+            arguments=0,
+            named_in="`markdown.Markdown(extensions=[...])`",
+        ),
         wording=Wording(
             empty="registered no extension",
             empty_hint="name the Extension subclass",

@@ -1,4 +1,5 @@
-"""The ``sphinx`` host: one ``sphinx.html_themes`` or ``sphinx.builders`` plugin, in a real build.
+"""The ``sphinx`` host: one ``sphinx.html_themes`` or ``sphinx.builders`` plugin, or one
+extension its users name in ``conf.py`` (no entry point), in a real build.
 
 Sphinx finds both kinds by name among the installed entry points and loads the entry point's
 module as an extension (its ``setup(app)`` registers the theme or the builder): a theme when
@@ -9,14 +10,24 @@ directory: quiet, a fresh environment (``-E``), no colour. A non-zero exit fails
 ``application`` with Sphinx's error output, warnings included; the traceback Sphinx saves is
 reported in its place.
 
-A theme registers its name (kind ``theme``), a builder its name (kind ``builder``). Sphinx is
-imported at call time only, never by the runtime.
+An extension named in ``conf.py`` (group ``sphinx:extensions``: its module, which defines
+``setup(app)``) is built into the same page with ``extensions = [module]``, after Sphinx's
+own extensions that its import brings in (``sphinx.ext.autodoc``), as its users list them. One
+whose build stops for a configuration value of its own (``bibtex_bibfiles``) needs what each user's
+project gives it: that is said, not failed.
+
+A theme registers its name (kind ``theme``), a builder its name (kind ``builder``), an
+extension its module (kind ``extension``). Sphinx is imported at call time only, never by the
+runtime.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
+import re
+import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
@@ -37,7 +48,11 @@ from sandboxverify.runtime.hosts._base import (
     tail,
 )
 
-_KINDS = {"sphinx.html_themes": "theme", "sphinx.builders": "builder"}
+_KINDS = {
+    "sphinx.html_themes": "theme",
+    "sphinx.builders": "builder",
+    "sphinx:extensions": "extension",
+}
 
 INDEX = """\
 sandboxverify
@@ -81,9 +96,24 @@ def load_sphinx(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     del registry, context  # a Sphinx plugin registers no tools, and needs no limits
     kind = kind_of_group(_KINDS, "Sphinx", ref.group)
     build = import_application("sphinx.cmd.build", "sphinx", ref.group)
+    before = set(sys.modules)
     # Sphinx imports the entry point's module (whatever follows a colon) as an extension
     module = resolve(EntryPointRef(ref.name, ref.group, ref.module))
-    _build(build, ref, kind)
+    companions = _bundled_extensions(set(sys.modules) - before) if kind == "extension" else []
+    with _own_config_values(ref.module.split(".")[0]) as own:
+        try:
+            _build_with_companions(build, ref, kind, companions)
+        except PluginLoadError as exc:
+            needed = [name for name in own if name in exc.message]
+            if kind != "extension" or not needed:
+                raise
+            return LoadedPlugin(
+                ref=ref,
+                tools=[],
+                handlers={},
+                skipped=f"it needs its users' configuration ({', '.join(needed)}): "
+                f"sphinx-build stopped without it: {exc.message.splitlines()[-1]}",
+            )
     registration = {
         "name": ref.name,
         "kind": kind,
@@ -93,18 +123,60 @@ def load_sphinx(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     return LoadedPlugin(ref=ref, tools=[registration], handlers={})
 
 
-def _build(build: Any, ref: EntryPointRef, kind: str) -> None:
+def _build_with_companions(
+    build: Any, ref: EntryPointRef, kind: str, companions: list[str]
+) -> None:
+    """:func:`_build`; an extension that connects to an event of one of Sphinx's own
+    extensions it does not import (``autodoc-process-docstring``: Sphinx names each event after
+    its extension) is built again with that extension listed first, as its users list it."""
+    while True:
+        try:
+            _build(build, ref, kind, companions)
+            return
+        except PluginLoadError as exc:
+            match = _UNKNOWN_EVENT.search(exc.message)
+            needed = f"sphinx.ext.{match[1]}" if match else ""
+            if kind != "extension" or not needed or needed in companions:
+                raise
+            if importlib.util.find_spec(needed) is None:
+                raise
+            companions = [*companions, needed]
+
+
+#: Sphinx's words for ``app.connect`` to an event no loaded extension added
+_UNKNOWN_EVENT = re.compile(r"Unknown event name: ([a-z]+)-")
+
+
+def _bundled_extensions(imported: set[str]) -> list[str]:
+    """Sphinx's own extensions (``sphinx.ext.autodoc``) among the modules an extension's import
+    brought in: it builds on them, and its users list them before it."""
+    return sorted(
+        name
+        for name in imported
+        if name.startswith("sphinx.ext.")
+        and name.count(".") == 2
+        and callable(getattr(sys.modules.get(name), "setup", None))
+    )
+
+
+def _build(build: Any, ref: EntryPointRef, kind: str, companions: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="sandboxverify-sphinx-") as tmp:
         source = Path(tmp, "source")
         source.mkdir()
         conf = 'project = "sandboxverify"\n'
         if kind == "theme":
             conf += f"html_theme = {ref.name!r}\n"
+        if kind == "extension":
+            conf += f"extensions = {[*companions, ref.module]!r}\n"
         (source / "conf.py").write_text(conf, encoding="utf-8")
         (source / "index.rst").write_text(INDEX, encoding="utf-8")
         builder = ref.name if kind == "builder" else "html"
         argv = ["-b", builder, "-E", "-q", "-N", str(source), str(Path(tmp, "build"))]
-        shown = f"html_theme = {ref.name!r}" if kind == "theme" else f"-b {ref.name}"
+        shown = {
+            "theme": f"html_theme = {ref.name!r}",
+            "builder": f"-b {ref.name}",
+            "extension": f"extensions = {[*companions, ref.module]!r}",
+        }[kind]
         errors = io.StringIO()
         try:
             with contextlib.redirect_stderr(errors), _saved_tracebacks_in(tmp):
@@ -120,6 +192,30 @@ def _build(build: Any, ref: EntryPointRef, kind: str) -> None:
             details=_saved_traceback(Path(tmp)),
         )
         raise PluginLoadError("application", failure)
+
+
+@contextlib.contextmanager
+def _own_config_values(package: str) -> Iterator[list[str]]:
+    """The configuration values code of ``package`` adds while the build runs
+    (``app.add_config_value``): what an extension asks its users' ``conf.py`` for."""
+    application = sys.modules.get("sphinx.application")
+    original = getattr(getattr(application, "Sphinx", None), "add_config_value", None)
+    own: list[str] = []
+    if application is None or original is None:
+        yield own
+        return
+
+    def add_config_value(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+        caller = str(sys._getframe(1).f_globals.get("__name__", ""))
+        if caller == package or caller.startswith(f"{package}."):
+            own.append(name)
+        return original(self, name, *args, **kwargs)
+
+    application.Sphinx.add_config_value = add_config_value
+    try:
+        yield own
+    finally:
+        application.Sphinx.add_config_value = original
 
 
 @contextlib.contextmanager

@@ -41,7 +41,7 @@ def _readme_hosts() -> dict[str, tuple[set[str], set[str]]]:
             continue
         groups, host, _, kinds = cells
         rows[host.strip("`")] = (
-            set(re.findall(r"`([\w.]+)`", groups)),
+            set(re.findall(r"`([\w.:]+)`", groups)),
             set(re.findall(r"`(\w+)`", kinds)),
         )
     return rows
@@ -53,4 +53,5 @@ def test_the_readme_table_lists_every_host_with_its_groups_and_kinds() -> None:
     for name, host in HOSTS.items():
         groups, kinds = rows[name]
         assert {group.name for group in host.groups} <= groups, name
+        assert host.named is None or host.named.group in groups, name
         assert set(host.kinds) == kinds, name

@@ -1,0 +1,69 @@
+"""Extensions users name in their configuration, with no entry point: Sphinx's ``extensions =
+[...]`` in ``conf.py``, Markdown's ``extensions=[...]``. A distribution that declares no plugin
+but requires such an application (or is named for it), and ships a module defining the
+function the application calls (``setup(app)``), is an extension of it: each such module is
+loaded in the application as its users load it, instead of being verified as a library only.
+"""
+
+from __future__ import annotations
+
+from packaging.utils import canonicalize_name
+
+from sandboxverify.artifacts import Artifact
+from sandboxverify.runtime import EntryPointRef
+from sandboxverify.runtime.hosts import NAMED_MODULES
+from sandboxverify.stages._hosts import PlannedPlugin
+from sandboxverify.stages._test_support import is_test_module
+from sandboxverify.stages._wheel_imports import modules_defining
+
+#: at most this many modules of one distribution are loaded; the others are named in a note
+LOADED_AT_MOST = 8
+
+
+def named_extensions(wheel: Artifact) -> tuple[list[PlannedPlugin], list[str]]:
+    """The wheel's modules that are extensions of an application it requires, each planned
+    with that application's host (packages first, then by name, at most
+    :data:`LOADED_AT_MOST`), and notes on those left out."""
+    planned: list[PlannedPlugin] = []
+    words = canonicalize_name(str(wheel.name)).split("-")
+    for group, (host, named) in NAMED_MODULES.items():
+        application = canonicalize_name(named.application)
+        required = application in wheel.dependencies
+        # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
+        # application to a requirement or to its users' projects: found, as for any group
+        if not required and not (len(words) > 1 and words[0].startswith(application)):
+            continue
+        modules = [
+            module
+            for module in modules_defining(wheel.path, named.function, named.arguments)
+            if not is_test_module(module) and module.rsplit(".", 1)[-1] not in _NOT_EXTENSIONS
+        ]
+        for module in sorted(modules, key=lambda m: (m.count("."), m)):
+            reason = (
+                f"{wheel.name} declares no plugin, "
+                + ("requires" if required else "is named for")
+                + f" {named.application} and defines {named.function}() in {module}: an "
+                f"extension its users name in {named.named_in}, loaded that way"
+            )
+            ref = EntryPointRef(module, group, module)
+            planned.append(
+                PlannedPlugin(
+                    ref,
+                    host.name,
+                    reason,
+                    application=named.application,
+                    finds_application=not required,
+                    named=True,
+                )
+            )
+    notes = [
+        f"{len(planned) - LOADED_AT_MOST} more module(s) defining an extension's function were "
+        f"not loaded (only {LOADED_AT_MOST} are): "
+        + ", ".join(plugin.ref.value for plugin in planned[LOADED_AT_MOST:])
+    ]
+    return planned[:LOADED_AT_MOST], notes if len(planned) > LOADED_AT_MOST else []
+
+
+#: modules that define such a function for another purpose: a Sphinx project's own
+#: ``conf.py``, a ``setup.py`` shipped by mistake
+_NOT_EXTENSIONS = frozenset({"conf", "setup"})

@@ -1,0 +1,78 @@
+"""Extensions users name in an application's configuration, with no entry point: each is loaded
+in that application as its users load it, not verified as a library only."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandboxverify import CheckOptions, Report, check
+from tests.helpers import fixture
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
+
+
+def verify(name: str, **options: object) -> Report:
+    return check(CheckOptions(targets=(str(fixture(name)),), installer="uv", **options))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "host", "modules"),
+    [
+        # each connects to an event only one of Sphinx's own extensions has: the first imports
+        # sphinx.ext.autodoc, the second never imports sphinx.ext.todo; the build lists each
+        # before the extension, as its users do
+        (
+            "sphinx-extension-by-name",
+            "sphinx",
+            ["svfix_sphinx_by_name", "svfix_sphinx_by_name.todo_count"],
+        ),
+        ("markdown-extension-by-name", "markdown", ["svfix_markdown_by_name.shout"]),
+    ],
+)
+def test_an_extension_named_in_a_configuration_is_loaded_in_its_application(
+    name: str, host: str, modules: list[str]
+) -> None:
+    report = verify(name)
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    assert [(p.name, p.group, p.value, p.host) for p in run.plugins] == [
+        (module, f"{host}:extensions", module, host) for module in modules
+    ]
+    for plugin in run.plugins:
+        assert plugin.host_reason is not None
+        assert "declares no plugin" in plugin.host_reason
+    assert [(tool.kind, tool.name) for tool in run.tools] == [("extension", m) for m in modules]
+    assert not any("verified as a library" in note for note in report.notes)
+
+
+def test_an_extension_whose_setup_breaks_the_build_fails_though_it_imports() -> None:
+    """Its setup(app) calls add_stylesheet(), which Sphinx 4 removed."""
+    report = verify("sphinx-extension-broken-setup")
+
+    assert [failure.code for failure in report.failures] == ["plugin_load_failed"]
+    [failure] = report.failures
+    assert failure.plugin == "svfix_sphinx_broken_setup"
+    assert "extensions = ['svfix_sphinx_broken_setup']" in failure.message
+    [plugin] = report.runs[0].plugins
+    assert plugin.error is not None
+    assert "add_stylesheet" in plugin.error.message + plugin.error.traceback
+
+
+def test_an_extension_that_needs_its_users_configuration_is_said_not_failed() -> None:
+    report = verify("sphinx-extension-needs-config")
+
+    assert report.ok, report.failures
+    assert any(
+        "needs its users' configuration (svfix_source_files)" in note
+        and "You must configure the svfix_source_files setting" in note
+        for note in report.notes
+    ), report.notes
+
+
+def test_expecting_no_plugins_verifies_it_as_a_library() -> None:
+    report = verify("sphinx-extension-broken-setup", expect_plugins=0)
+
+    assert report.ok, report.failures
+    assert report.runs[0].plugins == ()
+    assert any("verified as a library" in note for note in report.notes)

@@ -1,0 +1,57 @@
+"""Which modules of a distribution without plugins are extensions users name in an
+application's configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from sandboxverify.stages._named_modules import LOADED_AT_MOST, named_extensions
+from tests.helpers import make_wheel
+
+SETUP = "def setup(app):\n    return {}\n"
+
+
+def _wheel(tmp_path: Path, name: str, files: dict[str, str], requires: tuple[str, ...]) -> Any:
+    path = make_wheel(tmp_path, f"{name.replace('-', '_')}-1.0-py3-none-any.whl", files=files)
+    return SimpleNamespace(path=path, name=name, dependencies=frozenset(requires))
+
+
+def _planned(wheel: Any) -> list[tuple[str, str, bool]]:
+    planned, _ = named_extensions(wheel)
+    return [(p.ref.value, p.host, p.finds_application) for p in planned]
+
+
+def test_a_module_defining_the_applications_function_is_an_extension(tmp_path: Path) -> None:
+    files = {
+        "ext/__init__.py": SETUP,
+        "ext/sub.py": "def setup(app, more=1):\n    pass\n",  # a default: callable with app
+        "ext/helper.py": "def setup():\n    pass\n",  # Sphinx passes app: not its setup
+        "ext/nested.py": "def outer():\n    def setup(app):\n        pass\n",  # not top level
+        "ext/tests/test_ext.py": SETUP,  # a test module
+        "ext/docs/conf.py": SETUP,  # a Sphinx project's own configuration
+        "ext/md.py": "def makeExtension(**kwargs):\n    pass\n",  # Markdown's: not required
+    }
+    wheel = _wheel(tmp_path, "demo-ext", files, ("sphinx", "docutils"))
+    assert _planned(wheel) == [("ext", "sphinx", False), ("ext.sub", "sphinx", False)]
+
+
+def test_a_distribution_named_for_the_application_need_not_require_it(tmp_path: Path) -> None:
+    """sphinx-sitemap leaves Sphinx to a requirement of its own: Sphinx is found for it."""
+    files = {"sitemap/__init__.py": SETUP}
+    assert _planned(_wheel(tmp_path, "sphinx-sitemap", files, ())) == [("sitemap", "sphinx", True)]
+    assert _planned(_wheel(tmp_path, "sitemap-for-docs", files, ())) == []
+
+
+def test_beyond_the_limit_the_other_modules_are_named_in_a_note(tmp_path: Path) -> None:
+    count = LOADED_AT_MOST + 2
+    files = {
+        f"pymd/ext{index:02}.py": "def makeExtension(**kw):\n    pass\n" for index in range(count)
+    }
+    planned, notes = named_extensions(_wheel(tmp_path, "pymd", files, ("markdown",)))
+    assert [plugin.ref.group for plugin in planned] == ["markdown:extensions"] * LOADED_AT_MOST
+    assert notes == [
+        f"2 more module(s) defining an extension's function were not loaded (only "
+        f"{LOADED_AT_MOST} are): pymd.ext{count - 2:02}, pymd.ext{count - 1:02}"
+    ]

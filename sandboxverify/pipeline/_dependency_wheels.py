@@ -9,6 +9,7 @@ another: each install names the next one missing.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from sandboxverify.pipeline._state import CheckState
 from sandboxverify.report import Failure
-from sandboxverify.sandbox import IndexOptions, RunContext, without_wheel
+from sandboxverify.sandbox import NO_WHEEL_HINT, IndexOptions, RunContext, without_wheel
 
 #: dependencies built for one check at most (each a build of its own)
 _AT_MOST = 4
@@ -59,7 +60,9 @@ def install_building_dependencies(
     tried: set[str] = set()
     while failures and len(tried) < _AT_MOST:
         needed = _sdist_only(failures)
-        if needed is None or needed in tried:
+        if needed is not None and needed in tried:  # built, and still not taken
+            return [_not_taken(failure, needed, state) for failure in failures], built
+        if needed is None:
             break
         tried.add(needed)
         try:
@@ -76,6 +79,23 @@ def install_building_dependencies(
         built.append(str(wheel))
         failures = install(with_dependency_wheels(ctx, state))
     return failures, built
+
+
+def _not_taken(failure: Failure, needed: str, state: CheckState) -> Failure:
+    """``failure``, saying that the wheel built of ``needed`` does not fit this install: built
+    by the interpreter sandboxverify runs on, its compiled code fits that Python alone."""
+    if _sdist_only([failure]) != needed:
+        return failure
+    running = ".".join(map(str, sys.version_info[:2]))
+    message, _, _ = failure.message.partition(": the dependency")
+    return replace(
+        failure,
+        message=f"{message}: the dependency {needed!r} publishes only a source distribution; "
+        f"sandboxverify built a wheel of it (with Python {running}, in the sandbox), but the "
+        f"installer does not take that wheel for Python {failure.python}: it holds compiled "
+        "code for another Python",
+        hint=f"check with --python {running}, or {NO_WHEEL_HINT}",
+    )
 
 
 def _sdist_only(failures: Sequence[Failure]) -> str | None:

@@ -148,8 +148,8 @@ def install_wheel(
         if sdist_only is not None and not outcome.timed_out:
             cause = (
                 f"the dependency {sdist_only!r} has no wheel for Python {version}, only a source "
-                "distribution, and sandboxverify never builds one (its code would run outside "
-                "the sandbox)"
+                "distribution, and the installer here builds nothing (its build code would run "
+                "outside the sandbox)"
             )
         return [
             Failure(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -95,9 +96,26 @@ def test_an_install_that_still_lacks_the_same_wheel_is_not_tried_again(
 
     monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
 
+    first = Failure(
+        "install_failed",
+        "installing x with uv exited with code 1: the dependency 'a' has no wheel for Python "
+        "3.12.1, only a source distribution, and the installer here builds nothing",
+        python="3.12.1",
+        details=UV_SAYS.format("a"),
+    )
+
     def install(ctx: Any) -> list[Failure]:
         calls.append(1)
-        return [_no_wheel("a")]
+        return [first]
 
     failures, _ = install_building_dependencies(state, state.context, "3.12.1", install)
     assert len(calls) == 2 and [f.code for f in failures] == ["install_failed"]
+    [failure] = failures
+    running = f"{sys.version_info[0]}.{sys.version_info[1]}"
+    assert failure.message == (
+        "installing x with uv exited with code 1: the dependency 'a' publishes only a source "
+        f"distribution; sandboxverify built a wheel of it (with Python {running}, in the "
+        "sandbox), but the installer does not take that wheel for Python 3.12.1: it holds "
+        "compiled code for another Python"
+    )
+    assert failure.hint is not None and failure.hint.startswith(f"check with --python {running}")

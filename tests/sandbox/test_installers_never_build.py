@@ -114,7 +114,7 @@ def test_a_dependency_without_a_wheel_is_named(tmp_path: Path) -> None:
     assert failure.message == (
         "installing pkg-1.0-py3-none-any.whl with pip exited with code 1: the dependency "
         "'svfix-builder' has no wheel for Python 3.11.7, only a source distribution, and "
-        "sandboxverify never builds one (its code would run outside the sandbox)"
+        "the installer here builds nothing (its build code would run outside the sandbox)"
     )
     assert failure.hint == _venv.NO_WHEEL_HINT
     assert "--find-links" in failure.hint and "maintainers" in failure.hint

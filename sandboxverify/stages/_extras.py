@@ -19,11 +19,13 @@ from typing import Any
 from packaging.markers import InvalidMarker, UndefinedComparison, UndefinedEnvironmentName
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, ExtraRecord, summarize
 from sandboxverify.sandbox import (
     Command,
+    IndexOptions,
     Interpreter,
     RunContext,
     Sandbox,
@@ -185,7 +187,35 @@ def install_extra(
     also: Sequence[str] = (),
 ) -> tuple[bool, str, str]:
     """``requirement`` (``name[extra] @ <the wheel>``) and ``also`` (``--with``) installed
-    with the check's installer: trusted, outside the OS sandbox, as the plain install is."""
+    with the check's installer: trusted, outside the OS sandbox, as the plain install is. A
+    dependency it stops at for want of a wheel is built from its sdist, confined as the
+    project's build is (``artifacts._dependency``), and offered with ``--find-links``, as the
+    plain install's are (at most :data:`_BUILT_AT_MOST`)."""
+    built: list[str] = []
+    while True:
+        installed, cause, tail = _install_once(sandbox, wheel, requirement, ctx, also)
+        needed = None if installed else without_wheel(tail)
+        if needed is None or needed in built or len(built) == _BUILT_AT_MOST:
+            return installed, cause, tail
+        built.append(needed)
+        from sandboxverify.artifacts import build_dependency_wheel  # noqa: PLC0415 - rarely
+
+        place = sandbox.paths.root / "dependency-wheels"
+        python = Version(".".join(map(str, sandbox.interpreter.version_info)))
+        _, failure = build_dependency_wheel(needed, python, place, ctx)
+        if failure is not None:
+            return False, f"{cause}; building it from its sdist failed: {failure.message}", tail
+        index = IndexOptions(ctx.index.index_url, (*ctx.index.find_links, str(place)))
+        ctx = replace(ctx, index=index)
+
+
+#: dependencies without a wheel built for one extra's install at most
+_BUILT_AT_MOST = 2
+
+
+def _install_once(
+    sandbox: Sandbox, wheel: Path, requirement: str, ctx: RunContext, also: Sequence[str]
+) -> tuple[bool, str, str]:
     argv = ctx.toolchain.installer.install_requirements(
         sandbox.python, [f"{requirement} @ {wheel.resolve().as_uri()}", *also], ctx.index
     )
@@ -272,15 +302,16 @@ def _since(started: float) -> float:
 
 def not_built(run: ExtraRun, dist: str) -> list[ExcusedModule] | None:
     """The modules of an extra that did not install only because one of its requirements has
-    no wheel, excused as not verified: users' installers build it, and sandboxverify never
-    builds a dependency (that build would run outside the sandbox). ``None``: it failed
+    no wheel and its sdist did not build here (a compiler, a system library this sandbox
+    lacks), excused as not verified: users' installers build it. ``None``: it failed
     otherwise."""
     requirement = without_wheel(f"{run.error or ''}\n{run.details or ''}")
     if requirement is None:
         return None
+    _, _, why = (run.error or "").partition("; building it from its sdist failed: ")
     detail = (
         f"not verified: the extra {run.extra!r} ({dist}[{run.extra}]) requires {requirement}, "
-        "published only as a source distribution, which pip and uv build for users and "
-        "sandboxverify never builds (its build would run outside the sandbox)"
+        "published only as a source distribution, which pip and uv build for users; "
+        + (f"building it here failed: {why}" if why else "it was not built here")
     )
     return [ExcusedModule(module, "unbuilt", detail, extra=run.extra) for module in run.modules]

@@ -4,9 +4,9 @@ excused with their reason, and a module an entry point reaches never is."""
 
 from __future__ import annotations
 
+import io
 import shutil
-import subprocess
-import sys
+import tarfile
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -120,30 +120,63 @@ def test_an_extra_that_does_not_install_is_a_failure_with_the_installer_s_words(
     }
 
 
-@pytest.fixture(scope="module")
-def sdist_only_links(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A directory holding ``svfix-extra-dep`` as an sdist only: pip and uv build it for a user
-    who installs the extra; sandboxverify builds no dependency."""
-    from sandboxverify.sandbox._toolchain import find_uv  # noqa: PLC0415
-
-    uv = find_uv()
-    assert uv is not None
-    root = tmp_path_factory.mktemp("sdist-only")
+def _sdist_links(root: Path, *, buildable: bool) -> str:
+    """A directory holding ``svfix-extra-dep`` as an sdist only (whose build backend does not
+    exist unless ``buildable``): pip and uv build it for a user who installs the extra."""
     source = copy_fixture("extra-dep", root / "src")
+    if not buildable:
+        pyproject = source / "pyproject.toml"
+        text = pyproject.read_text(encoding="utf-8")
+        text = text.replace('requires = ["hatchling"]', "requires = []")
+        pyproject.write_text(text.replace("hatchling.build", "svfix_no_such_backend"), "utf-8")
     links = root / "links"
-    build = [str(uv), "build", "--sdist", "--no-python-downloads", "--python", sys.executable]
-    subprocess.run([*build, "--out-dir", str(links), str(source)], check=True, capture_output=True)
-    assert len(list(links.glob("*.tar.gz"))) == 1
-    assert not list(links.glob("*.whl"))
+    links.mkdir()
+    with tarfile.open(links / "svfix_extra_dep-1.0.0.tar.gz", "w:gz") as sdist:
+        sdist.add(source, arcname="svfix_extra_dep-1.0.0")
+        info = tarfile.TarInfo("svfix_extra_dep-1.0.0/PKG-INFO")
+        metadata = b"Metadata-Version: 2.1\nName: svfix-extra-dep\nVersion: 1.0.0\n"
+        info.size = len(metadata)
+        sdist.addfile(info, io.BytesIO(metadata))
     return str(links)
 
 
-def test_a_module_whose_extra_needs_an_sdist_built_is_excused_as_not_verified(
+@pytest.fixture(scope="module")
+def sdist_only_links(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _sdist_links(tmp_path_factory.mktemp("sdist-only"), buildable=True)
+
+
+@pytest.fixture(scope="module")
+def unbuildable_links(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return _sdist_links(tmp_path_factory.mktemp("unbuildable"), buildable=False)
+
+
+def test_an_extras_requirement_published_only_as_an_sdist_is_built_and_the_module_verified(
     sdist_only_links: str,
 ) -> None:
-    """Users' installers build the extra's requirement; the sandbox installs wheels only. The
-    module is neither a failure nor passed silently: it is listed as not verified, and why."""
+    """Users' installers build the extra's requirement; so does the check, confined as the
+    project's build is, and the module is imported with the extra installed."""
     report = check_with_extras("good-extra-module", sdist_only_links)
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None and imports.failed == ()
+    [excused] = imports.excused
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_extra_module.chart",
+        "extra",
+        "chart",
+    )
+    [extra] = imports.extras
+    assert extra.installed
+    assert extra.imported == ("svfix_good_extra_module.chart",)
+
+
+def test_a_module_whose_extras_requirement_does_not_build_is_excused_as_not_verified(
+    unbuildable_links: str,
+) -> None:
+    """Its sdist does not build here (as a compiler or a system library may be missing): the
+    module is neither a failure nor passed silently: it is listed as not verified, and why."""
+    report = check_with_extras("good-extra-module", unbuildable_links)
 
     assert report.ok, report.failures
     imports = report.runs[0].imports
@@ -158,14 +191,15 @@ def test_a_module_whose_extra_needs_an_sdist_built_is_excused_as_not_verified(
         "not verified: the extra 'chart' (svfix-good-extra-module[chart]) requires "
         "svfix-extra-dep, published only as a source distribution"
     )
+    assert "building it here failed: " in excused.detail
     [extra] = imports.extras
     assert not extra.installed
     assert_valid_report(report.to_json())
 
 
-def test_the_text_output_says_the_module_is_not_verified_and_why(sdist_only_links: str) -> None:
+def test_the_text_output_says_the_module_is_not_verified_and_why(unbuildable_links: str) -> None:
     args = ["check", str(fixture("good-extra-module")), "--installer", "uv", "--verbose"]
-    result = run_cli([*args, "--find-links", sdist_only_links])
+    result = run_cli([*args, "--find-links", unbuildable_links])
     assert result.code == 0, result.stdout + result.stderr
     assert "svfix_good_extra_module.chart  excused (unbuilt): not verified: " in result.stdout
     assert "svfix-good-extra-module[chart]  not installed: a requirement needs its sdist" in (

@@ -7,40 +7,33 @@ link leads out of it.
 
 from __future__ import annotations
 
-import re
 import shutil
-import tarfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from sandboxverify.artifacts._archives import UnsafeArchive, extract_sdist
 from sandboxverify.artifacts._artifacts import (
-    UNREADABLE,
     Artifact,
     ArtifactProblem,
     ProjectTarget,
 )
-from sandboxverify.artifacts._backend import BuildFrontend, HookRun
+from sandboxverify.artifacts._backend import BuildFrontend
+from sandboxverify.artifacts._build_steps import build_failure, unpack_sdist
 from sandboxverify.artifacts._cache import ArtifactCache, CachedBuild, cache_key, tree_digest
 from sandboxverify.artifacts._copy import OutsideLinks, copy_problem, copy_source
 from sandboxverify.artifacts._findings_kept import Outcome, inspect, read_back, record_of
 from sandboxverify.artifacts._rules import (
-    REBUILD_HINT,
     Problem,
     missing_expected_files,
     top_level_names,
-    unsafe_problems,
 )
 from sandboxverify.artifacts._vcs import sdist_members, tracked_files, vcs_problems
-from sandboxverify.report import Failure, ReportWarning, reached_for_network, summarize
+from sandboxverify.report import Failure, ReportWarning
 from sandboxverify.sandbox import (
-    NO_WHEEL_HINT,
     RunContext,
     Workspace,
     build_inputs,
-    without_wheel,
 )
 
 #: what the static rules fail with: the wheel still installs (``Problem.installable`` decides)
@@ -243,58 +236,6 @@ def _cache_key(tree: Path, ctx: RunContext) -> str | None:
     )
 
 
-#: the last module a failed build could not import
-_NO_MODULE = re.compile(r"No module named '([^']+)'(?![\s\S]*No module named ')")
-
-
-def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
-    outcome = hooks.failed
-    if outcome is not None and outcome.timed_out:
-        return Failure(
-            "timeout",
-            f"{step} {outcome.describe()}",
-            hint="raise --install-timeout",
-            details=outcome.tail,
-        )
-    if outcome is not None and not outcome.ok:
-        cause = summarize(outcome.tail)
-    else:
-        cause = hooks.problem or "the build reported success but left no artifact"
-    sdist_only = without_wheel(outcome.tail) if outcome is not None and not outcome.ok else None
-    if sdist_only is not None and hooks.doing:
-        # a build requirement without a wheel: the sdist is fine, sandboxverify never builds
-        # a dependency (its code would run outside the sandbox)
-        cause = (
-            f"the build requirement {sdist_only!r} has no wheel, only a source distribution, "
-            "and sandboxverify never builds one"
-        )
-        hint = NO_WHEEL_HINT
-    if hooks.doing:
-        cause = f"{hooks.doing}: {cause}"
-    missing = _NO_MODULE.search(outcome.tail) if outcome is not None and not outcome.ok else None
-    if missing is not None and sdist_only is None:
-        # an import the build's own code makes: a build tool it does not declare, or a part of
-        # the project the tree left out
-        hint = (
-            f"the build imports {missing.group(1)}, which its build environment does not have: "
-            "if the build uses it, declare it in [build-system] requires (without "
-            f"pyproject.toml a build has setuptools alone); if it is the project's own: {hint}"
-        )
-    if outcome is not None and not outcome.ok and reached_for_network(outcome.tail):
-        hint = (
-            "the build backend downloads something while it builds (a toolchain such as "
-            "Node.js, crates, or data) and could not reach the network: the OS sandbox has none "
-            "unless you pass --network; or build where that host is reachable, or verify the "
-            "published wheel (sandboxverify check dist/*.whl)"
-        )
-    return Failure(
-        "build_failed",
-        f"{step} failed: {cause}",
-        hint=hint,
-        details=outcome.tail if outcome is not None else None,
-    )
-
-
 def inspected(
     paths: Sequence[Path],
     expect_files: Sequence[str],
@@ -381,18 +322,3 @@ def release_mismatch(artifacts: Sequence[Artifact]) -> Failure | None:
         "version that changes between the two builds does this (e.g. a version computed from "
         "the time or from a VCS checkout the sdist lacks)",
     )
-
-
-def unpack_sdist(sdist: Path, destination: Path) -> Path | tuple[Failure, ...]:
-    """The sdist unpacked by the one safe extraction (every member checked first): its
-    top-level directory, or ``artifact_invalid`` failures when it must not be unpacked."""
-    try:
-        extract_sdist(sdist, destination)
-    except UnsafeArchive as exc:
-        problems = unsafe_problems(sdist.name, exc.reasons)
-    except (tarfile.TarError, *UNREADABLE) as exc:
-        problems = [Problem(f"{sdist.name}: not a readable archive: {exc}", REBUILD_HINT)]
-    else:
-        entries = [p for p in destination.iterdir() if p.is_dir()]
-        return entries[0] if len(entries) == 1 else destination
-    return tuple(Failure("artifact_invalid", p.message, hint=p.hint) for p in problems)

@@ -16,7 +16,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
 from sandboxverify.artifacts._backend import BuildFrontend
-from sandboxverify.artifacts._build import build_failure, unpack_sdist
+from sandboxverify.artifacts._build_steps import build_failure, unpack_sdist
 from sandboxverify.report import Failure
 from sandboxverify.sandbox import RunContext, Workspace
 

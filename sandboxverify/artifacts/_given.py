@@ -12,12 +12,11 @@ from sandboxverify.artifacts._artifacts import Artifact, ArtifactsTarget, same_r
 from sandboxverify.artifacts._backend import BuildFrontend
 from sandboxverify.artifacts._build import (
     BuildResult,
-    build_failure,
     inspected,
     kept_findings,
     release_mismatch,
-    unpack_sdist,
 )
+from sandboxverify.artifacts._build_steps import build_failure, unpack_sdist
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key
 from sandboxverify.artifacts._findings_kept import inspect, record_of
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs

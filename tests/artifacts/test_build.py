@@ -12,11 +12,8 @@ import pytest
 from sandboxverify._errors import UsageError
 from sandboxverify.artifacts._artifacts import ArtifactsTarget, ProjectTarget
 from sandboxverify.artifacts._backend import HookRun
-from sandboxverify.artifacts._build import (
-    BuildResult,
-    build_failure,
-    build_project,
-)
+from sandboxverify.artifacts._build import BuildResult, build_project
+from sandboxverify.artifacts._build_steps import build_failure
 from sandboxverify.artifacts._copy import copy_source
 from sandboxverify.artifacts._given import prepare_artifacts
 from sandboxverify.sandbox._context import RunContext

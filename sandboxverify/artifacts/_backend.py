@@ -29,18 +29,21 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import Version
 
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._bytecode import BytecodeCache
 from sandboxverify.artifacts._cache import ArtifactCache
+from sandboxverify.report import Failure
 from sandboxverify.sandbox import (
     Command,
     CommandServer,
     Confined,
     Confinement,
+    IndexOptions,
     Launcher,
     Outcome,
     RunContext,
@@ -49,13 +52,25 @@ from sandboxverify.sandbox import (
     direct_references,
     installer_env,
     interpreter_roots,
+    without_wheel,
 )
+
+
+class RequirementBuilder(Protocol):
+    """Builds a wheel of ``name`` from its sdist into ``into``: its file name, or why not."""
+
+    def __call__(
+        self, name: str, python: Version, into: Path, ctx: RunContext
+    ) -> tuple[str | None, Failure | None]: ...
+
 
 #: PEP 517: a project without ``build-backend`` is built by setuptools' legacy backend.
 _DEFAULT_REQUIRES = ("setuptools>=40.8.0",)
 _DEFAULT_BACKEND = "setuptools.build_meta:__legacy__"
 #: Runner invocations for one step: a backend may ask for more requirements, then more again.
 _MAX_INVOCATIONS = 4
+#: build requirements published only as sdists built for one build at most
+_REQUIREMENTS_BUILT = 2
 
 
 @dataclass(frozen=True)
@@ -109,6 +124,8 @@ class HookRun:
     #: what failed, when it was not the backend itself: ``installing its build requirements``
     doing: str | None = None
     problem: str | None = None
+    #: why a build requirement published only as an sdist was not built (its build's failure)
+    unbuilt: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -121,11 +138,19 @@ class BuildFrontend:
     (``None``: ``--no-cache``)."""
 
     def __init__(
-        self, workspace: Workspace, ctx: RunContext, cache: ArtifactCache | None = None
+        self,
+        workspace: Workspace,
+        ctx: RunContext,
+        cache: ArtifactCache | None = None,
+        *,
+        build_requirement: RequirementBuilder | None = None,
     ) -> None:
         self.workspace = workspace
         self.ctx = ctx
         self.cache = cache
+        #: builds a build requirement published only as an sdist (``_dependency``, confined),
+        #: to offer it; ``None`` where this build is itself a dependency's (never a chain)
+        self.build_requirement = build_requirement
         self.runner = workspace.install_hook_runner()
         self.home = workspace.root / "build-home"
         self.tmp = workspace.root / "build-tmp"
@@ -135,6 +160,10 @@ class BuildFrontend:
         for path in (self.home, self.tmp, self.unpacked, workspace.dist):
             path.mkdir(parents=True, exist_ok=True)
         self.commands = 0
+        #: the wheels built of build requirements published only as sdists, and why the
+        #: last one that did not build did not
+        self.built_requirements: list[str] = []
+        self.unbuilt: str | None = None
         # in process isolation the build's code could write the cache these come from
         confined = cache is not None and ctx.isolation.name != "process"
         self.bytecode = BytecodeCache(cache.bytecode) if confined and cache else None
@@ -188,6 +217,7 @@ class BuildFrontend:
             install = self._install(python, need)
             if not install.ok:
                 state.failed, state.doing = install, f"installing {', '.join(need)}"
+                state.unbuilt = self.unbuilt
                 return state
             ready = True
         state.problem = f"the backend asked for requirements {_MAX_INVOCATIONS} times"
@@ -238,7 +268,7 @@ class BuildFrontend:
         if system.requires:
             installed = self._install(python, list(system.requires))
             if not installed.ok:
-                state.failed = installed
+                state.failed, state.unbuilt = installed, self.unbuilt
                 state.doing = f"installing its build requirements ({', '.join(system.requires)})"
                 return None
         if self.bytecode is not None and self.bytecode.restore(dest):
@@ -246,10 +276,35 @@ class BuildFrontend:
         return python
 
     def _install(self, python: Path, requirements: list[str]) -> Outcome:
-        argv = self.ctx.toolchain.installer.install_requirements(
-            python, requirements, self.ctx.index
-        )
-        return self._run(argv, "build-requires")
+        """``requirements`` installed in the build environment; one the installer stops at for
+        want of a wheel is built from its sdist as a dependency of the project is
+        (``_dependency``: confined) and offered with ``--find-links`` (a few at most)."""
+        index = self.ctx.index
+        built: list[str] = []
+        while True:
+            argv = self.ctx.toolchain.installer.install_requirements(python, requirements, index)
+            outcome = self._run(argv, "build-requires")
+            needed = None if outcome.ok else without_wheel(outcome.tail)
+            if self.build_requirement is None or needed is None or needed in built:
+                return outcome
+            if len(built) == _REQUIREMENTS_BUILT or not self._build_requirement(needed):
+                return outcome
+            built.append(needed)
+            index = IndexOptions(index.index_url, (*index.find_links, str(self._built_wheels)))
+
+    @property
+    def _built_wheels(self) -> Path:
+        return self.workspace.root / "build-requirement-wheels"
+
+    def _build_requirement(self, name: str) -> bool:
+        if self.build_requirement is None:
+            return False
+        python = Version(".".join(map(str, sys.version_info[:3])))  # the builds' interpreter
+        wheel, failure = self.build_requirement(name, python, self._built_wheels, self.ctx)
+        if wheel is not None:
+            self.built_requirements.append(wheel)
+        self.unbuilt = failure.message if failure is not None else None
+        return wheel is not None
 
     def _runner(self, python: Path, system: BuildSystem, tree: Path) -> CommandServer:
         """The hook runner, confined: the project's backend runs in it. One that is kept for

@@ -22,6 +22,7 @@ from sandboxverify.artifacts._backend import BuildFrontend
 from sandboxverify.artifacts._build_steps import build_failure, unpack_sdist
 from sandboxverify.artifacts._cache import ArtifactCache, CachedBuild, cache_key, tree_digest
 from sandboxverify.artifacts._copy import OutsideLinks, copy_problem, copy_source
+from sandboxverify.artifacts._dependency import build_dependency_wheel
 from sandboxverify.artifacts._findings_kept import Outcome, inspect, read_back, record_of
 from sandboxverify.artifacts._rules import (
     Problem,
@@ -60,6 +61,9 @@ class BuildResult:
     from_sdist_failures: tuple[Failure, ...] = ()
     #: what the static rules found worth fixing that fails nothing
     warnings: tuple[ReportWarning, ...] = ()
+    #: wheels built of build requirements published only as sdists (confined, as a
+    #: dependency's)
+    built_requirements: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -110,19 +114,20 @@ def build_project(
             return _with_vcs(replace(result, reused=True), target.path, workspace, ctx)
     if on_building is not None:
         on_building()
-    frontend = BuildFrontend(workspace, ctx, cache)
+    frontend = BuildFrontend(workspace, ctx, cache, build_requirement=build_dependency_wheel)
     try:
         built = _sdist_then_wheel(frontend, workspace, started)
     finally:
         frontend.close()
     frontend.keep_bytecode()
     if isinstance(built, BuildResult):
-        return built
+        return replace(built, built_requirements=tuple(frontend.built_requirements))
     paths = [*built[0], *built[1]]
     outcomes = [inspect(path) for path in paths]
     if cache is not None and key is not None:
         cache.put(key, paths, findings=record_of(paths, outcomes))
     result = inspected(paths, expect_files, built=True, started=started, outcomes=outcomes)
+    result = replace(result, built_requirements=tuple(frontend.built_requirements))
     return _with_vcs(result, target.path, workspace, ctx)
 
 

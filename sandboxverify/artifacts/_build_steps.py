@@ -35,11 +35,15 @@ def build_failure(step: str, hooks: HookRun, hint: str) -> Failure:
         cause = hooks.problem or "the build reported success but left no artifact"
     sdist_only = without_wheel(outcome.tail) if outcome is not None and not outcome.ok else None
     if sdist_only is not None and hooks.doing:
-        # a build requirement without a wheel: the sdist is fine, sandboxverify never builds
-        # a dependency (its code would run outside the sandbox)
+        # a build requirement without a wheel, which was built (confined) and not taken, or
+        # did not build: the project's own sdist is not at fault
         cause = (
             f"the build requirement {sdist_only!r} has no wheel, only a source distribution, "
-            "and sandboxverify never builds one"
+            + (
+                f"and building a wheel of it here failed: {hooks.unbuilt}"
+                if hooks.unbuilt
+                else "and the wheel built of it here was not taken"
+            )
         )
         hint = NO_WHEEL_HINT
     if hooks.doing:

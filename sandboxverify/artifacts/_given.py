@@ -18,6 +18,7 @@ from sandboxverify.artifacts._build import (
 )
 from sandboxverify.artifacts._build_steps import build_failure, unpack_sdist
 from sandboxverify.artifacts._cache import ArtifactCache, cache_key
+from sandboxverify.artifacts._dependency import build_dependency_wheel
 from sandboxverify.artifacts._findings_kept import inspect, record_of
 from sandboxverify.sandbox import RunContext, Workspace, build_inputs
 
@@ -96,7 +97,7 @@ def _wheel_from_sdist(
     tree = unpack_sdist(sdist.path, workspace.root / "sdist")
     if isinstance(tree, tuple):
         return BuildResult(sdist, (), (), tree, time.perf_counter() - started, True)
-    frontend = BuildFrontend(workspace, ctx, cache)
+    frontend = BuildFrontend(workspace, ctx, cache, build_requirement=build_dependency_wheel)
     try:
         hooks = frontend.build("wheel", tree)
     finally:  # its hook runner is kept for a next step: there is none
@@ -119,7 +120,7 @@ def _wheel_from_sdist(
     )
     if cache is not None and result.ok:
         cache.put(key, wheels, findings=record_of(wheels, outcomes))
-    return result
+    return replace(result, built_requirements=tuple(frontend.built_requirements))
 
 
 def _of_release(sdist: Artifact, result: BuildResult) -> BuildResult:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+from sandboxverify.artifacts import BuildResult
 from sandboxverify.pipeline._state import CheckState
 from sandboxverify.report import Failure
 from sandboxverify.sandbox import NO_WHEEL_HINT, IndexOptions, RunContext, without_wheel
@@ -38,9 +39,14 @@ def with_dependency_wheels(ctx: RunContext, state: CheckState) -> RunContext:
     return replace(ctx, index=index)
 
 
-def built_notes(state: CheckState) -> list[str]:
-    """What the report says of each dependency built so far."""
+def built_notes(state: CheckState, build: BuildResult) -> list[str]:
+    """What the report says of each dependency built so far, and of the build requirements
+    ``build`` built."""
     return [
+        f"built {name} from its sdist, as the project is built (confined): a build requirement "
+        "that publishes no wheel, which users' build frontends build too"
+        for name in build.built_requirements
+    ] + [
         f"built {wheel.name} from its sdist, as the project is built (confined): it publishes "
         "no wheel for this Python, and users' installers build it too"
         for wheel in sorted(dependency_wheels(state).glob("*.whl"))

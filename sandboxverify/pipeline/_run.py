@@ -143,7 +143,7 @@ class Verifier:
             wheels=self.wheels,
         )
         found.failures.extend(failures)
-        found.notes.extend(built_notes(self.state))
+        found.notes.extend(built_notes(self.state, self.built.result))
         if ready is None:
             return
         installed = Installed(*ready, with_dependency_wheels(ctx, self.state))

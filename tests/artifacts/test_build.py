@@ -209,10 +209,18 @@ def test_a_build_requirement_without_a_wheel_is_named_with_the_no_wheel_hint(
         "disabled for all packages (i.e., with `--no-build`)\n"
     )
     outcome = _failed_step(tmp_path, ["uv", "pip", "install"], "build-requirements", tail)
-    hooks = HookRun(failed=outcome, doing="installing its build requirements (vcversioner)")
+    hooks = HookRun(
+        failed=outcome,
+        doing="installing its build requirements (vcversioner)",
+        unbuilt="building a wheel of the dependency vcversioner failed: no compiler",
+    )
     failure = build_failure("building a wheel from tox_docker-5.0.0.tar.gz", hooks, "missing?")
     assert failure.code == "build_failed"
-    assert "the build requirement 'vcversioner' has no wheel" in failure.message
+    assert (
+        "the build requirement 'vcversioner' has no wheel, only a source distribution, and "
+        "building a wheel of it here failed: building a wheel of the dependency vcversioner "
+        "failed: no compiler"
+    ) in failure.message
     assert failure.hint is not None and "--find-links" in failure.hint
 
 

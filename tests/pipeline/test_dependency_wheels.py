@@ -62,10 +62,14 @@ def test_each_missing_wheel_is_built_once_and_the_install_tried_again(
     assert wheels == ["a-1.0-py3-none-any.whl", "b-1.0-py3-none-any.whl"]
     place = str(tmp_path / "dependency-wheels")
     assert links == [(), (place,), (place,)]  # offered once there is a wheel to offer
-    assert [note.split(" from ")[0] for note in built_notes(state)] == [
+    result: Any = SimpleNamespace(built_requirements=("vcversioner-2.16-py3-none-any.whl",))
+    notes = built_notes(state, result)
+    assert [note.split(" from ")[0] for note in notes] == [
+        "built vcversioner-2.16-py3-none-any.whl",
         "built a-1.0-py3-none-any.whl",
         "built b-1.0-py3-none-any.whl",
     ]
+    assert "a build requirement that publishes no wheel" in notes[0]
     assert with_dependency_wheels(state.context, state).index.find_links == (place,)
 
 

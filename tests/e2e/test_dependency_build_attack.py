@@ -53,6 +53,11 @@ needs = "svfix_needs_attack_dep:setup"
 packages = ["svfix_needs_attack_dep"]
 """
 
+#: a plugin whose build needs the hostile sdist, and which depends on nothing
+BUILT_WITH = PLUGIN.replace(
+    'requires = ["hatchling"]', 'requires = ["hatchling", "svfix-attack-sdist-dep"]'
+).replace('dependencies = ["svfix-attack-sdist-dep"]', "dependencies = []")
+
 
 def _sdist(links: Path, targets: list[str]) -> None:
     """``svfix-attack-sdist-dep``'s sdist, whose setup.py writes to each of ``targets``."""
@@ -91,6 +96,37 @@ def test_the_build_of_a_dependency_without_a_wheel_cannot_write_outside_the_sand
         report = verify(project, find_links=(str(tmp_path / "links"),), isolation="strict")
         assert report.ok, report.failures  # it built, in the sandbox, and the plugin loads
         assert any(note.startswith("built svfix_attack_sdist_dep-1.0.0") for note in report.notes)
+        assert [path for path in escaped if path.exists()] == []
+    finally:
+        for path in escaped:
+            path.unlink(missing_ok=True)
+
+
+def test_the_build_of_a_build_requirement_without_a_wheel_cannot_write_outside_the_sandbox(
+    tmp_path: Path,
+) -> None:
+    """The same hostile sdist, as a build requirement of the project: built for the project's
+    build environment, in the sandbox, and the project builds with it."""
+    escaped = [
+        tmp_path / f"escaped-{secrets.token_hex(4)}",
+        Path.home() / f".svfix-{secrets.token_hex(4)}",
+    ]
+    _sdist(tmp_path / "links", [str(path) for path in escaped])
+    project = tmp_path / "project"
+    (project / "svfix_needs_attack_dep").mkdir(parents=True)
+    (project / "pyproject.toml").write_text(BUILT_WITH)
+    (project / "svfix_needs_attack_dep" / "__init__.py").write_text(
+        "def setup(api):\n"
+        '    @api.tool\n    def value() -> int:\n        """One."""\n'
+        "        return 1\n"
+    )
+    try:
+        report = verify(project, find_links=(str(tmp_path / "links"),), isolation="strict")
+        assert report.ok, report.failures  # it built, in the sandbox, and so did the project
+        assert any(
+            note.startswith("built svfix_attack_sdist_dep-1.0.0") and "build requirement" in note
+            for note in report.notes
+        ), report.notes
         assert [path for path in escaped if path.exists()] == []
     finally:
         for path in escaped:

@@ -85,8 +85,10 @@ def load_markdown(ref: EntryPointRef, registry: Registry, context: HostContext) 
     try:
         converter = markdown.Markdown(extensions=[name])
     except (Exception, SystemExit) as exc:
-        # what the entry point names is not callable, or does not return an Extension
-        stage: LoadStage = "validate" if _not_an_extension(target, exc) else "application"
+        # what the entry point names is not callable, or does not return an Extension; a
+        # module users name is Markdown's to call: only what it returns can be no Extension
+        wrong = _returned_no_extension(exc) if named else _not_an_extension(target, exc)
+        stage: LoadStage = "validate" if wrong else "application"
         raise PluginLoadError(stage, exc, where=shown) from exc
     try:
         converter.convert(SAMPLE)
@@ -115,4 +117,9 @@ def _not_an_extension(target: Any, exc: BaseException) -> bool:
 
     if inspect.ismodule(target) or not callable(target):
         return True
+    return _returned_no_extension(exc)
+
+
+def _returned_no_extension(exc: BaseException) -> bool:
+    """Markdown's words for an extension maker that returned no ``Extension``."""
     return isinstance(exc, TypeError) and "must be of type" in str(exc)

@@ -19,6 +19,27 @@ pytest.importorskip("markdown")  # in the test extra
 
 FILES = {
     "demo_md/__init__.py": "",
+    # modules users name, with no entry point (group markdown:extensions)
+    "demo_md/named.py": """
+        from demo_md.ext import DemoExtension
+
+        def makeExtension(**kwargs):
+            return DemoExtension(**kwargs)
+    """,
+    "demo_md/old_api.py": """
+        from markdown.extensions import Extension
+
+        class OldExtension(Extension):
+            def extendMarkdown(self, md, md_globals):  # Markdown 3 passes md alone
+                pass
+
+        def makeExtension(configs=None):
+            return OldExtension(configs=configs)
+    """,
+    "demo_md/returns_object.py": """
+        def makeExtension(**kwargs):
+            return object()
+    """,
     "demo_md/ext.py": '''
         from markdown.extensions import Extension
         from markdown.treeprocessors import Treeprocessor
@@ -121,3 +142,27 @@ def test_the_probe_and_markdown_missing(tmp_path: Path) -> None:
     assert probe_load(tmp_path, "markdown", plugin, sites=[site])["ok"] is True
     missing = probe_load(tmp_path, "markdown", plugin, sites=[site], no_site=True)
     assert missing["error"]["type"] == "ApplicationMissing"
+
+
+@pytest.mark.parametrize(
+    ("module", "stage", "words"),
+    [
+        ("demo_md.named", None, ""),
+        # the extension breaks in Markdown: Markdown's failure, not a malformed entry point
+        ("demo_md.old_api", "application", "'configs'"),  # Markdown 2's keyword
+        ("demo_md.returns_object", "validate", "must be of type"),
+    ],
+)
+def test_a_module_users_name_is_made_by_its_make_extension(
+    site: Path, module: str, stage: str | None, words: str
+) -> None:
+    ref = EntryPointRef(module, "markdown:extensions", module)
+    if stage is None:
+        loaded = load_plugin("markdown", ref, Registry())
+        assert [(tool["kind"], tool["name"]) for tool in loaded.tools] == [("extension", module)]
+        return
+    with pytest.raises(PluginLoadError) as info:
+        load_plugin("markdown", ref, Registry())
+    assert info.value.stage == stage
+    assert words in info.value.message
+    assert f"markdown.Markdown(extensions=[{module!r}])" in info.value.message

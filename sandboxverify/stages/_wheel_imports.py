@@ -36,15 +36,25 @@ def importers_of(wheel: Path, modules: Collection[str]) -> dict[str, tuple[str, 
 
 def modules_defining(wheel: Path, function: str, arguments: int) -> list[str]:
     """The wheel's modules that define ``function`` at their top level, callable with
-    ``arguments`` positional arguments (Sphinx calls an extension's ``setup(app)``)."""
-    found = []
-    for module, _, tree in parsed_modules(wheel, containing=f"def {function}".encode()):
+    ``arguments`` positional arguments (Sphinx calls an extension's ``setup(app)``), or import
+    it from one that does: the package whose ``__init__`` re-exports a submodule's is the name
+    users write, and stands for that submodule."""
+    defined: list[str] = []
+    imported: dict[str, str] = {}  # module -> where its top level imports the function from
+    for module, package, tree in parsed_modules(wheel, containing=function.encode()):
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == function:
                 if _takes(node.args, arguments):
-                    found.append(module)
+                    defined.append(module)
                 break
-    return found
+            if isinstance(node, ast.ImportFrom) and any(
+                alias.name == function and alias.asname in (None, function) for alias in node.names
+            ):
+                source = _resolved(node, module if package else module.rpartition(".")[0])
+                if source:
+                    imported[module] = source
+    standing_in = {imported[m]: m for m in imported if imported[m] in defined}
+    return sorted({standing_in.get(module, module) for module in defined})
 
 
 def _takes(args: ast.arguments, count: int) -> bool:

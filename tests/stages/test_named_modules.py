@@ -55,3 +55,18 @@ def test_beyond_the_limit_the_other_modules_are_named_in_a_note(tmp_path: Path) 
         f"2 more module(s) defining an extension's function were not loaded (only "
         f"{LOADED_AT_MOST} are): pymd.ext{count - 2:02}, pymd.ext{count - 1:02}"
     ]
+
+
+def test_a_package_that_re_exports_a_submodules_function_is_the_name_loaded(
+    tmp_path: Path,
+) -> None:
+    """mdx-breakless-lists' users write ``mdx_breakless_lists``, whose __init__ imports
+    makeExtension from the submodule that defines it: the package stands for it."""
+    files = {
+        "mdx_lists/__init__.py": "from .mdx_lists import makeExtension\n",
+        "mdx_lists/mdx_lists.py": "def makeExtension(**kwargs):\n    pass\n",
+        "other/__init__.py": "from other.impl import makeExtension as make\n",  # renamed
+        "other/impl.py": "def makeExtension(**kwargs):\n    pass\n",
+    }
+    wheel = _wheel(tmp_path, "mdx-lists", files, ("markdown",))
+    assert [value for value, _, _ in _planned(wheel)] == ["mdx_lists", "other.impl"]

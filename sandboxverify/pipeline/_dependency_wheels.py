@@ -18,7 +18,7 @@ from packaging.version import InvalidVersion, Version
 
 from sandboxverify.artifacts import BuildResult
 from sandboxverify.pipeline._state import CheckState
-from sandboxverify.report import Failure
+from sandboxverify.report import Failure, summarize
 from sandboxverify.sandbox import NO_WHEEL_HINT, IndexOptions, RunContext, without_wheel
 
 #: dependencies built for one check at most (each a build of its own)
@@ -63,14 +63,13 @@ def install_building_dependencies(
     built and offered (at most :data:`_AT_MOST`), and the wheels built."""
     failures = install(with_dependency_wheels(ctx, state))
     built: list[str] = []
-    tried: set[str] = set()
+    tried: dict[str, str] = {}  # what the install stopped at -> the wheel built of it
     while failures and len(tried) < _AT_MOST:
         needed = _sdist_only(failures)
         if needed is not None and needed in tried:  # built, and still not taken
-            return [_not_taken(failure, needed, state) for failure in failures], built
+            return [_not_taken(failure, needed, tried[needed]) for failure in failures], built
         if needed is None:
             break
-        tried.add(needed)
         try:
             version = Version(python)
         except InvalidVersion:
@@ -83,23 +82,31 @@ def install_building_dependencies(
         if failure is not None:
             return [replace(failure, python=python)], built
         built.append(str(wheel))
+        tried[needed] = str(wheel)
         failures = install(with_dependency_wheels(ctx, state))
     return failures, built
 
 
-def _not_taken(failure: Failure, needed: str, state: CheckState) -> Failure:
-    """``failure``, saying that the wheel built of ``needed`` does not fit this install: built
-    by the interpreter sandboxverify runs on, its compiled code fits that Python alone."""
+def _not_taken(failure: Failure, needed: str, wheel: str) -> Failure:
+    """``failure``, saying that ``wheel``, built of ``needed``, does not fit this install:
+    built by the interpreter sandboxverify runs on, compiled code fits that Python alone; a
+    pure wheel the installer still refuses is said as it is."""
     if _sdist_only([failure]) != needed:
         return failure
     running = ".".join(map(str, sys.version_info[:2]))
     message, _, _ = failure.message.partition(": the dependency")
+    said = f"{message}: the dependency {needed!r} publishes only a source distribution; "
+    if wheel.endswith("-none-any.whl"):
+        return replace(
+            failure,
+            message=f"{said}sandboxverify built {wheel} of it (in the sandbox), and the "
+            f"installer still does not take it: {summarize(failure.details or '')}",
+        )
     return replace(
         failure,
-        message=f"{message}: the dependency {needed!r} publishes only a source distribution; "
-        f"sandboxverify built a wheel of it (with Python {running}, in the sandbox), but the "
-        f"installer does not take that wheel for Python {failure.python}: it holds compiled "
-        "code for another Python",
+        message=f"{said}sandboxverify built a wheel of it ({wheel}, with Python {running}, in "
+        f"the sandbox), but the installer does not take that wheel for Python "
+        f"{failure.python}: it holds compiled code for another Python",
         hint=f"check with --python {running}, or {NO_WHEEL_HINT}",
     )
 

@@ -190,9 +190,20 @@ _UV_NO_WHEEL = re.compile(
 
 def without_wheel(output: str) -> str | None:
     """The dependency the installer found no wheel of, when it says so (uv does; pip says only
-    that nothing matched, see ``_install_hint``)."""
+    that nothing matched, see ``_install_hint``), with the versions it wanted when it says
+    which (``namedentities==1.5.2``: a dependent pins it, so no other release will do)."""
     match = _UV_NO_WHEEL.search(output)
-    return (match[1] or match[2]) if match else None
+    if not match:
+        return None
+    name = match[1] or match[2]
+    words = "[-_.]+".join(map(re.escape, re.split(r"[-_.]+", name)))
+    wanted = re.search(
+        rf"(?<![\w.-]){words}((?:[<>=!~]=?=?[^\s,]+)(?:,\s*[<>=!~]=?=?[^\s,]+)*) "
+        r"(?:has|have) no usable wheels",
+        output,
+        re.IGNORECASE,
+    )
+    return f"{name}{wanted[1].replace(' ', '')}" if wanted else name
 
 
 def _broken_requirements(sandbox: Sandbox, ctx: RunContext) -> list[Failure]:

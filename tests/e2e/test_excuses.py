@@ -189,7 +189,7 @@ def test_a_module_whose_extras_requirement_does_not_build_is_excused_as_not_veri
     )
     assert excused.detail.startswith(
         "not verified: the extra 'chart' (svfix-good-extra-module[chart]) requires "
-        "svfix-extra-dep, published only as a source distribution"
+        "svfix-extra-dep==1.0.0, published only as a source distribution"
     )
     assert "building it here failed: " in excused.detail
     [extra] = imports.extras

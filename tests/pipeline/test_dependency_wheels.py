@@ -118,8 +118,39 @@ def test_an_install_that_still_lacks_the_same_wheel_is_not_tried_again(
     running = f"{sys.version_info[0]}.{sys.version_info[1]}"
     assert failure.message == (
         "installing x with uv exited with code 1: the dependency 'a' publishes only a source "
-        f"distribution; sandboxverify built a wheel of it (with Python {running}, in the "
-        "sandbox), but the installer does not take that wheel for Python 3.12.1: it holds "
-        "compiled code for another Python"
+        "distribution; sandboxverify built a wheel of it (a-1.0-cp311-cp311-linux_x86_64.whl, "
+        f"with Python {running}, in the sandbox), but the installer does not take that wheel "
+        "for Python 3.12.1: it holds compiled code for another Python"
     )
     assert failure.hint is not None and failure.hint.startswith(f"check with --python {running}")
+
+
+def test_a_pure_wheel_the_installer_still_refuses_is_said_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Not 'compiled for another Python': what the installer said stands."""
+    state = _state(tmp_path)
+
+    def build(name: str, python: Version, into: Path, ctx: Any) -> tuple[str, None]:
+        into.mkdir(parents=True, exist_ok=True)
+        (into / "a-2.0-py3-none-any.whl").write_bytes(b"")
+        return "a-2.0-py3-none-any.whl", None
+
+    monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
+    refused = Failure(
+        "install_failed",
+        "installing x with uv exited with code 1: the dependency 'a' has no wheel",
+        python="3.11.7",
+        details=UV_SAYS.format("a"),
+    )
+    failures, _ = install_building_dependencies(
+        state, state.context, "3.11.7", lambda ctx: [refused]
+    )
+    [failure] = failures
+    assert "sandboxverify built a-2.0-py3-none-any.whl of it (in the sandbox), and the " in (
+        failure.message
+    )
+    assert "compiled code" not in failure.message
+    assert failure.message.endswith(
+        "building from source is disabled for all packages (i.e., with `--no-build`)"
+    )

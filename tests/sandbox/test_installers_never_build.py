@@ -113,7 +113,7 @@ def test_a_dependency_without_a_wheel_is_named(tmp_path: Path) -> None:
     assert failure.code == "install_failed"
     assert failure.message == (
         "installing pkg-1.0-py3-none-any.whl with pip exited with code 1: the dependency "
-        "'svfix-builder' has no wheel for Python 3.11.7, only a source distribution, and "
+        "'svfix-builder==1.0' has no wheel for Python 3.11.7, only a source distribution, and "
         "the installer here builds nothing (its build code would run outside the sandbox)"
     )
     assert failure.hint == _venv.NO_WHEEL_HINT
@@ -127,3 +127,20 @@ def test_pip_says_only_that_nothing_matched_and_the_hint_says_why_that_may_be(
     assert "satisfies the requirement svfix-builder (from pkg)" in failure.message
     assert failure.hint is not None
     assert failure.hint.endswith("if it has only a source distribution, " + _venv.NO_WHEEL_HINT)
+
+
+@pytest.mark.parametrize(
+    ("cause", "wanted"),
+    [
+        # mdx-smartypants pins namedentities==1.5.2: a newer release will not do
+        ("Because namedentities==1.5.2 has no usable wheels and", "namedentities==1.5.2"),
+        ("Because namedentities>=1.5,<2 has no usable wheels and", "namedentities>=1.5,<2"),
+        ("Because named_entities==1.5.2 has no usable wheels and", "namedentities"),
+        ("Because all versions of namedentities have no usable wheels", "namedentities"),
+    ],
+)
+def test_the_dependency_without_a_wheel_comes_with_the_versions_the_installer_wanted(
+    cause: str, wanted: str
+) -> None:
+    hint = "hint: Wheels are required for `namedentities` because building from source is off"
+    assert _venv.without_wheel(f"  cause: {cause}\n\n{hint}\n") == wanted

@@ -52,6 +52,8 @@ class Candidate:
     requirement: str
     name: str
     found_by: FoundBy
+    #: the registry names it as the group's application: it need not name the group
+    registered: bool = False
 
 
 @dataclass
@@ -122,7 +124,7 @@ class Finder:
         if not application:
             return "its wheel holds no distribution of that name"
         name, version = str(application["name"]), str(application["version"])
-        if candidate.found_by != "registry" and not application.get("names_group"):
+        if not candidate.registered and not application.get("names_group"):
             return f"{name} {version} does not name {group!r} in its code: not its application"
         record = ApplicationRecord(name, version, candidate.found_by, installed=True)
         return Found(record, _host(seen.get("host")), requirement=candidate.requirement)
@@ -166,8 +168,9 @@ def candidates(
     for extra in extras:
         requirement = _requirement(str(extra.get("requirement", "")), str(extra.get("extra", "")))
         if requirement is not None and canonicalize_name(requirement.name) in names:
-            found.append(Candidate(_written(requirement), requirement.name, "extra"))
-    found += [Candidate(name, name, how) for name, how in wanted]
+            registered = named is not None  # an extra's requirement of the registry's application
+            found.append(Candidate(_written(requirement), requirement.name, "extra", registered))
+    found += [Candidate(name, name, how, how == "registry") for name, how in wanted]
     unique: dict[str, Candidate] = {}
     for candidate in found:
         unique.setdefault(canonicalize_name(candidate.name), candidate)

@@ -166,14 +166,15 @@ class Verifier:
             callable_groups=options.callable_groups,
             hookspecs=options.hookspecs_by_group,
         )
-        # a distribution without plugins may still be an extension users name in an
-        # application's configuration; with --host, --group or --expect-plugins 0 the user
-        # says which plugins there are
-        said = options.host != "auto" or bool(request.groups) or options.expect_plugins == 0
-        if plan.plugins or plan.near_misses or said:
+        # a distribution may also be an extension users name in an application's
+        # configuration, which no entry point says; with --host or --group the user says which
+        # plugins there are, and --expect-plugins counts them (0: none, or its entry points)
+        said = options.host != "auto" or bool(request.groups) or bool(plan.near_misses)
+        counted = options.expect_plugins == 0 or bool(options.expect_plugins and plan.plugins)
+        if said or counted:
             return plan
-        named, notes = named_extensions(wheel)
-        return replace(plan, plugins=tuple(named), notes=tuple(notes))
+        named, notes = named_extensions(wheel, {plugin.host for plugin in plan.plugins})
+        return replace(plan, plugins=(*plan.plugins, *named), notes=tuple(notes))
 
     def _inspect(
         self,

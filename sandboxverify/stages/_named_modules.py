@@ -1,11 +1,14 @@
 """Extensions users name in their configuration, with no entry point: Sphinx's ``extensions =
-[...]`` in ``conf.py``, Markdown's ``extensions=[...]``. A distribution that declares no plugin
-but requires such an application (or is named for it), and ships a module defining the
-function the application calls (``setup(app)``), is an extension of it: each such module is
-loaded in the application as its users load it, instead of being verified as a library only.
+[...]`` in ``conf.py``, Markdown's ``extensions=[...]``. A distribution that declares no entry
+point such an application loads, but requires it (or is named for it), and ships a module
+defining the function the application calls (``setup(app)``), is an extension of it: each such
+module is loaded in the application as its users load it, instead of being verified as a
+library (or by its other entry points) only.
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 from packaging.utils import canonicalize_name
 
@@ -20,13 +23,18 @@ from sandboxverify.stages._wheel_imports import modules_defining
 LOADED_AT_MOST = 8
 
 
-def named_extensions(wheel: Artifact) -> tuple[list[PlannedPlugin], list[str]]:
+def named_extensions(
+    wheel: Artifact, judged_by: Collection[str] = ()
+) -> tuple[list[PlannedPlugin], list[str]]:
     """The wheel's modules that are extensions of an application it requires, each planned
-    with that application's host (packages first, then by name, at most
-    :data:`LOADED_AT_MOST`), and notes on those left out."""
+    with that application's host (public modules first, packages before submodules, then by
+    name, at most :data:`LOADED_AT_MOST`), and notes on those left out. An application whose
+    host already judges an entry point of the wheel (``judged_by``) loads those instead."""
     planned: list[PlannedPlugin] = []
     words = canonicalize_name(str(wheel.name)).split("-")
     for group, (host, named) in NAMED_MODULES.items():
+        if host.name in judged_by:
+            continue
         application = canonicalize_name(named.application)
         required = application in wheel.dependencies
         # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
@@ -38,9 +46,9 @@ def named_extensions(wheel: Artifact) -> tuple[list[PlannedPlugin], list[str]]:
             for module in modules_defining(wheel.path, named.function, named.arguments)
             if not is_test_module(module) and module.rsplit(".", 1)[-1] not in _NOT_EXTENSIONS
         ]
-        for module in sorted(modules, key=lambda m: (m.count("."), m)):
+        for module in sorted(modules, key=_order):
             reason = (
-                f"{wheel.name} declares no plugin, "
+                f"{wheel.name} declares no entry point {named.application} loads, "
                 + ("requires" if required else "is named for")
                 + f" {named.application} and defines {named.function}() in {module}: an "
                 f"extension its users name in {named.named_in}, loaded that way"
@@ -62,6 +70,12 @@ def named_extensions(wheel: Artifact) -> tuple[list[PlannedPlugin], list[str]]:
         + ", ".join(plugin.ref.value for plugin in planned[LOADED_AT_MOST:])
     ]
     return planned[:LOADED_AT_MOST], notes if len(planned) > LOADED_AT_MOST else []
+
+
+def _order(module: str) -> tuple[bool, int, str]:
+    """Public modules first (``sphinx_toolbox._css`` is an implementation detail), then
+    packages before their submodules, then by name."""
+    return (any(part.startswith("_") for part in module.split(".")), module.count("."), module)
 
 
 #: modules that define such a function for another purpose: a Sphinx project's own

@@ -70,3 +70,22 @@ def test_a_package_that_re_exports_a_submodules_function_is_the_name_loaded(
     }
     wheel = _wheel(tmp_path, "mdx-lists", files, ("markdown",))
     assert [value for value, _, _ in _planned(wheel)] == ["mdx_lists", "other.impl"]
+
+
+def test_public_modules_come_before_private_ones(tmp_path: Path) -> None:
+    files = {"tb/_css.py": SETUP, "tb/github.py": SETUP, "tb/__init__.py": SETUP}
+    assert [v for v, _, _ in _planned(_wheel(tmp_path, "tb", files, ("sphinx",)))] == [
+        "tb",
+        "tb.github",
+        "tb._css",
+    ]
+
+
+def test_an_application_already_loading_an_entry_point_of_the_wheel_is_left_out(
+    tmp_path: Path,
+) -> None:
+    """A Sphinx theme's entry point is loaded by the sphinx host, which builds with its
+    setup(app); an entry point of another group (sphinx-external-toc's jb.cmdline) is not."""
+    wheel = _wheel(tmp_path, "toc", {"toc/__init__.py": SETUP}, ("sphinx",))
+    assert named_extensions(wheel, {"sphinx"}) == ([], [])
+    assert [p.ref.value for p in named_extensions(wheel, {"entrypoints"})[0]] == ["toc"]

@@ -13,8 +13,9 @@ reported in its place.
 An extension named in ``conf.py`` (group ``sphinx:extensions``: its module, which defines
 ``setup(app)``) is built into the same page with ``extensions = [module]``, after Sphinx's
 own extensions that its import brings in (``sphinx.ext.autodoc``), as its users list them. One
-whose build stops for a configuration value of its own (``bibtex_bibfiles``) needs what each user's
-project gives it: that is said, not failed.
+whose build stops for a configuration value of its own (``bibtex_bibfiles``), or for a Sphinx
+error its own handler raises (a program or a file its users' project provides), needs what
+each user's project gives it: that is said, not failed (``_sphinx_asks``).
 
 A theme registers its name (kind ``theme``), a builder its name (kind ``builder``), an
 extension its module (kind ``extension``). Sphinx is imported at call time only, never by the
@@ -47,6 +48,7 @@ from sandboxverify.runtime.hosts._base import (
     summary,
     tail,
 )
+from sandboxverify.runtime.hosts._sphinx_asks import asked_of_users
 
 _KINDS = {
     "sphinx.html_themes": "theme",
@@ -100,19 +102,18 @@ def load_sphinx(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     # Sphinx imports the entry point's module (whatever follows a colon) as an extension
     module = resolve(EntryPointRef(ref.name, ref.group, ref.module))
     companions = _bundled_extensions(set(sys.modules) - before) if kind == "extension" else []
-    with _own_config_values(ref.module.split(".")[0]) as own:
+    with asked_of_users(ref.module.split(".")[0]) as asked:
         try:
             _build_with_companions(build, ref, kind, companions)
         except PluginLoadError as exc:
-            needed = [name for name in own if name in exc.message]
-            if kind != "extension" or not needed:
+            needs = asked.explains(exc.message) if kind == "extension" else None
+            if needs is None:
                 raise
             return LoadedPlugin(
                 ref=ref,
                 tools=[],
                 handlers={},
-                skipped=f"it needs its users' configuration ({', '.join(needed)}): "
-                f"sphinx-build stopped without it: {exc.message.splitlines()[-1]}",
+                skipped=f"{needs}: sphinx-build stopped without it: {exc.message.splitlines()[-1]}",
             )
     registration = {
         "name": ref.name,
@@ -192,30 +193,6 @@ def _build(build: Any, ref: EntryPointRef, kind: str, companions: list[str]) -> 
             details=_saved_traceback(Path(tmp)),
         )
         raise PluginLoadError("application", failure)
-
-
-@contextlib.contextmanager
-def _own_config_values(package: str) -> Iterator[list[str]]:
-    """The configuration values code of ``package`` adds while the build runs
-    (``app.add_config_value``): what an extension asks its users' ``conf.py`` for."""
-    application = sys.modules.get("sphinx.application")
-    original = getattr(getattr(application, "Sphinx", None), "add_config_value", None)
-    own: list[str] = []
-    if application is None or original is None:
-        yield own
-        return
-
-    def add_config_value(self: Any, name: str, *args: Any, **kwargs: Any) -> Any:
-        caller = str(sys._getframe(1).f_globals.get("__name__", ""))
-        if caller == package or caller.startswith(f"{package}."):
-            own.append(name)
-        return original(self, name, *args, **kwargs)
-
-    application.Sphinx.add_config_value = add_config_value
-    try:
-        yield own
-    finally:
-        application.Sphinx.add_config_value = original
 
 
 @contextlib.contextmanager

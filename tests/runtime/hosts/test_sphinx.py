@@ -121,6 +121,34 @@ FILES = {
         def setup(app):
             pass
     """,
+    # extensions users name in conf.py (group sphinx:extensions)
+    "demo_needs_program.py": """
+        from sphinx.errors import SphinxError
+
+
+        def find_program(app):
+            raise SphinxError("demodoc was not found. Install it using 'npm install demodoc'.")
+
+
+        def setup(app):
+            app.connect("builder-inited", find_program)
+    """,
+    "demo_handler_breaks.py": """
+        def broken(app):
+            return app.no_such_attribute
+
+
+        def setup(app):
+            app.connect("builder-inited", broken)
+    """,
+    "demo_api_refuses.py": """
+        def late(app):
+            app.connect("no-such-event", late)  # Sphinx's own ExtensionError, not a refusal
+
+
+        def setup(app):
+            app.connect("builder-inited", late)
+    """,
 }
 
 ENTRY_POINTS = {
@@ -269,3 +297,30 @@ def test_sphinx_not_installed_is_the_application_missing(tmp_path: Path) -> None
         "sphinx is not installed in the sandbox, and it is the application that loads "
         "'sphinx.html_themes' plugins"
     )
+
+
+def test_an_extension_refusing_to_build_without_its_users_tools_is_said_not_failed(
+    site: Path,
+) -> None:
+    module = "demo_needs_program"
+    loaded = load_plugin("sphinx", EntryPointRef(module, "sphinx:extensions", module), Registry())
+    assert loaded.tools == []
+    assert loaded.skipped is not None
+    assert loaded.skipped.startswith("it needs what its users' project gives it")
+    assert loaded.skipped.endswith("demodoc was not found. Install it using 'npm install demodoc'.")
+
+
+@pytest.mark.parametrize(
+    ("module", "words"),
+    [
+        ("demo_handler_breaks", "no_such_attribute"),  # a plain error, wrapped by Sphinx
+        ("demo_api_refuses", "no-such-event"),  # a Sphinx error Sphinx raised, not the extension
+    ],
+)
+def test_an_extension_whose_handler_breaks_the_build_fails(
+    site: Path, module: str, words: str
+) -> None:
+    with pytest.raises(PluginLoadError) as info:
+        load_plugin("sphinx", EntryPointRef(module, "sphinx:extensions", module), Registry())
+    assert info.value.stage == "application"
+    assert words in info.value.message

@@ -96,8 +96,10 @@ def wheel_content_problems(
     if unimportable:
         add(
             "wheel-unimportable-path",
-            f"modules under paths no import can reach: {few(unimportable)}",
-            "name packages as Python identifiers (no '-', no keywords), or ship the files as data",
+            f"modules under paths no import statement can reach: {few(unimportable)}",
+            "name packages as Python identifiers (no '-', no keywords), or ship the files as "
+            "data (a top-level package with a '-' is reached by importlib.import_module alone, "
+            "as Sphinx imports conf.py's extensions)",
         )
     compiled = [f for f in files if _is_compiled(f)]
     if compiled and all(tag.platform == "any" for tag in tags):

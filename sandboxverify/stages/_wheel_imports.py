@@ -98,7 +98,13 @@ def _module_of(member: str) -> tuple[str | None, bool]:
     if not member.endswith(".py"):
         return None, False
     parts = member[: -len(".py")].split("/")
-    if any(not part.isidentifier() for part in parts):  # ``.dist-info``, ``.data``, a dash
+    # ``.dist-info``, ``.data`` and a dash below the top are reached by no import; a top-level
+    # name with a dash (``sphinx-prompt``) is, by importlib.import_module, as Sphinx imports
+    # the names of conf.py's extensions
+    top_reached = "." not in parts[0] and parts[0].isprintable() and len(parts) > 1
+    if any(not part.isidentifier() for part in parts[1:]) or not (
+        parts[0].isidentifier() or top_reached
+    ):
         return None, False
     if parts[-1] == "__init__":
         return ".".join(parts[:-1]) or None, True

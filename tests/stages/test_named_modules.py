@@ -89,3 +89,13 @@ def test_an_application_already_loading_an_entry_point_of_the_wheel_is_left_out(
     wheel = _wheel(tmp_path, "toc", {"toc/__init__.py": SETUP}, ("sphinx",))
     assert named_extensions(wheel, {"sphinx"}) == ([], [])
     assert [p.ref.value for p in named_extensions(wheel, {"entrypoints"})[0]] == ["toc"]
+
+
+def test_a_top_level_package_named_with_a_dash_is_reached_as_sphinx_reaches_it(
+    tmp_path: Path,
+) -> None:
+    """sphinx-prompt 1.4 ships sphinx-prompt/__init__.py: conf.py names 'sphinx-prompt', and
+    importlib imports it; a dash below the top is reached by nothing."""
+    files = {"sphinx-prompt/__init__.py": SETUP, "pkg/sub-mod/__init__.py": SETUP}
+    wheel = _wheel(tmp_path, "sphinx-prompt", files, ("sphinx",))
+    assert [value for value, _, _ in _planned(wheel)] == ["sphinx-prompt"]

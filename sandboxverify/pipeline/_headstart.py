@@ -47,10 +47,9 @@ _IMPORTED_LATER = ("sandboxverify.pipeline._run",)
 #: what they import only when something failed: ahead only where package code could rewrite it
 _IMPORTED_ON_FAILURE = (
     "sandboxverify.pipeline._dependents",
-    # a module written for an older release of a requirement: the index's releases of it
+    # a module written for an older release of a requirement, a dependency published only as
+    # an sdist (built in the sandbox): the index's releases of it
     "sandboxverify.artifacts._index",
-    # a dependency published only as an sdist, built in the sandbox
-    "sandboxverify.artifacts._dependency",
 )
 #: what inspecting newly built artifacts imports (packaging.metadata and the email package it
 #: parses with: ~30 ms); a re-check reads its reused artifacts' findings back instead

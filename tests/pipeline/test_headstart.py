@@ -37,7 +37,6 @@ _ON_DEMAND = (
     "sandboxverify.stages._application_needs",
     "sandboxverify.artifacts._metadata",
     "sandboxverify.artifacts._index",
-    "sandboxverify.artifacts._dependency",
     "packaging.metadata",
     "email.parser",
 )

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from sandboxverify import Report
+from sandboxverify.report import ExtraRecord
 from sandboxverify.report._excused import ExcusedModule
 from tests.e2e.test_fixtures import codes, verify
 from tests.helpers import assert_valid_report, copy_fixture, fixture, run_cli, uv_wheel
@@ -150,6 +151,22 @@ def unbuildable_links(tmp_path_factory: pytest.TempPathFactory) -> str:
     return _sdist_links(tmp_path_factory.mktemp("unbuildable"), buildable=False)
 
 
+def _chart_excused(report: Report, reason: str) -> tuple[ExcusedModule, ExtraRecord]:
+    """The passing report's one excused module, the chart module of good-extra-module, with
+    ``reason``; and its extra's record."""
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None and imports.failed == ()
+    [excused] = imports.excused
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_extra_module.chart",
+        reason,
+        "chart",
+    )
+    [extra] = imports.extras
+    return excused, extra
+
+
 def test_an_extras_requirement_published_only_as_an_sdist_is_built_and_the_module_verified(
     sdist_only_links: str,
 ) -> None:
@@ -157,16 +174,7 @@ def test_an_extras_requirement_published_only_as_an_sdist_is_built_and_the_modul
     project's build is, and the module is imported with the extra installed."""
     report = check_with_extras("good-extra-module", sdist_only_links)
 
-    assert report.ok, report.failures
-    imports = report.runs[0].imports
-    assert imports is not None and imports.failed == ()
-    [excused] = imports.excused
-    assert (excused.module, excused.reason, excused.extra) == (
-        "svfix_good_extra_module.chart",
-        "extra",
-        "chart",
-    )
-    [extra] = imports.extras
+    _, extra = _chart_excused(report, "extra")
     assert extra.installed
     assert extra.imported == ("svfix_good_extra_module.chart",)
 
@@ -178,21 +186,12 @@ def test_a_module_whose_extras_requirement_does_not_build_is_excused_as_not_veri
     module is neither a failure nor passed silently: it is listed as not verified, and why."""
     report = check_with_extras("good-extra-module", unbuildable_links)
 
-    assert report.ok, report.failures
-    imports = report.runs[0].imports
-    assert imports is not None and imports.failed == ()
-    [excused] = imports.excused
-    assert (excused.module, excused.reason, excused.extra) == (
-        "svfix_good_extra_module.chart",
-        "unbuilt",
-        "chart",
-    )
+    excused, extra = _chart_excused(report, "unbuilt")
     assert excused.detail.startswith(
         "not verified: the extra 'chart' (svfix-good-extra-module[chart]) requires "
         "svfix-extra-dep==1.0.0, published only as a source distribution"
     )
     assert "building it here failed: " in excused.detail
-    [extra] = imports.extras
     assert not extra.installed
     assert_valid_report(report.to_json())
 

@@ -37,6 +37,17 @@ def _state(tmp_path: Path) -> Any:
     return SimpleNamespace(workspace=SimpleNamespace(root=tmp_path), context=ctx)
 
 
+def _builds(monkeypatch: pytest.MonkeyPatch, wheel: str) -> None:
+    """Building any dependency makes ``wheel``."""
+
+    def build(name: str, python: Version, into: Path, ctx: Any) -> tuple[str, None]:
+        into.mkdir(parents=True, exist_ok=True)
+        (into / wheel).write_bytes(b"")
+        return wheel, None
+
+    monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
+
+
 def test_each_missing_wheel_is_built_once_and_the_install_tried_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -93,12 +104,7 @@ def test_an_install_that_still_lacks_the_same_wheel_is_not_tried_again(
     state = _state(tmp_path)
     calls: list[int] = []
 
-    def build(name: str, python: Version, into: Path, ctx: Any) -> tuple[str, None]:
-        into.mkdir(parents=True, exist_ok=True)
-        (into / "a-1.0-cp311-cp311-linux_x86_64.whl").write_bytes(b"")
-        return "a-1.0-cp311-cp311-linux_x86_64.whl", None
-
-    monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
+    _builds(monkeypatch, "a-1.0-cp311-cp311-linux_x86_64.whl")
 
     first = Failure(
         "install_failed",
@@ -131,12 +137,7 @@ def test_a_pure_wheel_the_installer_still_refuses_is_said_as_it_is(
     """Not 'compiled for another Python': what the installer said stands."""
     state = _state(tmp_path)
 
-    def build(name: str, python: Version, into: Path, ctx: Any) -> tuple[str, None]:
-        into.mkdir(parents=True, exist_ok=True)
-        (into / "a-2.0-py3-none-any.whl").write_bytes(b"")
-        return "a-2.0-py3-none-any.whl", None
-
-    monkeypatch.setattr(_dependency, "build_dependency_wheel", build)
+    _builds(monkeypatch, "a-2.0-py3-none-any.whl")
     refused = Failure(
         "install_failed",
         "installing x with uv exited with code 1: the dependency 'a' has no wheel",

@@ -31,6 +31,9 @@ def load_hint(
             "service, an extra, an interpreter capability); if it needs it by design, check it "
             f"where that is there, or pass --plugin-allow-fail {record.name}"
         )
+    removed = _removed_module(error.type, error.message, python)
+    if removed is not None and error.stage != "import":  # the import hint says it too
+        return removed
     if error.stage == "setup":
         return wording.setup
     if error.stage == "application" and error.type == "ApplicationMissing":
@@ -70,6 +73,13 @@ def load_hint(
     if error.stage == "validate":
         return wording.validate_hint
     return _import_hint(record, own_modules, python)
+
+
+def _removed_module(kind: str, message: str, python: str) -> str | None:
+    """Why the plugin cannot import a module its code asks for while the application uses it,
+    when that module no longer exists (``pkg_resources``, Python 2's standard library)."""
+    missing = _MISSING_MODULE.search(message) if kind == "ModuleNotFoundError" else None
+    return removed_from_stdlib(missing.group(1).split(".")[0], python) if missing else None
 
 
 def _import_hint(record: PluginRecord, own_modules: frozenset[str], python: str) -> str:

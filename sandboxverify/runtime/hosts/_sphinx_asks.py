@@ -1,8 +1,9 @@
-"""What a Sphinx extension asks of its users' project, seen while it builds: the configuration
-values it adds (``app.add_config_value``), and the Sphinx errors its own event handlers raise
-on purpose (``You must configure bibtex_bibfiles``, ``jsdoc was not found``, a gallery's
-example directory without its header file). A build stopped by one of those needs what each
-user's project gives the extension; a build stopped otherwise is a break.
+"""What a Sphinx extension asks of its users' project, seen while it builds: the errors its own
+event handlers raise on purpose, Sphinx errors or ones naming its configuration values (``You
+must configure bibtex_bibfiles``, ``jsdoc was not found``, a gallery's example directory
+without its header file), and the configuration values it adds (``app.add_config_value``), to
+name what such an error asks for. A build stopped by one of those needs what each user's
+project gives the extension; a build stopped otherwise is a break.
 
 Sphinx is patched for the build only (its ``Sphinx`` class), and only what the extension's
 own package calls is recorded.
@@ -31,13 +32,16 @@ class Asked:
         return module == self.package or module.startswith(f"{self.package}.")
 
     def explains(self, message: str) -> str | None:
-        """Why a build that stopped with ``message`` needs the users' project, if it does."""
-        named = [name for name in self.config_values if name in message]
+        """Why a build that stopped with ``message`` needs the users' project, if it does: only
+        when the extension's own handler refused (a message that merely names one of its
+        configuration values may be any break, a TypeError reading that value)."""
+        refusals = [refusal for refusal in self.refusals if refusal and refusal in message]
+        if not refusals:
+            return None
+        named = [name for name in self.config_values if any(name in r for r in refusals)]
         if named:
             return f"it needs its users' configuration ({', '.join(named)})"
-        if any(refusal and refusal in message for refusal in self.refusals):
-            return "it needs what its users' project gives it (configuration, files or programs)"
-        return None
+        return "it needs what its users' project gives it (configuration, files or programs)"
 
 
 @contextlib.contextmanager
@@ -72,15 +76,19 @@ def asked_of_users(package: str) -> Iterator[Asked]:
 def _watched(
     callback: Callable[..., Any], asked: Asked, refusal: type[BaseException]
 ) -> Callable[..., Any]:
-    """``callback``, recording a Sphinx error raised by the extension's own code in it."""
+    """``callback``, recording what the extension's own code raises in it on purpose: a Sphinx
+    error, or any error whose message names one of its configuration values (sphinx-toolbox's
+    ``The 'github_username' option is required.``, a ValueError)."""
 
     @functools.wraps(callback)
     def handler(*args: Any, **kwargs: Any) -> Any:
         try:
             return callback(*args, **kwargs)
-        except refusal as exc:
-            if asked.owns(_raised_in(exc)):
-                asked.refusals.append(str(exc).strip())
+        except Exception as exc:
+            message = str(exc).strip()
+            asks = isinstance(exc, refusal) or any(n in message for n in asked.config_values)
+            if asks and asked.owns(_raised_in(exc)):
+                asked.refusals.append(message)
             raise
 
     return handler

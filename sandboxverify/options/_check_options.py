@@ -32,6 +32,8 @@ HostName = Literal[
     "sqlalchemy",
     "setuptools",
     "markdown",
+    "pylint",
+    "ipython",
     "napari",
     "matplotlib",
     "pyinstaller",

@@ -153,6 +153,58 @@ APPLICATION_HOSTS = (
         ),
     ),
     Host(
+        "pylint",
+        loader="_pylint:load_pylint",
+        loading="pylint run on a small module with `--load-plugins=<module>` (no configuration "
+        "file): the plugin's `register(linter)` must run and pylint must check the module "
+        "without crashing in a checker; what it says about the module is no failure",
+        kinds=["plugin", "checker"],
+        named=NamedModules(
+            "pylint:plugins",
+            application="pylint",
+            function="register",
+            arguments=1,
+            named_in="`load-plugins` (pylint's configuration or `--load-plugins`)",
+        ),
+        wording=Wording(
+            empty="registered nothing with pylint",
+            empty_hint="register the plugin's checkers in register(linter)",
+            setup="pylint failed with the plugin loaded (traceback in details)",
+            validate_hint="a module named in load-plugins defines register(linter), which "
+            "pylint calls",
+            declare_hint="users name the module in load-plugins; no entry point is read",
+            register_hint="register it in register(linter), or fix --expect-tools",
+            exercise_hint="pylint crashed checking ordinary code with the plugin loaded: fix "
+            "the checker the traceback in details points at",
+        ),
+    ),
+    Host(
+        "ipython",
+        loader="_ipython:load_ipython",
+        loading="`%load_ext <module>` in a fresh IPython shell (history off), then a cell run: "
+        "`load_ipython_extension(ipython)` must load, and every callback it registers must "
+        "run without IPython showing an error",
+        kinds=["extension", "magic", "callback"],
+        named=NamedModules(
+            "ipython:extensions",
+            application="ipython",
+            function="load_ipython_extension",
+            arguments=1,
+            named_in="`%load_ext` (or `c.InteractiveShellApp.extensions`)",
+        ),
+        wording=Wording(
+            empty="registered nothing with IPython",
+            empty_hint="define load_ipython_extension(ipython) in the module",
+            setup="IPython failed with the extension loaded (traceback in details)",
+            validate_hint="a module users load with %load_ext defines "
+            "load_ipython_extension(ipython)",
+            declare_hint="users load the module with %load_ext; no entry point is read",
+            register_hint="register it in load_ipython_extension(ipython), or fix --expect-tools",
+            exercise_hint="IPython showed an error running a cell with the extension loaded "
+            "(a callback it registered raised): fix what the traceback in details points at",
+        ),
+    ),
+    Host(
         "napari",
         loader="_napari:load_napari",
         groups=[Group("napari.manifest", application="npe2", names_file=True)],

@@ -11,6 +11,7 @@ from sandboxverify.artifacts import ProjectTarget, Target, classify, unknown_war
 from sandboxverify.options import CheckOptions, configured, find_pyproject, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
 from sandboxverify.runtime import EntryPointRef, server_ref
+from sandboxverify.runtime.hosts import names_modules
 from sandboxverify.sandbox import SELECTORS, Isolation, choose_isolation
 from sandboxverify.stages import Playbook, load_smoke_playbook
 
@@ -67,7 +68,7 @@ def validated(options: CheckOptions) -> CheckRequest:
     target = classify(options.targets)
     options = _with_group_suffixes(options)
     groups = options.effective_groups
-    if not groups and options.host != "auto":
+    if not groups and options.host != "auto" and not names_modules(options.host):
         raise UsageError(
             f"--host {options.host} needs --group NAME: it has no default group",
             hint="e.g. --host entrypoints --group myapp.plugins",

@@ -30,6 +30,7 @@ from sandboxverify.report import (
     StageName,
     ToolRecord,
 )
+from sandboxverify.runtime.hosts import names_modules
 from sandboxverify.sandbox import Interpreter, Sandbox, SandboxPaths, create_sandbox, install_wheel
 from sandboxverify.stages import (
     PlannedPlugin,
@@ -169,11 +170,14 @@ class Verifier:
         # a distribution may also be an extension users name in an application's
         # configuration, which no entry point says; with --host or --group the user says which
         # plugins there are, and --expect-plugins counts them (0: none, or its entry points)
+        # (--host pylint, whose application reads no entry point: the modules it names)
+        only = options.host if names_modules(options.host) and not options.groups else None
         said = options.host != "auto" or bool(request.groups) or bool(plan.near_misses)
         counted = options.expect_plugins == 0 or bool(options.expect_plugins and plan.plugins)
-        if said or counted:
+        if (said or counted) and only is None:
             return plan
-        named, notes = named_extensions(wheel, {plugin.host for plugin in plan.plugins})
+        judged_by = {plugin.host for plugin in plan.plugins}
+        named, notes = named_extensions(wheel, judged_by, only=only)
         return replace(plan, plugins=(*plan.plugins, *named), notes=tuple(notes))
 
     def _inspect(

@@ -24,22 +24,25 @@ LOADED_AT_MOST = 8
 
 
 def named_extensions(
-    wheel: Artifact, judged_by: Collection[str] = ()
+    wheel: Artifact, judged_by: Collection[str] = (), *, only: str | None = None
 ) -> tuple[list[PlannedPlugin], list[str]]:
     """The wheel's modules that are extensions of an application it requires, each planned
     with that application's host (public modules first, packages before submodules, then by
     name, at most :data:`LOADED_AT_MOST`), and notes on those left out. An application whose
-    host already judges an entry point of the wheel (``judged_by``) loads those instead."""
+    host already judges an entry point of the wheel (``judged_by``) loads those instead.
+    ``only``: the host ``--host`` names, whose modules are looked for whatever the wheel
+    requires."""
     planned: list[PlannedPlugin] = []
     words = canonicalize_name(str(wheel.name)).split("-")
     for group, (host, named) in NAMED_MODULES.items():
-        if host.name in judged_by:
+        if host.name in judged_by or only not in (None, host.name):
             continue
         application = canonicalize_name(named.application)
         required = application in wheel.dependencies
         # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
         # application to a requirement or to its users' projects: found, as for any group
-        if not required and not (len(words) > 1 and words[0].startswith(application)):
+        named_for = len(words) > 1 and words[0].startswith(application)
+        if not (required or named_for or only):
             continue
         modules = [
             module

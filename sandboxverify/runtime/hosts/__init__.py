@@ -43,6 +43,7 @@ from sandboxverify.runtime.hosts._registry import (
     Wording,
     names_file,
     names_module,
+    names_modules,
     near_miss,
 )
 
@@ -82,6 +83,7 @@ __all__ = [
     "load_plugin",
     "names_file",
     "names_module",
+    "names_modules",
     "near_miss",
     "resolve",
 ]

@@ -338,6 +338,12 @@ def names_module(group: str) -> bool:
     return known is not None and known[1].names_module
 
 
+def names_modules(host: str) -> bool:
+    """Does ``host``'s application load modules its users name in its configuration (``--host
+    pylint``: those modules are its plugins)?"""
+    return any(named_by.name == host for named_by, _ in NAMED_MODULES.values())
+
+
 def names_file(group: str) -> bool:
     """Does an entry point of ``group`` name a file in a package, which its application reads
     without importing the package?"""

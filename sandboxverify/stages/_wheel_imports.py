@@ -40,21 +40,48 @@ def modules_defining(wheel: Path, function: str, arguments: int) -> list[str]:
     it from one that does: the package whose ``__init__`` re-exports a submodule's is the name
     users write, and stands for that submodule."""
     defined: list[str] = []
-    imported: dict[str, str] = {}  # module -> where its top level imports the function from
+    imported: dict[str, str] = {}  # module -> where its top level takes the function from
     for module, package, tree in parsed_modules(wheel, containing=function.encode()):
+        base = module if package else module.rpartition(".")[0]
+        modules: dict[str, str] = {}  # a name bound at the top level -> the module it may be
         for node in tree.body:
             if isinstance(node, ast.FunctionDef) and node.name == function:
                 if _takes(node.args, arguments):
                     defined.append(module)
                 break
-            if isinstance(node, ast.ImportFrom) and any(
-                alias.name == function and alias.asname in (None, function) for alias in node.names
-            ):
-                source = _resolved(node, module if package else module.rpartition(".")[0])
-                if source:
+            if isinstance(node, ast.ImportFrom):
+                source = _resolved(node, base)
+                if source and any(
+                    alias.name == function and alias.asname in (None, function)
+                    for alias in node.names
+                ):
                     imported[module] = source
+                for alias in node.names if source else ():
+                    modules[alias.asname or alias.name] = f"{source}.{alias.name}"
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        modules[alias.asname] = alias.name
+            elif (bound := _binds_attribute(node, function)) is not None and bound in modules:
+                # ``register = plugin.register`` (pylint-django): the submodule's function
+                imported[module] = modules[bound]
     standing_in = {imported[m]: m for m in imported if imported[m] in defined}
     return sorted({standing_in.get(module, module) for module in defined})
+
+
+def _binds_attribute(node: ast.stmt, function: str) -> str | None:
+    """``name`` when ``node`` is ``function = name.function``."""
+    if (
+        isinstance(node, ast.Assign)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0], ast.Name)
+        and node.targets[0].id == function
+        and isinstance(node.value, ast.Attribute)
+        and node.value.attr == function
+        and isinstance(node.value.value, ast.Name)
+    ):
+        return node.value.value.id
+    return None
 
 
 def _takes(args: ast.arguments, count: int) -> bool:

@@ -99,3 +99,38 @@ def test_a_top_level_package_named_with_a_dash_is_reached_as_sphinx_reaches_it(
     files = {"sphinx-prompt/__init__.py": SETUP, "pkg/sub-mod/__init__.py": SETUP}
     wheel = _wheel(tmp_path, "sphinx-prompt", files, ("sphinx",))
     assert [value for value, _, _ in _planned(wheel)] == ["sphinx-prompt"]
+
+
+def test_a_package_binding_a_submodules_function_to_its_name_is_the_name_loaded(
+    tmp_path: Path,
+) -> None:
+    """pylint-django, pylint-quotes and pylint-print: ``from pkg import plugin`` then
+    ``register = plugin.register``; their users write the package's name. A name bound to
+    another module's attribute that is not the function, or not a module, stays out."""
+    register = "def register(linter):\n    pass\n"
+    files = {
+        "pylint_dj/__init__.py": "from pylint_dj import plugin\n\nregister = plugin.register\n",
+        "pylint_dj/plugin.py": register,
+        "pylint_q/__init__.py": "import pylint_q.impl as impl\n\nregister = impl.register\n",
+        "pylint_q/impl.py": register,
+        "pylint_x/__init__.py": "from pylint_x import impl\n\nregister = impl.setup\n",
+        "pylint_x/impl.py": register,
+    }
+    wheel = _wheel(tmp_path, "pylint-dj", files, ("pylint",))
+    assert _planned(wheel) == [
+        ("pylint_dj", "pylint", False),
+        ("pylint_q", "pylint", False),
+        ("pylint_x.impl", "pylint", False),
+    ]
+
+
+def test_ipython_and_pylint_extensions_are_found_by_their_functions(tmp_path: Path) -> None:
+    files = {
+        "autotime/__init__.py": "def load_ipython_extension(ipython):\n    pass\n",
+        "autotime/helpers.py": "def register(linter):\n    pass\n",  # IPython's: not pylint's
+    }
+    wheel = _wheel(tmp_path, "ipython-autotime", files, ())
+    assert _planned(wheel) == [("autotime", "ipython", True)]
+    # --host pylint: the modules pylint would load, whatever the distribution requires
+    only_pylint, _ = named_extensions(wheel, only="pylint")
+    assert [(p.ref.value, p.host) for p in only_pylint] == [("autotime.helpers", "pylint")]

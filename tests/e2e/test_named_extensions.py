@@ -76,3 +76,64 @@ def test_expecting_no_plugins_verifies_it_as_a_library() -> None:
     assert report.ok, report.failures
     assert report.runs[0].plugins == ()
     assert any("verified as a library" in note for note in report.notes)
+
+
+@pytest.mark.parametrize(
+    ("name", "host", "group", "registrations"),
+    [
+        (
+            "pylint-plugin-by-name",
+            "pylint",
+            "pylint:plugins",
+            [("plugin", "svfix_pylint_plugin_by_name"), ("checker", "svfix-no-print")],
+        ),
+        (
+            "ipython-extension-by-name",
+            "ipython",
+            "ipython:extensions",
+            [
+                ("extension", "svfix_ipython_extension_by_name"),
+                ("callback", "pre_run_cell: _start"),
+                ("callback", "post_run_cell: _report"),
+            ],
+        ),
+    ],
+)
+def test_a_plugin_its_users_name_runs_in_pylint_or_ipython(
+    name: str, host: str, group: str, registrations: list[tuple[str, str]]
+) -> None:
+    report = verify(name)
+
+    assert report.ok, report.failures
+    [plugin] = report.runs[0].plugins
+    module = name.replace("-", "_")
+    assert (plugin.name, plugin.group, plugin.host) == (f"svfix_{module}", group, host)
+    assert [(tool.kind, tool.name) for tool in report.runs[0].tools] == registrations
+
+
+@pytest.mark.parametrize(
+    ("name", "stage", "words"),
+    [
+        # pylint reports the crash as astroid-error and goes on: its users see a fatal error
+        ("pylint-plugin-crashing-checker", "exercise", "no attribute 'return_annotation'"),
+        # IPython shows the callback's KeyError after every cell and goes on
+        ("ipython-extension-broken-callback", "exercise", "KeyError: 'started'"),
+    ],
+)
+def test_a_plugin_that_breaks_its_application_while_used_fails(
+    name: str, stage: str, words: str
+) -> None:
+    report = verify(name)
+
+    assert [failure.code for failure in report.failures] == ["plugin_load_failed"]
+    [plugin] = report.runs[0].plugins
+    assert plugin.error is not None
+    assert plugin.error.stage == stage
+    assert words in plugin.error.message + plugin.error.traceback
+
+
+def test_host_pylint_names_the_modules_pylint_loads() -> None:
+    report = verify("pylint-plugin-by-name", host="pylint")
+
+    assert report.ok, report.failures
+    assert [plugin.name for plugin in report.runs[0].plugins] == ["svfix_pylint_plugin_by_name"]

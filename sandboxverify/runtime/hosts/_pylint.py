@@ -155,14 +155,17 @@ def load_pylint(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     registrations: list[dict[str, Any]] = [
         {"name": ref.name, "kind": "plugin", "description": summary(module), "parameters": None}
     ]
+    # pylint groups checkers by name: several of one name are one checker to its users
+    # (pylint-odoo registers three 'odoolint' ones, as pylint's own typecheck does)
+    by_name = {checker.name: checker for checker in reversed(watch.added)}
     registrations += [
         {
-            "name": checker.name,
+            "name": name,
             "kind": "checker",
-            "description": summary(type(checker)),
+            "description": summary(type(by_name[name])),
             "parameters": None,
         }
-        for checker in watch.added
+        for name in dict.fromkeys(checker.name for checker in watch.added)
     ]
     if refused is not None:
         skipped = (

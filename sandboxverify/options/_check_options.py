@@ -34,6 +34,7 @@ HostName = Literal[
     "markdown",
     "pylint",
     "ipython",
+    "mypy",
     "napari",
     "matplotlib",
     "pyinstaller",

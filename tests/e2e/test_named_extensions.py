@@ -97,9 +97,18 @@ def test_expecting_no_plugins_verifies_it_as_a_library() -> None:
                 ("callback", "post_run_cell: _report"),
             ],
         ),
+        (
+            "mypy-plugin-by-name",
+            "mypy",
+            "mypy:plugins",
+            [
+                ("plugin", "svfix_mypy_plugin_by_name"),
+                ("plugin_class", "svfix_mypy_plugin_by_name.MakeIdPlugin"),
+            ],
+        ),
     ],
 )
-def test_a_plugin_its_users_name_runs_in_pylint_or_ipython(
+def test_a_plugin_its_users_name_runs_in_pylint_ipython_or_mypy(
     name: str, host: str, group: str, registrations: list[tuple[str, str]]
 ) -> None:
     report = verify(name)

@@ -205,6 +205,32 @@ APPLICATION_HOSTS = (
         ),
     ),
     Host(
+        "mypy",
+        loader="_mypy:load_mypy",
+        loading="mypy run on a small typed module with `plugins = <module>` (no cache): the "
+        "module's `plugin(version)` must return a `Plugin` subclass mypy accepts, and mypy must "
+        "check the module without crashing in the plugin's hooks; type errors are no failure",
+        kinds=["plugin", "plugin_class"],
+        named=NamedModules(
+            "mypy:plugins",
+            application="mypy",
+            function="plugin",
+            arguments=1,
+            named_in="`plugins = ...` (mypy's configuration)",
+        ),
+        wording=Wording(
+            empty="registered nothing with mypy",
+            empty_hint="return the plugin's Plugin subclass from plugin(version)",
+            setup="mypy failed with the plugin (its output in details)",
+            validate_hint="a module named in mypy's plugins defines plugin(version), which "
+            "returns a subclass of mypy.plugin.Plugin",
+            declare_hint="users name the module in mypy's plugins; no entry point is read",
+            register_hint="return it from plugin(version), or fix --expect-tools",
+            exercise_hint="mypy crashed checking ordinary code with the plugin: fix the hook "
+            "the traceback in details points at",
+        ),
+    ),
+    Host(
         "napari",
         loader="_napari:load_napari",
         groups=[Group("napari.manifest", application="npe2", names_file=True)],

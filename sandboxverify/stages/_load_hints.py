@@ -105,7 +105,10 @@ def _import_hint(record: PluginRecord, own_modules: frozenset[str], python: str)
             "(only declared dependencies are installed in the sandbox), or, if it is the "
             f"application that loads the plugin, install it with --with {top}"
         )
-    if error.type == "AttributeError" and "has no attribute" in error.message:
+    # the entry point's own attribute missing, not an AttributeError its module raised
+    attribute = record.value.partition(":")[2].replace(" ", "")
+    named = [f"has no attribute {part!r}" for part in attribute.split(".") if part]
+    if error.type == "AttributeError" and any(words in error.message for words in named):
         return (
             f"the entry point names an attribute the module does not define: fix "
             f"{record.value!r} in [project.entry-points] of pyproject.toml"

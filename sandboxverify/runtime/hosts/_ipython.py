@@ -60,9 +60,11 @@ def load_ipython(ref: EntryPointRef, registry: Registry, context: HostContext) -
         # IPython keeps its profile there: a directory of its own, removed afterwards
         os.environ["IPYTHONDIR"] = home
         interactive = import_application("IPython.core.interactiveshell", "ipython", ref.group)
-        module = resolve(EntryPointRef(ref.name, ref.group, ref.module))
         with captured():
+            # the shell first: %load_ext imports the module in a running shell, and modules
+            # written for it call get_ipython() as they import (ipython-memory-usage)
             shell = _shell(interactive)
+            module = resolve(EntryPointRef(ref.name, ref.group, ref.module))
             shown: list[BaseException] = []
             _collect_tracebacks(shell, shown)
             before = _registered(shell)

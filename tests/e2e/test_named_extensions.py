@@ -146,3 +146,16 @@ def test_host_pylint_names_the_modules_pylint_loads() -> None:
 
     assert report.ok, report.failures
     assert [plugin.name for plugin in report.runs[0].plugins] == ["svfix_pylint_plugin_by_name"]
+
+
+def test_a_module_that_imports_only_in_its_running_application_is_judged_by_that_load() -> None:
+    """The extension's package reads get_ipython().user_ns as it imports: in IPython it loads,
+    alone it raises; the import stage says so instead of failing it."""
+    report = verify("ipython-extension-by-name")
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    [skipped] = [s for s in imports.skipped if s.module == "svfix_ipython_extension_by_name"]
+    assert "loaded plugin 'svfix_ipython_extension_by_name' from it" in skipped.reason
+    assert "'NoneType' object has no attribute 'user_ns'" in skipped.reason

@@ -103,7 +103,7 @@ def test_load_failures_get_hints_by_cause() -> None:
         "own": ("ModuleNotFoundError", "No module named 'demo.helpers'", "belongs to this project"),
         "attr": (
             "AttributeError",
-            "module 'demo.x' has no attribute 'setpu'",
+            "module 'demo.attr' has no attribute 'setup' (did you mean 'setpu'?)",
             "fix 'demo.attr:setup'",
         ),
         "data": ("FileNotFoundError", "[Errno 2] data.json", "declare it as package data"),

@@ -128,7 +128,11 @@ class Verifier:
             (an MCP server command replaces the plugins: there is none to look for)."""
             if self.state.request.server is not None:
                 return
-            done = find_applications(self.state, Installed(sandbox, wheel, ctx), self._plan(wheel))
+            done = find_applications(
+                self.state,
+                Installed(sandbox, wheel, ctx),
+                self._plan(wheel, interpreter.version_info),
+            )
             timer.fail_with(*done.failures)
             timer.summary = " ".join(filter(None, (timer.summary, done.summary)))
             looked_for.append(done)
@@ -148,7 +152,11 @@ class Verifier:
         if ready is None:
             return
         installed = Installed(*ready, with_dependency_wheels(ctx, self.state))
-        plan = looked_for[0].plan if looked_for else self._plan(installed.wheel)
+        plan = (
+            looked_for[0].plan
+            if looked_for
+            else self._plan(installed.wheel, interpreter.version_info)
+        )
         found.notes.extend(plan.notes)
         found.notes.extend(note for done in looked_for for note in done.notes)
         to_load = self._inspect_with_dependents(installed, plan, found)
@@ -156,8 +164,9 @@ class Verifier:
         if to_load is not None and playbook is not None:
             self._smoke(installed, playbook, to_load, found)
 
-    def _plan(self, wheel: Artifact) -> PluginPlan:
-        """Which host judges each plugin of ``wheel``, before any application is looked for."""
+    def _plan(self, wheel: Artifact, python: Sequence[int]) -> PluginPlan:
+        """Which host judges each plugin of ``wheel`` on an interpreter of version ``python``,
+        before any application is looked for."""
         request, options = self.state.request, self.state.options
         plan = plan_plugins(
             wheel.entry_points,
@@ -177,7 +186,7 @@ class Verifier:
         if (said or counted) and only is None:
             return plan
         judged_by = {plugin.host for plugin in plan.plugins}
-        named, notes = named_extensions(wheel, judged_by, only=only)
+        named, notes = named_extensions(wheel, judged_by, only=only, python=python)
         return replace(plan, plugins=(*plan.plugins, *named), notes=tuple(notes))
 
     def _inspect(

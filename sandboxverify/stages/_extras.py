@@ -82,6 +82,12 @@ def development_extra(extra: str) -> bool:
 def read_extras(wheel: Path, dist: str, python: Sequence[int]) -> Extras:
     """The extras the wheel's METADATA declares, their requirements' markers evaluated for an
     interpreter of version ``python`` on this machine."""
+    text = metadata_text(wheel)
+    return parse_extras(text, dist, python) if text else Extras(dist, {})
+
+
+def metadata_text(wheel: Path) -> str:
+    """The wheel's METADATA (``""``: none, or no readable wheel)."""
     try:
         with zipfile.ZipFile(wheel) as archive:
             member = next(
@@ -89,12 +95,11 @@ def read_extras(wheel: Path, dist: str, python: Sequence[int]) -> Extras:
                 None,
             )
             if member is None:
-                return Extras(dist, {})
+                return ""
             with archive.open(member) as handle:
-                text = handle.read(_METADATA_LIMIT).decode("utf-8", "replace")
+                return handle.read(_METADATA_LIMIT).decode("utf-8", "replace")
     except (OSError, zipfile.BadZipFile):
-        return Extras(dist, {})
-    return parse_extras(text, dist, python)
+        return ""
 
 
 def parse_extras(metadata: str, dist: str, python: Sequence[int]) -> Extras:

@@ -8,13 +8,14 @@ library (or by its other entry points) only.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
 from packaging.utils import canonicalize_name
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.runtime.hosts import NAMED_MODULES
+from sandboxverify.stages._extras import metadata_text, parse_extras
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._test_support import is_test_module
 from sandboxverify.stages._wheel_imports import modules_defining
@@ -24,25 +25,32 @@ LOADED_AT_MOST = 8
 
 
 def named_extensions(
-    wheel: Artifact, judged_by: Collection[str] = (), *, only: str | None = None
+    wheel: Artifact,
+    judged_by: Collection[str] = (),
+    *,
+    only: str | None = None,
+    python: Sequence[int] | None = None,
 ) -> tuple[list[PlannedPlugin], list[str]]:
-    """The wheel's modules that are extensions of an application it requires, each planned
-    with that application's host (public modules first, packages before submodules, then by
-    name, at most :data:`LOADED_AT_MOST`), and notes on those left out. An application whose
-    host already judges an entry point of the wheel (``judged_by``) loads those instead.
-    ``only``: the host ``--host`` names, whose modules are looked for whatever the wheel
-    requires."""
+    """The wheel's modules that are extensions of an application it requires (on an
+    interpreter of version ``python``: its markers evaluated), each planned with that
+    application's host (public modules first, packages before submodules, then by name, at
+    most :data:`LOADED_AT_MOST`), and notes on those left out. An application whose host
+    already judges an entry point of the wheel (``judged_by``) loads those instead. ``only``:
+    the host ``--host`` names, whose modules are looked for whatever the wheel requires."""
     planned: list[PlannedPlugin] = []
     words = canonicalize_name(str(wheel.name)).split("-")
+    declared = _Declared(wheel, python)
     for group, (host, named) in NAMED_MODULES.items():
         if host.name in judged_by or only not in (None, host.name):
             continue
         application = canonicalize_name(named.application)
-        required = application in wheel.dependencies
+        required = declared.requires(application)
+        # an extra named for it (returns[compatible-mypy], line_profiler[ipython])
+        extra = None if required else declared.extra_for(application)
         # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
         # application to a requirement or to its users' projects: found, as for any group
         named_for = len(words) > 1 and words[0].startswith(application)
-        if not (required or named_for or only):
+        if not (required or extra or named_for or only):
             continue
         modules = [
             module
@@ -52,7 +60,13 @@ def named_extensions(
         for module in sorted(modules, key=_order):
             reason = (
                 f"{wheel.name} declares no entry point {named.application} loads, "
-                + ("requires" if required else "is named for")
+                + (
+                    "requires"
+                    if required
+                    else f"requires through its extra {extra!r}"
+                    if extra
+                    else "is named for"
+                )
                 + f" {named.application} and defines {named.function}() in {module}: an "
                 f"extension its users name in {named.named_in}, loaded that way"
             )
@@ -84,3 +98,44 @@ def _order(module: str) -> tuple[bool, int, str]:
 #: modules that define such a function for another purpose: a Sphinx project's own
 #: ``conf.py``, a ``setup.py`` shipped by mistake
 _NOT_EXTENSIONS = frozenset({"conf", "setup"})
+
+
+class _Declared:
+    """What the wheel requires, read from its METADATA only where the names alone cannot tell
+    (parsing it costs a check that needs none of it)."""
+
+    def __init__(self, wheel: Artifact, python: Sequence[int] | None) -> None:
+        self.wheel = wheel
+        self.python = python
+        self._text: str | None = None
+
+    def requires(self, application: str) -> bool:
+        """Required with no extra, its marker true on ``python`` (``sphinx; python_version <
+        "3.8"`` is no requirement on 3.11)."""
+        if application not in self.wheel.dependencies:
+            return False
+        if self.python is None:
+            return True
+        return application in parse_extras(self.text, str(self.wheel.name), self.python).base
+
+    def extra_for(self, application: str) -> str | None:
+        """The extra named for ``application`` (a word of its name: ``compatible-mypy``) that
+        requires it: how its users install the integration."""
+        headers = self.text.split("\n\n", 1)[0]  # not the description after them
+        if not any(
+            line.startswith("Requires-Dist:") and application in line.lower()
+            for line in headers.splitlines()
+        ):
+            return None
+        python = self.python or (3, 12)
+        extras = parse_extras(self.text, str(self.wheel.name), python)
+        for extra, names in extras.requirements.items():
+            if application in names and application in extra.split("-"):
+                return extra
+        return None
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = metadata_text(self.wheel.path)
+        return self._text

@@ -134,3 +134,36 @@ def test_ipython_and_pylint_extensions_are_found_by_their_functions(tmp_path: Pa
     # --host pylint: the modules pylint would load, whatever the distribution requires
     only_pylint, _ = named_extensions(wheel, only="pylint")
     assert [(p.ref.value, p.host) for p in only_pylint] == [("autotime.helpers", "pylint")]
+
+
+def _with_metadata(tmp_path: Path, name: str, files: dict[str, str], requires: list[str]) -> Any:
+    """A wheel whose METADATA says ``requires`` (Requires-Dist lines, markers and all)."""
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"Requires-Dist: {line}\n" for line in requires)
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n{lines}\nNames mypy.\n"
+    path = make_wheel(
+        tmp_path, f"{name}-1.0-py3-none-any.whl", name=name, files=files, metadata=metadata
+    )
+    base = {line.split(";")[0].split(">")[0].strip() for line in requires if "extra" not in line}
+    return SimpleNamespace(path=path, name=name, dependencies=frozenset(base))
+
+
+def test_an_extra_named_for_the_application_makes_an_extension_of_it(tmp_path: Path) -> None:
+    """returns declares mypy under its extra 'compatible-mypy', line_profiler IPython under
+    'ipython'; an extra for the project's own checks ('lint') says nothing."""
+    plugin = {"lib/mypy_plugin.py": "def plugin(version):\n    return object\n"}
+    extra = _with_metadata(tmp_path / "a", "lib", plugin, ['mypy>=1; extra == "compatible-mypy"'])
+    planned, _ = named_extensions(extra, python=(3, 11, 7))
+    assert [(p.ref.value, p.host, p.finds_application) for p in planned] == [
+        ("lib.mypy_plugin", "mypy", True)
+    ]
+    assert "requires through its extra 'compatible-mypy' mypy" in planned[0].reason
+    lint = _with_metadata(tmp_path / "b", "lib", plugin, ['mypy>=1; extra == "lint"'])
+    assert named_extensions(lint, python=(3, 11, 7)) == ([], [])
+
+
+def test_a_requirement_whose_marker_is_false_here_requires_nothing(tmp_path: Path) -> None:
+    files = {"ext/__init__.py": SETUP}
+    old_only = _with_metadata(tmp_path, "ext", files, ['sphinx; python_version < "3.8"'])
+    assert named_extensions(old_only, python=(3, 11, 7)) == ([], [])
+    assert [p.ref.value for p in named_extensions(old_only, python=(3, 7, 9))[0]] == ["ext"]

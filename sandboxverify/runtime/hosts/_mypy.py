@@ -21,6 +21,7 @@ opinions. Registrations: the module (kind ``plugin``) and the class it returns (
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -108,11 +109,24 @@ def load_mypy(ref: EntryPointRef, registry: Registry, context: HostContext) -> L
                 stdout, stderr, status = api.run([*argv, "sample.py"])
         except (Exception, SystemExit) as exc:
             watch.reraise()
-            raise PluginLoadError("application", exc, where=shown) from exc
+            if watch.exited is None:  # (mypy's api asserts an exit status is a number)
+                raise PluginLoadError("application", exc, where=shown) from exc
+            stdout, stderr, status = "", "", 2
         finally:
             os.chdir(here)
     watch.reraise()
     said = tail(f"{stdout}\n{stderr}\n{crash.text}", 30)
+    if watch.exited is not None and status == 2:
+        code = watch.exited.code
+        last = code if isinstance(code, str) else said.splitlines()[-1] if said else ""
+        if not _ASKS_CONFIGURATION.search(last):
+            failure = ApplicationFailed(f"{shown}: the plugin stopped mypy: {last}\n{said}")
+            raise PluginLoadError("setup", failure)
+        skipped = (
+            "it needs its users' configuration: the plugin stopped mypy without it "
+            f"({last.strip()})"
+        )
+        return LoadedPlugin(ref=ref, tools=[], handlers={}, skipped=skipped)
     if status not in (0, 1) or "INTERNAL ERROR" in said or "Traceback" in said:
         failure = ApplicationFailed(f"{shown} exited with status {status}:\n{said}")
         raise PluginLoadError(_stage(said), failure)
@@ -142,6 +156,10 @@ def _stage(said: str) -> LoadStage:
     return "validate" if "return value of" in said else "application"
 
 
+#: a plugin's words for a setting its users' configuration lacks
+_ASKS_CONFIGURATION = re.compile(r"\b(section|config\w*|settings?|option)\b", re.IGNORECASE)
+
+
 class _PluginWatch:
     """The module's ``plugin(version)``, watched as mypy calls it: what it raised (the
     plugin's failure, stage ``setup``) and what it returned."""
@@ -166,9 +184,31 @@ class _PluginWatch:
             except BaseException as exc:
                 self.raised = exc
                 raise
-            return self.returned
+            return self._watched_class(self.returned)
 
         module.plugin = watched
+        #: the plugin, as mypy created it, ended mypy on purpose (``sys.exit``: django-stubs
+        #: without its settings section)
+        self.exited: SystemExit | None = None
+
+    def _watched_class(self, returned: Any) -> Any:
+        """The class ``plugin()`` returned, as a subclass whose creation records a
+        ``SystemExit`` of the plugin's own (anything else is not a class: mypy refuses it)."""
+        if not isinstance(returned, type):
+            return returned
+        watch = self
+
+        def __init__(plugin: Any, *args: Any, **kwargs: Any) -> None:
+            try:
+                returned.__init__(plugin, *args, **kwargs)  # type: ignore[misc]
+            except SystemExit as exc:
+                watch.exited = exc
+                raise
+
+        namespace = {"__init__": __init__, "__module__": returned.__module__}
+        watched = type(returned.__name__, (returned,), namespace)
+        watched.__qualname__ = returned.__qualname__
+        return watched
 
     def reraise(self) -> None:
         if self.raised is not None:

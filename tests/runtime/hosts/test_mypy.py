@@ -58,6 +58,38 @@ FILES = {
             raise RuntimeError(f"mypy {version} is too new for this plugin")
     """,
     "demo_mypy/no_entry.py": "VALUE = 1\n",
+    # stops mypy on purpose without its section in the users' configuration (django-stubs)
+    "demo_mypy/needs_section.py": """
+        import sys
+
+        from mypy.plugin import Plugin
+
+
+        class NeedsSection(Plugin):
+            def __init__(self, options):
+                super().__init__(options)
+                print("error: no section [mypy.plugins.demo] found", file=sys.stderr)
+                sys.exit(2)
+
+
+        def plugin(version):
+            return NeedsSection
+    """,
+    # stops mypy on purpose for anything else: its users meet that too
+    "demo_mypy/refuses_version.py": """
+        import sys
+
+        from mypy.plugin import Plugin
+
+
+        class TooNew(Plugin):
+            def __init__(self, options):
+                sys.exit("error: this plugin does not support mypy 2")
+
+
+        def plugin(version):
+            return TooNew
+    """,
 }
 
 
@@ -84,6 +116,7 @@ def test_a_plugin_returning_its_class_runs_in_mypy(tmp_path: Path) -> None:
         ("demo_mypy.returns_instance", "validate", "return value of"),
         ("demo_mypy.refuses", "setup", "is too new for this plugin"),
         ("demo_mypy.no_entry", "validate", "has no plugin(version)"),
+        ("demo_mypy.refuses_version", "setup", "does not support mypy 2"),
     ],
 )
 def test_a_broken_plugin_fails_at_its_stage(
@@ -95,3 +128,14 @@ def test_a_broken_plugin_fails_at_its_stage(
     error = loaded["error"]
     assert error["stage"] == stage, error
     assert words in error["message"] + error["traceback"], error
+
+
+def test_a_plugin_that_stops_mypy_for_its_users_configuration_is_noted(tmp_path: Path) -> None:
+    loaded = load(tmp_path, "demo_mypy.needs_section")
+
+    assert loaded["ok"] is True, loaded
+    assert loaded["tools"] == []
+    assert loaded["skipped"] == (
+        "it needs its users' configuration: the plugin stopped mypy without it "
+        "(error: no section [mypy.plugins.demo] found)"
+    )

@@ -96,6 +96,8 @@ def _run_help(
     )
     if outcome.ok:
         return record, None
+    if not outcome.timed_out and _answers_with_usage(outcome.exit_status, outcome.tail):
+        return replace(record, help="usage"), None
     python = sandbox.interpreter.version
     if outcome.timed_out:
         return record, Failure(
@@ -109,6 +111,20 @@ def _run_help(
             details=outcome.tail or None,
         )
     return record, _help_failure(ref, outcome, python)
+
+
+def _answers_with_usage(status: int | None, output: str) -> bool:
+    """A script with no ``--help`` option that ran and refused it with its usage (``mprof``:
+    exit 1, an argparse parser without help: exit 2), raising nothing: it works."""
+    return (
+        status in (1, 2)
+        and "Traceback (most recent call last)" not in output
+        and _USAGE.search(output) is not None
+    )
+
+
+#: a usage line as command-line parsers and hand-written ones print it
+_USAGE = re.compile(r"(?im)^\s*usage\b")
 
 
 def _help_failure(ref: EntryPointRef, outcome: Outcome, python: str) -> Failure:
@@ -182,4 +198,7 @@ def _scripts_summary(records: Sequence[ScriptRecord]) -> str:
     not_run = sum(1 for r in console if r.help in ("skipped", "server") and r.exists)
     if not_run:
         parts.append(f"--help not run for {not_run}")
+    usage = sum(1 for r in console if r.help == "usage")
+    if usage:
+        parts.append(f"{usage} answering --help with their usage (no --help option)")
     return ", ".join(parts)

@@ -144,6 +144,17 @@ def test_a_console_script_naming_a_missing_function_is_script_failed() -> None:
     )
 
 
+def test_a_script_with_no_help_option_that_answers_with_its_usage_works() -> None:
+    """mprof prints its usage and exits 1 for --help, as for any command it does not know:
+    it ran, and works; a script that raises is still script_failed (above)."""
+    report = verify(fixture("good-script-without-help"))
+
+    assert report.ok, report.failures
+    assert report.runs[0].scripts is not None
+    [script] = report.runs[0].scripts
+    assert (script.exists, script.help, script.exit_code) == (True, "usage", 1)
+
+
 def test_skip_script_help_still_requires_the_script_to_exist() -> None:
     report = verify(fixture("broken-console-script"), skip_script_help=("svfix-*",))
 

@@ -30,6 +30,7 @@ from sandboxverify.artifacts._findings import promoted, unknown_warning_codes
 from sandboxverify.artifacts._given import prepare_artifacts
 from sandboxverify.artifacts._keep import KeepFailed, keep_artifacts
 from sandboxverify.artifacts._pyproject_validator import pyproject_validator
+from sandboxverify.artifacts._wheelless import install_building_wheelless
 
 if TYPE_CHECKING:
     from sandboxverify.artifacts._dependency import build_dependency_wheel
@@ -57,6 +58,7 @@ __all__ = [
     "fits",
     "inspect_sdist",
     "inspect_wheel",
+    "install_building_wheelless",
     "keep_artifacts",
     "prepare_artifacts",
     "promoted",

@@ -37,13 +37,13 @@ from packaging.version import Version
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._bytecode import BytecodeCache
 from sandboxverify.artifacts._cache import ArtifactCache
+from sandboxverify.artifacts._wheelless import install_building_wheelless
 from sandboxverify.report import Failure
 from sandboxverify.sandbox import (
     Command,
     CommandServer,
     Confined,
     Confinement,
-    IndexOptions,
     Launcher,
     Outcome,
     RunContext,
@@ -279,18 +279,21 @@ class BuildFrontend:
         """``requirements`` installed in the build environment; one the installer stops at for
         want of a wheel is built from its sdist as a dependency of the project is
         (``_dependency``: confined) and offered with ``--find-links`` (a few at most)."""
-        index = self.ctx.index
-        built: list[str] = []
-        while True:
-            argv = self.ctx.toolchain.installer.install_requirements(python, requirements, index)
-            outcome = self._run(argv, "build-requires")
-            needed = None if outcome.ok else without_wheel(outcome.tail)
-            if self.build_requirement is None or needed is None or needed in built:
-                return outcome
-            if len(built) == _REQUIREMENTS_BUILT or not self._build_requirement(needed):
-                return outcome
-            built.append(needed)
-            index = IndexOptions(index.index_url, (*index.find_links, str(self._built_wheels)))
+        installer = self.ctx.toolchain.installer
+        outcome, _ = install_building_wheelless(
+            lambda index: self._run(
+                installer.install_requirements(python, requirements, index), "build-requires"
+            ),
+            lambda outcome: (
+                None
+                if outcome.ok or self.build_requirement is None
+                else without_wheel(outcome.tail)
+            ),
+            lambda name: self._built_wheels if self._build_requirement(name) else None,
+            self.ctx.index,
+            at_most=_REQUIREMENTS_BUILT,
+        )
+        return outcome
 
     @property
     def _built_wheels(self) -> Path:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from sandboxverify.artifacts import BuildResult
+from sandboxverify.artifacts import BuildResult, install_building_wheelless
 from sandboxverify.pipeline._state import CheckState
 from sandboxverify.report import Failure, summarize
 from sandboxverify.sandbox import NO_WHEEL_HINT, IndexOptions, RunContext, without_wheel
@@ -61,30 +61,37 @@ def install_building_dependencies(
 ) -> tuple[list[Failure], list[str]]:
     """``install``'s failures, once each dependency it stopped at for want of a wheel was
     built and offered (at most :data:`_AT_MOST`), and the wheels built."""
-    failures = install(with_dependency_wheels(ctx, state))
-    built: list[str] = []
-    tried: dict[str, str] = {}  # what the install stopped at -> the wheel built of it
-    while failures and len(tried) < _AT_MOST:
-        needed = _sdist_only(failures)
-        if needed is not None and needed in tried:  # built, and still not taken
-            return [_not_taken(failure, needed, tried[needed]) for failure in failures], built
-        if needed is None:
-            break
+    place = dependency_wheels(state)
+    built: dict[str, str] = {}  # what the install stopped at -> the wheel built of it
+    unbuilt: list[Failure] = []
+
+    def build(name: str) -> Path | None:
         try:
             version = Version(python)
         except InvalidVersion:
-            break
+            return None
         from sandboxverify.artifacts import build_dependency_wheel  # noqa: PLC0415 - rarely
 
-        wheel, failure = build_dependency_wheel(
-            needed, version, dependency_wheels(state), state.context
-        )
+        wheel, failure = build_dependency_wheel(name, version, place, state.context)
         if failure is not None:
-            return [replace(failure, python=python)], built
-        built.append(str(wheel))
-        tried[needed] = str(wheel)
-        failures = install(with_dependency_wheels(ctx, state))
-    return failures, built
+            unbuilt.append(replace(failure, python=python))
+            return None
+        built[name] = str(wheel)
+        return place
+
+    failures, _ = install_building_wheelless(
+        lambda index: install(replace(ctx, index=index)),
+        _sdist_only,
+        build,
+        with_dependency_wheels(ctx, state).index,
+        at_most=_AT_MOST,
+    )
+    if unbuilt:
+        return unbuilt, list(built.values())
+    needed = _sdist_only(failures)
+    if needed is not None and needed in built:  # built, and still not taken
+        failures = [_not_taken(failure, needed, built[needed]) for failure in failures]
+    return failures, list(built.values())
 
 
 def _not_taken(failure: Failure, needed: str, wheel: str) -> Failure:

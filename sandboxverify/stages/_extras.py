@@ -21,11 +21,10 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
-from sandboxverify.artifacts import Artifact
-from sandboxverify.report import ExcusedModule, ExtraRecord, summarize
+from sandboxverify.artifacts import Artifact, install_building_wheelless
+from sandboxverify.report import ExcusedModule, ExtraRecord, Failure, summarize
 from sandboxverify.sandbox import (
     Command,
-    IndexOptions,
     Interpreter,
     RunContext,
     Sandbox,
@@ -196,22 +195,27 @@ def install_extra(
     dependency it stops at for want of a wheel is built from its sdist, confined as the
     project's build is (``artifacts._dependency``), and offered with ``--find-links``, as the
     plain install's are (at most :data:`_BUILT_AT_MOST`)."""
-    built: list[str] = []
-    while True:
-        installed, cause, tail = _install_once(sandbox, wheel, requirement, ctx, also)
-        needed = None if installed else without_wheel(tail)
-        if needed is None or needed in built or len(built) == _BUILT_AT_MOST:
-            return installed, cause, tail
-        built.append(needed)
+    place = sandbox.paths.root / "dependency-wheels"
+    unbuilt: list[Failure] = []
+
+    def build(name: str) -> Path | None:
         from sandboxverify.artifacts import build_dependency_wheel  # noqa: PLC0415 - rarely
 
-        place = sandbox.paths.root / "dependency-wheels"
         python = Version(".".join(map(str, sandbox.interpreter.version_info)))
-        _, failure = build_dependency_wheel(needed, python, place, ctx)
-        if failure is not None:
-            return False, f"{cause}; building it from its sdist failed: {failure.message}", tail
-        index = IndexOptions(ctx.index.index_url, (*ctx.index.find_links, str(place)))
-        ctx = replace(ctx, index=index)
+        _, failure = build_dependency_wheel(name, python, place, ctx)
+        unbuilt.extend([failure] if failure is not None else [])
+        return place if failure is None else None
+
+    (installed, cause, tail), _ = install_building_wheelless(
+        lambda index: _install_once(sandbox, wheel, requirement, replace(ctx, index=index), also),
+        lambda result: None if result[0] else without_wheel(result[2]),
+        build,
+        ctx.index,
+        at_most=_BUILT_AT_MOST,
+    )
+    if unbuilt:
+        cause = f"{cause}; building it from its sdist failed: {unbuilt[0].message}"
+    return installed, cause, tail
 
 
 #: dependencies without a wheel built for one extra's install at most

@@ -39,13 +39,13 @@ if TYPE_CHECKING:
     from sandboxverify.stages._imports import (
         ImportRun,
         Settled,
-        failed_plugin_modules,
         judge_imports,
         run_imports,
         unexplained_failures,
     )
     from sandboxverify.stages._live_recording import failure_error, record_live_session
     from sandboxverify.stages._named_modules import named_extensions
+    from sandboxverify.stages._plugin_modules import failed_plugin_modules
     from sandboxverify.stages._probe import ProbeOutcome, probe
     from sandboxverify.stages._runtime_call import ProbeError
     from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
@@ -123,7 +123,7 @@ _LAZY = {
     "dependent_notes": "sandboxverify.stages._dependents",
     "evaluate": "sandboxverify.stages._expectations",
     "excuse": "sandboxverify.stages._excuses",
-    "failed_plugin_modules": "sandboxverify.stages._imports",
+    "failed_plugin_modules": "sandboxverify.stages._plugin_modules",
     "failure_error": "sandboxverify.stages._live_recording",
     "judge_imports": "sandboxverify.stages._imports",
     "left_out_by_application": "sandboxverify.stages._excuses",

@@ -26,10 +26,10 @@ from sandboxverify.report import (
     PluginRecord,
     SkippedModule,
 )
-from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
 from sandboxverify.stages._import_stops import from_progress, stopped
+from sandboxverify.stages._plugin_modules import without_plugin_modules
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
@@ -122,7 +122,7 @@ def unexplained_failures(
 ) -> list[dict[str, Any]]:
     """The runtime's results of the modules that failed for a reason of their own: not allowed
     to fail, not a failed plugin's module, not failing with a plugin's very error."""
-    result = _without_failed_plugins(run.result, plugins)
+    result = without_plugin_modules(run.result, plugins)
     errors = _plugin_errors(plugins)
     return [
         item
@@ -157,7 +157,7 @@ def judge_imports(
     ``settled``, what the modules that need an extra, another platform or a test framework
     did (``_excuses``)."""
     python = sandbox.interpreter.version
-    result = _without_failed_plugins(run.result, plugins)
+    result = without_plugin_modules(run.result, plugins)
     judged = _Judge(python, wheel, plugins, allow_fail, settled).judge(result)
     record = replace(judged.record, seconds=round(run.seconds, 3))
     failures = [*run.failures, *judged.failures]
@@ -175,50 +175,6 @@ def judge_imports(
             )
         )
     return ImportsOutcome(tuple(failures), record, judged.summary)
-
-
-def _without_failed_plugins(
-    result: dict[str, Any], plugins: Sequence[PluginRecord]
-) -> dict[str, Any]:
-    """A plugin's own module, where it failed in this run, moved to ``skipped`` as if it had
-    been excluded: a failed plugin's, whose failure is the report (its submodules need
-    nothing: the runtime skips the submodules of a package that failed); and the module of a
-    plugin its application loaded, which imported there: one that cannot import alone (an
-    IPython extension calling ``get_ipython()`` as it imports) works where its users import
-    it, and the reason says how it failed alone."""
-    excluded = failed_plugin_modules(plugins)
-    loaded = {
-        EntryPointRef(plugin.name, plugin.group, plugin.value).module: plugin.name
-        for plugin in plugins
-        if plugin.ok
-    }
-    kept, skipped = [], list(result.get("skipped") or ())
-    for item in result.get("results") or ():
-        module = str(item["module"])
-        if item.get("ok") is True or (module not in excluded and module not in loaded):
-            kept.append(item)
-            continue
-        reason = excluded.get(module)
-        if reason is None:
-            error = item.get("error") or {}
-            reason = (
-                f"imported by its application, which loaded plugin {loaded[module]!r} from it; "
-                f"on its own it fails ({error.get('type')}: {error.get('message')})"
-            )
-        skipped.append({"module": module, "reason": reason})
-    return {**result, "results": kept, "skipped": skipped}
-
-
-def failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
-    """Modules of plugins that failed (or hung, or crashed) at import: importing them again
-    would only repeat that failure, or take the whole import run down with it."""
-    modules: dict[str, str] = {}
-    for plugin in plugins:
-        if plugin.ok or plugin.error is None or plugin.error.stage not in ("import", "probe"):
-            continue
-        module = EntryPointRef(plugin.name, plugin.group, plugin.value).module
-        modules.setdefault(module, f"plugin {plugin.name!r} failed to load from it")
-    return modules
 
 
 class _Judge:

@@ -29,9 +29,9 @@ from sandboxverify.stages._imports import (
     ImportRun,
     ImportsOutcome,
     _Judge,
-    failed_plugin_modules,
     judge_imports,
 )
+from sandboxverify.stages._plugin_modules import failed_plugin_modules
 from sandboxverify.stages._scripts import check_scripts
 
 WHEEL = Artifact(

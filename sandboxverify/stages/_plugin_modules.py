@@ -1,0 +1,56 @@
+"""The modules a plugin's load judges, which stage ``imports`` does not judge again: a failed
+plugin's own module (its failure is the report), and the module of a plugin its application
+loaded (it imported there, as its users import it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sandboxverify.report import PluginRecord
+from sandboxverify.runtime import EntryPointRef
+
+
+def without_plugin_modules(
+    result: dict[str, Any], plugins: Sequence[PluginRecord]
+) -> dict[str, Any]:
+    """A plugin's own module, where it failed in this run, moved to ``skipped`` as if it had
+    been excluded: a failed plugin's, whose failure is the report (its submodules need
+    nothing: the runtime skips the submodules of a package that failed); and the module of a
+    plugin its application loaded, which imported there: one that cannot import alone (an
+    IPython extension calling ``get_ipython()`` as it imports) works where its users import
+    it, and the reason says how it failed alone."""
+    excluded = failed_plugin_modules(plugins)
+    loaded = {
+        EntryPointRef(plugin.name, plugin.group, plugin.value).module: plugin.name
+        for plugin in plugins
+        if plugin.ok
+    }
+    kept, skipped = [], list(result.get("skipped") or ())
+    for item in result.get("results") or ():
+        module = str(item["module"])
+        if item.get("ok") is True or (module not in excluded and module not in loaded):
+            kept.append(item)
+            continue
+        reason = excluded.get(module)
+        if reason is None:
+            error = item.get("error") or {}
+            reason = (
+                f"imported by its application, which loaded plugin {loaded[module]!r} from it; "
+                f"on its own it fails ({error.get('type')}: {error.get('message')})"
+            )
+        skipped.append({"module": module, "reason": reason})
+    return {**result, "results": kept, "skipped": skipped}
+
+
+def failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
+    """Modules of plugins that failed (or hung, or crashed) at import: importing them again
+    would only repeat that failure, or take the whole import run down with it."""
+    modules: dict[str, str] = {}
+    for plugin in plugins:
+        if plugin.ok or plugin.error is None or plugin.error.stage not in ("import", "probe"):
+            continue
+        module = EntryPointRef(plugin.name, plugin.group, plugin.value).module
+        modules.setdefault(module, f"plugin {plugin.name!r} failed to load from it")
+    return modules

@@ -237,7 +237,7 @@ class Inspector:
             run = ImportRun(again.result, again.failures, run.seconds + again.seconds)
         allow_fail = self.options.import_allow_fail
         failed = left_out_by_application(
-            unexplained_failures(run, plugins=plugins, allow_fail=allow_fail),
+            unexplained_failures(run, plugins=plugins, allow_fail=allow_fail, left_out=left_out),
             left_out,
             {
                 EntryPointRef(p.name, p.group, p.value).module
@@ -269,6 +269,7 @@ class Inspector:
             plugins=plugins,
             allow_fail=allow_fail,
             settled=settled,
+            left_out=left_out,
         )
         timer.fail_with(*imported.failures)
         timer.summary = imported.summary

@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -118,11 +118,15 @@ def run_imports(
 
 
 def unexplained_failures(
-    run: ImportRun, *, plugins: Sequence[PluginRecord], allow_fail: Sequence[str]
+    run: ImportRun,
+    *,
+    plugins: Sequence[PluginRecord],
+    allow_fail: Sequence[str],
+    left_out: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """The runtime's results of the modules that failed for a reason of their own: not allowed
     to fail, not a failed plugin's module, not failing with a plugin's very error."""
-    result = without_plugin_modules(run.result, plugins)
+    result = without_plugin_modules(run.result, plugins, left_out)
     errors = _plugin_errors(plugins)
     return [
         item
@@ -151,13 +155,15 @@ def judge_imports(
     plugins: Sequence[PluginRecord],
     allow_fail: Sequence[str],
     settled: Settled | None = None,
+    left_out: Collection[str] = (),
 ) -> ImportsOutcome:
     """Failures and the record of an import run, knowing which plugins failed: their modules
-    count as skipped (the plugin failure is the report), even if the run imported them; and
-    ``settled``, what the modules that need an extra, another platform or a test framework
-    did (``_excuses``)."""
+    count as skipped (the plugin failure is the report), even if the run imported them, as do
+    those of plugins loaded, unless left out (``without_plugin_modules``); and ``settled``,
+    what the modules that need an extra, another platform or a test framework did
+    (``_excuses``)."""
     python = sandbox.interpreter.version
-    result = without_plugin_modules(run.result, plugins)
+    result = without_plugin_modules(run.result, plugins, left_out)
     judged = _Judge(python, wheel, plugins, allow_fail, settled).judge(result)
     record = replace(judged.record, seconds=round(run.seconds, 3))
     failures = [*run.failures, *judged.failures]

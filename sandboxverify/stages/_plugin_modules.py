@@ -5,7 +5,7 @@ loaded (it imported there, as its users import it).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from sandboxverify.report import PluginRecord
@@ -13,19 +13,20 @@ from sandboxverify.runtime import EntryPointRef
 
 
 def without_plugin_modules(
-    result: dict[str, Any], plugins: Sequence[PluginRecord]
+    result: dict[str, Any], plugins: Sequence[PluginRecord], left_out: Collection[str] = ()
 ) -> dict[str, Any]:
     """A plugin's own module, where it failed in this run, moved to ``skipped`` as if it had
     been excluded: a failed plugin's, whose failure is the report (its submodules need
     nothing: the runtime skips the submodules of a package that failed); and the module of a
     plugin its application loaded, which imported there: one that cannot import alone (an
     IPython extension calling ``get_ipython()`` as it imports) works where its users import
-    it, and the reason says how it failed alone."""
+    it, and the reason says how it failed alone. A plugin its application leaves out here
+    (``left_out``: ``group:name``) was not imported there: its module is judged alone."""
     excluded = failed_plugin_modules(plugins)
     loaded = {
         EntryPointRef(plugin.name, plugin.group, plugin.value).module: plugin.name
         for plugin in plugins
-        if plugin.ok
+        if plugin.ok and f"{plugin.group}:{plugin.name}" not in left_out
     }
     kept, skipped = [], list(result.get("skipped") or ())
     for item in result.get("results") or ():

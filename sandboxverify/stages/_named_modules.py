@@ -50,25 +50,33 @@ def named_extensions(
         # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
         # application to a requirement or to its users' projects: found, as for any group
         named_for = len(words) > 1 and words[0].startswith(application)
-        if not (required or extra or named_for or only):
+        # else only a module named for it (pydantic.mypy, matplotlib.sphinxext.*) is one
+        by_module = not (required or extra or named_for or only)
+        if by_module and not any(_named_for(path, application) for path in wheel.files):
             continue
         modules = [
             module
             for module in modules_defining(wheel.path, named.function, named.arguments)
-            if not is_test_module(module) and module.rsplit(".", 1)[-1] not in _NOT_EXTENSIONS
+            if not is_test_module(module)
+            and module.rsplit(".", 1)[-1] not in _NOT_EXTENSIONS
+            and (not by_module or _named_for(module, application))
         ]
+        why = (
+            f"requires {named.application}"
+            if required
+            else f"requires {named.application} through its extra {extra!r}"
+            if extra
+            else f"is named for {named.application}"
+            if named_for
+            else f"is checked with --host {host.name}"
+            if only
+            else f"names the module for {named.application}"
+        )
         for module in sorted(modules, key=_order):
             reason = (
-                f"{wheel.name} declares no entry point {named.application} loads, "
-                + (
-                    "requires"
-                    if required
-                    else f"requires through its extra {extra!r}"
-                    if extra
-                    else "is named for"
-                )
-                + f" {named.application} and defines {named.function}() in {module}: an "
-                f"extension its users name in {named.named_in}, loaded that way"
+                f"{wheel.name} declares no entry point {named.application} loads, {why} and "
+                f"defines {named.function}() in {module}: an extension its users name in "
+                f"{named.named_in}, loaded that way"
             )
             ref = EntryPointRef(module, group, module)
             planned.append(
@@ -87,6 +95,16 @@ def named_extensions(
         + ", ".join(plugin.ref.value for plugin in planned[LOADED_AT_MOST:])
     ]
     return planned[:LOADED_AT_MOST], notes if len(planned) > LOADED_AT_MOST else []
+
+
+def _named_for(name: str, application: str) -> bool:
+    """Does a part of a module's dotted name or a wheel's file path begin with the
+    application's name (``pydantic.mypy``, ``matplotlib/sphinxext/plot_directive.py``)? A
+    ``.dist-info`` directory's files are the distribution's, no module."""
+    parts = name.replace("/", ".").split(".")
+    if any(part.endswith("-info") for part in parts):
+        return False
+    return any(part.lower().startswith(application.replace("-", "_")) for part in parts)
 
 
 def _order(module: str) -> tuple[bool, int, str]:

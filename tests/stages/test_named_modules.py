@@ -15,7 +15,9 @@ SETUP = "def setup(app):\n    return {}\n"
 
 def _wheel(tmp_path: Path, name: str, files: dict[str, str], requires: tuple[str, ...]) -> Any:
     path = make_wheel(tmp_path, f"{name.replace('-', '_')}-1.0-py3-none-any.whl", files=files)
-    return SimpleNamespace(path=path, name=name, dependencies=frozenset(requires))
+    return SimpleNamespace(
+        path=path, name=name, dependencies=frozenset(requires), files=tuple(files)
+    )
 
 
 def _planned(wheel: Any) -> list[tuple[str, str, bool]]:
@@ -145,19 +147,19 @@ def _with_metadata(tmp_path: Path, name: str, files: dict[str, str], requires: l
         tmp_path, f"{name}-1.0-py3-none-any.whl", name=name, files=files, metadata=metadata
     )
     base = {line.split(";")[0].split(">")[0].strip() for line in requires if "extra" not in line}
-    return SimpleNamespace(path=path, name=name, dependencies=frozenset(base))
+    return SimpleNamespace(path=path, name=name, dependencies=frozenset(base), files=tuple(files))
 
 
 def test_an_extra_named_for_the_application_makes_an_extension_of_it(tmp_path: Path) -> None:
     """returns declares mypy under its extra 'compatible-mypy', line_profiler IPython under
     'ipython'; an extra for the project's own checks ('lint') says nothing."""
-    plugin = {"lib/mypy_plugin.py": "def plugin(version):\n    return object\n"}
+    plugin = {"lib/typing_plugin.py": "def plugin(version):\n    return object\n"}
     extra = _with_metadata(tmp_path / "a", "lib", plugin, ['mypy>=1; extra == "compatible-mypy"'])
     planned, _ = named_extensions(extra, python=(3, 11, 7))
     assert [(p.ref.value, p.host, p.finds_application) for p in planned] == [
-        ("lib.mypy_plugin", "mypy", True)
+        ("lib.typing_plugin", "mypy", True)
     ]
-    assert "requires through its extra 'compatible-mypy' mypy" in planned[0].reason
+    assert "requires mypy through its extra 'compatible-mypy'" in planned[0].reason
     lint = _with_metadata(tmp_path / "b", "lib", plugin, ['mypy>=1; extra == "lint"'])
     assert named_extensions(lint, python=(3, 11, 7)) == ([], [])
 
@@ -167,3 +169,26 @@ def test_a_requirement_whose_marker_is_false_here_requires_nothing(tmp_path: Pat
     old_only = _with_metadata(tmp_path, "ext", files, ['sphinx; python_version < "3.8"'])
     assert named_extensions(old_only, python=(3, 11, 7)) == ([], [])
     assert [p.ref.value for p in named_extensions(old_only, python=(3, 7, 9))[0]] == ["ext"]
+
+
+def test_a_module_named_for_the_application_is_one_though_nothing_declares_it(
+    tmp_path: Path,
+) -> None:
+    """pydantic declares no mypy, yet its users name pydantic.mypy in mypy's plugins;
+    matplotlib's sphinxext modules are Sphinx extensions. Another module defining the same
+    function in such a distribution is not one."""
+    files = {
+        "pyd/__init__.py": "",
+        "pyd/mypy.py": "def plugin(version):\n    return object\n",
+        "pyd/loader.py": "def plugin(version):\n    return object\n",  # a name of its own
+        "mpl/sphinxext/plot_directive.py": SETUP,
+        "mpl/other.py": SETUP,
+    }
+    wheel = _wheel(tmp_path, "pyd", files, ("typing-extensions",))
+    planned = _planned(wheel)
+    assert planned == [
+        ("mpl.sphinxext.plot_directive", "sphinx", True),
+        ("pyd.mypy", "mypy", True),
+    ]
+    [mypy] = [p for p in named_extensions(wheel)[0] if p.host == "mypy"]
+    assert "names the module for mypy" in mypy.reason

@@ -89,3 +89,31 @@ def probe_load(
     loaded: dict[str, Any] = json.loads(result.read_text())
     loaded["stdout"], loaded["stderr"] = done.stdout, done.stderr
     return loaded
+
+
+def load_named(
+    tmp_path: Path,
+    host: str,
+    module: str,
+    files: dict[str, str],
+    *,
+    no_site: bool = False,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """:func:`probe_load` of a module users name in ``host``'s configuration (group
+    ``<host's>:...``, no entry point), from a distribution of ``files``."""
+    from sandboxverify.runtime.hosts import HOSTS  # noqa: PLC0415
+
+    named = HOSTS[host].named
+    assert named is not None, host
+    site = install(tmp_path / "site", f"{host}-demo", {}, files)
+    plugin = {"name": module, "group": named.group, "value": module}
+    return probe_load(tmp_path, host, plugin, sites=[site], no_site=no_site, env=env)
+
+
+def assert_failed_at(loaded: dict[str, Any], stage: str, words: str) -> None:
+    """The load failed at ``stage``, saying ``words`` (in its message or traceback)."""
+    assert loaded["ok"] is False, loaded
+    error = loaded["error"]
+    assert error["stage"] == stage, error
+    assert words in error["message"] + error["traceback"], error

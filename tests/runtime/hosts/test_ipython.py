@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtime.hosts.installed import install, probe_load
+from tests.runtime.hosts.installed import assert_failed_at, load_named
 
 pytest.importorskip("IPython")  # in the test extra
 
@@ -64,9 +64,7 @@ FILES = {
 
 
 def load(tmp_path: Path, module: str) -> dict[str, Any]:
-    site = install(tmp_path / "site", "ipython-demo", {}, FILES)
-    plugin = {"name": module, "group": "ipython:extensions", "value": module}
-    return probe_load(tmp_path, "ipython", plugin, sites=[site], env=_env(tmp_path))
+    return load_named(tmp_path, "ipython", module, FILES, env=_env(tmp_path))
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -106,20 +104,9 @@ def test_an_extension_that_adds_a_magic_and_callbacks_loads_and_runs_a_cell(
 def test_a_broken_extension_fails_at_its_stage(
     tmp_path: Path, module: str, stage: str, words: str
 ) -> None:
-    loaded = load(tmp_path, module)
-
-    assert loaded["ok"] is False
-    error = loaded["error"]
-    assert error["stage"] == stage, error
-    assert words in error["message"] + error["traceback"], error
+    assert_failed_at(load(tmp_path, module), stage, words)
 
 
 def test_ipython_missing(tmp_path: Path) -> None:
-    site = install(tmp_path / "site", "ipython-demo", {}, FILES)
-    plugin = {
-        "name": "demo_ipython.timer",
-        "group": "ipython:extensions",
-        "value": "demo_ipython.timer",
-    }
-    missing = probe_load(tmp_path, "ipython", plugin, sites=[site], no_site=True)
+    missing = load_named(tmp_path, "ipython", "demo_ipython.timer", FILES, no_site=True)
     assert missing["error"]["type"] == "ApplicationMissing"

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtime.hosts.installed import install, probe_load
+from tests.runtime.hosts.installed import assert_failed_at, load_named
 
 pytest.importorskip("mypy")  # in the test extra
 
@@ -94,9 +94,7 @@ FILES = {
 
 
 def load(tmp_path: Path, module: str) -> dict[str, Any]:
-    site = install(tmp_path / "site", "mypy-demo", {}, FILES)
-    plugin = {"name": module, "group": "mypy:plugins", "value": module}
-    return probe_load(tmp_path, "mypy", plugin, sites=[site])
+    return load_named(tmp_path, "mypy", module, FILES)
 
 
 def test_a_plugin_returning_its_class_runs_in_mypy(tmp_path: Path) -> None:
@@ -122,12 +120,7 @@ def test_a_plugin_returning_its_class_runs_in_mypy(tmp_path: Path) -> None:
 def test_a_broken_plugin_fails_at_its_stage(
     tmp_path: Path, module: str, stage: str, words: str
 ) -> None:
-    loaded = load(tmp_path, module)
-
-    assert loaded["ok"] is False
-    error = loaded["error"]
-    assert error["stage"] == stage, error
-    assert words in error["message"] + error["traceback"], error
+    assert_failed_at(load(tmp_path, module), stage, words)
 
 
 def test_a_plugin_that_stops_mypy_for_its_users_configuration_is_noted(tmp_path: Path) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.runtime.hosts.installed import install, probe_load
+from tests.runtime.hosts.installed import assert_failed_at, load_named
 
 pytest.importorskip("pylint")  # in the test extra
 
@@ -76,9 +76,7 @@ FILES = {
 
 
 def load(tmp_path: Path, module: str) -> dict[str, Any]:
-    site = install(tmp_path / "site", "pylint-demo", {}, FILES)
-    plugin = {"name": module, "group": "pylint:plugins", "value": module}
-    return probe_load(tmp_path, "pylint", plugin, sites=[site])
+    return load_named(tmp_path, "pylint", module, FILES)
 
 
 def test_a_plugin_that_registers_a_checker_runs_in_pylint(tmp_path: Path) -> None:
@@ -112,12 +110,7 @@ def test_a_plugin_that_registers_no_checker_still_loads(tmp_path: Path) -> None:
 def test_a_broken_plugin_fails_at_its_stage(
     tmp_path: Path, module: str, stage: str, words: str
 ) -> None:
-    loaded = load(tmp_path, module)
-
-    assert loaded["ok"] is False
-    error = loaded["error"]
-    assert error["stage"] == stage, error
-    assert words in error["message"] + error.get("traceback", ""), error
+    assert_failed_at(load(tmp_path, module), stage, words)
 
 
 def test_the_crash_names_the_plugins_checker(tmp_path: Path) -> None:
@@ -128,7 +121,5 @@ def test_the_crash_names_the_plugins_checker(tmp_path: Path) -> None:
 
 
 def test_pylint_missing(tmp_path: Path) -> None:
-    site = install(tmp_path / "site", "pylint-demo", {}, FILES)
-    plugin = {"name": "demo_pylint.good", "group": "pylint:plugins", "value": "demo_pylint.good"}
-    missing = probe_load(tmp_path, "pylint", plugin, sites=[site], no_site=True)
+    missing = load_named(tmp_path, "pylint", "demo_pylint.good", FILES, no_site=True)
     assert missing["error"]["type"] == "ApplicationMissing"

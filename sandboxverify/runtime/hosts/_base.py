@@ -225,3 +225,55 @@ def require_callable(ref: EntryPointRef, target: Any, wanted: str) -> None:
         "validate",
         TypeError(f"entry point {ref.name!r} = {ref.value!r} resolved to {kind}, not {wanted}"),
     )
+
+
+class CallWatch:
+    """The function of a plugin's module that its application calls (pylint's
+    ``register(linter)``, mypy's ``plugin(version)``), replaced by one that records the call:
+    whether it came, its arguments, what it returned or raised. What it raised is the plugin's
+    own failure (stage ``setup``), not the application's. ``snapshot``: what to keep of the
+    arguments just before the call (the checkers a linter had); ``wrap``: what the application
+    gets instead of the return value (a subclass that watches its creation)."""
+
+    def __init__(
+        self,
+        module: Any,
+        function: str,
+        signature: str,
+        application: str,
+        *,
+        snapshot: Callable[..., Any] | None = None,
+        wrap: Callable[[Any], Any] | None = None,
+    ) -> None:
+        target = getattr(module, function, None)
+        if not callable(target):
+            raise PluginLoadError(
+                "validate",
+                AttributeError(
+                    f"module {module.__name__!r} has no {function}({signature}): {application} "
+                    "calls it to load the plugin"
+                ),
+            )
+        self.where = f"{module.__name__}.{function}({signature})"
+        self.called = False
+        self.args: tuple[Any, ...] = ()
+        self.before: Any = None
+        self.returned: Any = None
+        self.raised: BaseException | None = None
+
+        def watched(*args: Any, **kwargs: Any) -> Any:
+            self.called, self.args = True, args
+            self.before = snapshot(*args) if snapshot is not None else None
+            try:
+                self.returned = target(*args, **kwargs)
+            except BaseException as exc:
+                self.raised = exc
+                raise
+            return wrap(self.returned) if wrap is not None else self.returned
+
+        setattr(module, function, watched)
+
+    def reraise(self) -> None:
+        """What the function raised, as the plugin's failure at stage ``setup``."""
+        if self.raised is not None:
+            raise PluginLoadError("setup", self.raised, where=self.where) from self.raised

@@ -30,6 +30,7 @@ from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import (
     ApplicationFailed,
+    CallWatch,
     HostContext,
     LoadedPlugin,
     LoadStage,
@@ -95,7 +96,8 @@ def load_mypy(ref: EntryPointRef, registry: Registry, context: HostContext) -> L
     kind_of_group(_KINDS, "mypy", ref.group)
     api = import_application("mypy.api", "mypy", ref.group)
     module = resolve(EntryPointRef(ref.name, ref.group, ref.module))
-    watch = _PluginWatch(module)
+    exits = _Exits()
+    watch = CallWatch(module, "plugin", "version", "mypy", wrap=exits.watched)
     shown = f"mypy with plugins = {ref.module}"
     with tempfile.TemporaryDirectory(prefix="sandboxverify-mypy-") as tmp:
         Path(tmp, "sample.py").write_text(SAMPLE, encoding="utf-8")
@@ -109,15 +111,15 @@ def load_mypy(ref: EntryPointRef, registry: Registry, context: HostContext) -> L
                 stdout, stderr, status = api.run([*argv, "sample.py"])
         except (Exception, SystemExit) as exc:
             watch.reraise()
-            if watch.exited is None:  # (mypy's api asserts an exit status is a number)
+            if exits.exited is None:  # (mypy's api asserts an exit status is a number)
                 raise PluginLoadError("application", exc, where=shown) from exc
             stdout, stderr, status = "", "", 2
         finally:
             os.chdir(here)
     watch.reraise()
     said = tail(f"{stdout}\n{stderr}\n{crash.text}", 30)
-    if watch.exited is not None and status == 2:
-        code = watch.exited.code
+    if exits.exited is not None and status == 2:
+        code = exits.exited.code
         last = code if isinstance(code, str) else said.splitlines()[-1] if said else ""
         if not _ASKS_CONFIGURATION.search(last):
             failure = ApplicationFailed(f"{shown}: the plugin stopped mypy: {last}\n{said}")
@@ -160,57 +162,28 @@ def _stage(said: str) -> LoadStage:
 _ASKS_CONFIGURATION = re.compile(r"\b(section|config\w*|settings?|option)\b", re.IGNORECASE)
 
 
-class _PluginWatch:
-    """The module's ``plugin(version)``, watched as mypy calls it: what it raised (the
-    plugin's failure, stage ``setup``) and what it returned."""
+class _Exits:
+    """Whether the plugin, as mypy created it, ended mypy on purpose (``sys.exit``:
+    django-stubs without its settings section)."""
 
-    def __init__(self, module: Any) -> None:
-        self.module = module
-        self.raised: BaseException | None = None
-        self.returned: Any = None
-        entry = getattr(module, "plugin", None)
-        if not callable(entry):
-            raise PluginLoadError(
-                "validate",
-                AttributeError(
-                    f"module {module.__name__!r} has no plugin(version): mypy calls it to load "
-                    "the plugin"
-                ),
-            )
-
-        def watched(version: str) -> Any:
-            try:
-                self.returned = entry(version)
-            except BaseException as exc:
-                self.raised = exc
-                raise
-            return self._watched_class(self.returned)
-
-        module.plugin = watched
-        #: the plugin, as mypy created it, ended mypy on purpose (``sys.exit``: django-stubs
-        #: without its settings section)
+    def __init__(self) -> None:
         self.exited: SystemExit | None = None
 
-    def _watched_class(self, returned: Any) -> Any:
+    def watched(self, returned: Any) -> Any:
         """The class ``plugin()`` returned, as a subclass whose creation records a
         ``SystemExit`` of the plugin's own (anything else is not a class: mypy refuses it)."""
         if not isinstance(returned, type):
             return returned
-        watch = self
+        exits = self
 
         def __init__(plugin: Any, *args: Any, **kwargs: Any) -> None:
             try:
                 returned.__init__(plugin, *args, **kwargs)  # type: ignore[misc]
             except SystemExit as exc:
-                watch.exited = exc
+                exits.exited = exc
                 raise
 
         namespace = {"__init__": __init__, "__module__": returned.__module__}
         watched = type(returned.__name__, (returned,), namespace)
         watched.__qualname__ = returned.__qualname__
         return watched
-
-    def reraise(self) -> None:
-        if self.raised is not None:
-            where = f"{self.module.__name__}.plugin(version)"
-            raise PluginLoadError("setup", self.raised, where=where) from self.raised

@@ -30,6 +30,7 @@ from sandboxverify.runtime._protocol import EntryPointRef
 from sandboxverify.runtime._registrations import Registry
 from sandboxverify.runtime.hosts._base import (
     ApplicationFailed,
+    CallWatch,
     HostContext,
     LoadedPlugin,
     LoadStage,
@@ -123,7 +124,7 @@ def load_pylint(ref: EntryPointRef, registry: Registry, context: HostContext) ->
         # the plugin's own import error, before pylint's message
         module = resolve(EntryPointRef(ref.name, ref.group, ref.module))
         shown = f"pylint --load-plugins={ref.module}"
-        watch = _RegisterWatch(module)
+        watch = CallWatch(module, "register", "linter", "pylint", snapshot=_checker_ids)
         Path(tmp, "sample.py").write_text(SAMPLE, encoding="utf-8")
         Path(tmp, "empty.rc").write_text("", encoding="utf-8")
         reporter = importlib.import_module("pylint.reporters").CollectingReporter()
@@ -150,14 +151,16 @@ def load_pylint(ref: EntryPointRef, registry: Registry, context: HostContext) ->
         raise PluginLoadError(
             "application", ApplicationFailed(f"{shown} never called {ref.module}.register(linter)")
         )
-    own = {msg_id for checker in watch.added for msg_id in getattr(checker, "msgs", {})}
+    # the plugin's checkers: those the linter has once register() ran, not before
+    added = [c for c in watch.args[0].get_checkers() if id(c) not in watch.before]
+    own = {msg_id for checker in added for msg_id in getattr(checker, "msgs", {})}
     refused = _fail_on_fatal(reporter.messages, shown, output.text, own)
     registrations: list[dict[str, Any]] = [
         {"name": ref.name, "kind": "plugin", "description": summary(module), "parameters": None}
     ]
     # pylint groups checkers by name: several of one name are one checker to its users
     # (pylint-odoo registers three 'odoolint' ones, as pylint's own typecheck does)
-    by_name = {checker.name: checker for checker in reversed(watch.added)}
+    by_name = {checker.name: checker for checker in reversed(added)}
     registrations += [
         {
             "name": name,
@@ -165,7 +168,7 @@ def load_pylint(ref: EntryPointRef, registry: Registry, context: HostContext) ->
             "description": summary(type(by_name[name])),
             "parameters": None,
         }
-        for name in dict.fromkeys(checker.name for checker in watch.added)
+        for name in dict.fromkeys(checker.name for checker in added)
     ]
     if refused is not None:
         skipped = (
@@ -176,42 +179,8 @@ def load_pylint(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     return LoadedPlugin(ref=ref, tools=registrations, handlers={})
 
 
-class _RegisterWatch:
-    """The module's ``register(linter)``, watched as pylint calls it: what it raised (the
-    plugin's failure, stage ``setup``, not pylint's) and the checkers it added."""
-
-    def __init__(self, module: Any) -> None:
-        self.module = module
-        self.called = False
-        self.raised: BaseException | None = None
-        self.added: list[Any] = []
-        register = getattr(module, "register", None)
-        if not callable(register):
-            raise PluginLoadError(
-                "validate",
-                AttributeError(
-                    f"module {module.__name__!r} has no register(linter): pylint calls it to "
-                    "load the plugin"
-                ),
-            )
-
-        def watched(linter: Any) -> Any:
-            self.called = True
-            before = {id(checker) for checker in linter.get_checkers()}
-            try:
-                return register(linter)
-            except BaseException as exc:
-                self.raised = exc
-                raise
-            finally:
-                self.added = [c for c in linter.get_checkers() if id(c) not in before]
-
-        module.register = watched
-
-    def reraise(self) -> None:
-        if self.raised is not None:
-            where = f"{self.module.__name__}.register(linter)"
-            raise PluginLoadError("setup", self.raised, where=where) from self.raised
+def _checker_ids(linter: Any) -> set[int]:
+    return {id(checker) for checker in linter.get_checkers()}
 
 
 #: pylint's messages that say it could not do its job with the plugin, not about the code

@@ -94,10 +94,29 @@ def _required_platforms(exc: BaseException) -> list[str]:
         tested = statement
     elif statement.startswith("raise ") and before[-1].startswith("if ") and "!=" in before[-1]:
         tested = before[-1]  # ``if sys.platform != "win32":`` then the raise
+    elif statement.startswith("raise ") and before[-1] == "else:":
+        # ``if sys.platform == "win32": ... else: raise`` (rich._win32_console)
+        tested = _tested_before_else(where, line - 1)
     else:
         return []
     found = [_PLATFORMS.get(name.lower()) for name in _PLATFORM_TEST.findall(tested)]
     return [] if not found or None in found else _unique([str(name) for name in found])
+
+
+def _tested_before_else(where: str, else_line: int) -> str:
+    """The ``if`` whose ``else:`` is at ``else_line``, when it tests the platform for
+    equality (the branch the module runs on); else ``""``."""
+    import linecache  # noqa: PLC0415 - only a failure needs it
+
+    text = linecache.getline(where, else_line)
+    indent = len(text) - len(text.lstrip())
+    for number in range(else_line - 1, max(0, else_line - 40), -1):
+        above = linecache.getline(where, number)
+        if not above.strip() or len(above) - len(above.lstrip()) > indent:
+            continue
+        test = above.strip()
+        return test if test.startswith("if ") and "==" in test else ""
+    return ""
 
 
 def _installed(package: str) -> bool:

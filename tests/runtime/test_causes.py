@@ -121,6 +121,17 @@ def test_a_module_an_installed_package_lacks_is_a_missing_name_not_a_missing_pac
         # a failure no platform test raised says nothing of a platform
         ("import sys\nassert sys.version_info < (3,)\n", []),
         ('import sys\nif sys.platform == "win32":\n    pass\nraise RuntimeError("x")\n', []),
+        # rich._win32_console: the platform's branch, then the refusal in the else
+        (
+            'import sys\nif sys.platform == "win32":\n    import ctypes\n\n    x = 1\n'
+            'else:\n    raise ImportError(f"{__name__} can only be imported on Windows")\n',
+            ["windows"],
+        ),
+        # an else under another test says nothing of a platform
+        (
+            'import sys\nif sys.version_info >= (4,):\n    pass\nelse:\n    raise ImportError("x")\n',
+            [],
+        ),
     ],
 )
 def test_a_platform_test_at_import_names_the_platforms_the_module_needs(

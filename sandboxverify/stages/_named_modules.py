@@ -50,8 +50,11 @@ def named_extensions(
         # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
         # application to a requirement or to its users' projects: found, as for any group
         named_for = len(words) > 1 and words[0].startswith(application)
-        # else only a module named for it (pydantic.mypy, matplotlib.sphinxext.*) is one
-        by_module = not (required or extra or named_for or only)
+        # else a module defining a function only that application calls is one (memory_profiler
+        # defines load_ipython_extension), and any other only when named for it
+        # (pydantic.mypy, matplotlib.sphinxext.*)
+        by_function = not (required or extra or named_for or only) and named.distinctive
+        by_module = not (required or extra or named_for or only or by_function)
         if by_module and not any(_named_for(path, application) for path in wheel.files):
             continue
         modules = [
@@ -70,6 +73,8 @@ def named_extensions(
             if named_for
             else f"is checked with --host {host.name}"
             if only
+            else f"defines a function only {named.application} calls"
+            if by_function
             else f"names the module for {named.application}"
         )
         for module in sorted(modules, key=_order):

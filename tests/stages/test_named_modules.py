@@ -33,10 +33,15 @@ def test_a_module_defining_the_applications_function_is_an_extension(tmp_path: P
         "ext/nested.py": "def outer():\n    def setup(app):\n        pass\n",  # not top level
         "ext/tests/test_ext.py": SETUP,  # a test module
         "ext/docs/conf.py": SETUP,  # a Sphinx project's own configuration
-        "ext/md.py": "def makeExtension(**kwargs):\n    pass\n",  # Markdown's: not required
+        # only Markdown calls makeExtension(): an extension though Markdown is not required
+        "ext/md.py": "def makeExtension(**kwargs):\n    pass\n",
     }
     wheel = _wheel(tmp_path, "demo-ext", files, ("sphinx", "docutils"))
-    assert _planned(wheel) == [("ext", "sphinx", False), ("ext.sub", "sphinx", False)]
+    assert _planned(wheel) == [
+        ("ext", "sphinx", False),
+        ("ext.sub", "sphinx", False),
+        ("ext.md", "markdown", True),
+    ]
 
 
 def test_a_distribution_named_for_the_application_need_not_require_it(tmp_path: Path) -> None:
@@ -192,3 +197,22 @@ def test_a_module_named_for_the_application_is_one_though_nothing_declares_it(
     ]
     [mypy] = [p for p in named_extensions(wheel)[0] if p.host == "mypy"]
     assert "names the module for mypy" in mypy.reason
+
+
+def test_a_function_only_one_application_calls_makes_an_extension_of_any_distribution(
+    tmp_path: Path,
+) -> None:
+    """memory_profiler declares no IPython, yet its users %load_ext memory_profiler; a
+    setup(app) with nothing saying Sphinx is no Sphinx extension (setup is everyone's name)."""
+    files = {
+        "memory_profiler.py": "def load_ipython_extension(ip):\n    pass\n",
+        "helpers.py": SETUP,
+    }
+    wheel = _wheel(tmp_path, "memory-profiler", files, ("psutil",))
+    [planned] = named_extensions(wheel)[0]
+    assert (planned.ref.value, planned.host, planned.finds_application) == (
+        "memory_profiler",
+        "ipython",
+        True,
+    )
+    assert "defines a function only ipython calls" in planned.reason

@@ -75,7 +75,14 @@ class NamedModules:
     ``setup(app)``) is one. ``group`` is what reports call them, never an entry-point group."""
 
     def __init__(
-        self, group: str, *, application: str, function: str, arguments: int, named_in: str
+        self,
+        group: str,
+        *,
+        application: str,
+        function: str,
+        arguments: int,
+        named_in: str,
+        distinctive: bool = False,
     ) -> None:
         self.group: Final = group
         self.application: Final = application
@@ -84,6 +91,9 @@ class NamedModules:
         self.arguments: Final = arguments
         #: where users name the module (``extensions = [...]`` in conf.py)
         self.named_in: Final = named_in
+        #: no module defines ``function`` for another application (``load_ipython_extension``,
+        #: unlike ``setup``): one that does is an extension though nothing declares it
+        self.distinctive: Final = distinctive
 
 
 class Host:

@@ -141,6 +141,7 @@ APPLICATION_HOSTS = (
             function="makeExtension",
             arguments=0,
             named_in="`markdown.Markdown(extensions=[...])`",
+            distinctive=True,
         ),
         wording=Wording(
             empty="registered no extension",
@@ -191,6 +192,7 @@ APPLICATION_HOSTS = (
             function="load_ipython_extension",
             arguments=1,
             named_in="`%load_ext` (or `c.InteractiveShellApp.extensions`)",
+            distinctive=True,
         ),
         wording=Wording(
             empty="registered nothing with IPython",

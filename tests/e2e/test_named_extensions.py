@@ -159,3 +159,17 @@ def test_a_module_that_imports_only_in_its_running_application_is_judged_by_that
     [skipped] = [s for s in imports.skipped if s.module == "svfix_ipython_extension_by_name"]
     assert "loaded plugin 'svfix_ipython_extension_by_name' from it" in skipped.reason
     assert "'NoneType' object has no attribute 'user_ns'" in skipped.reason
+
+
+def test_an_extension_of_an_application_declared_nowhere_is_loaded_in_it() -> None:
+    """Only IPython calls load_ipython_extension: IPython is installed next to the library,
+    as its users have it, and the extension loaded there."""
+    report = verify("ipython-extension-undeclared")
+
+    assert report.ok, report.failures
+    [plugin] = report.runs[0].plugins
+    assert (plugin.group, plugin.host) == ("ipython:extensions", "ipython")
+    assert plugin.host_reason is not None
+    assert "defines a function only ipython calls" in plugin.host_reason
+    assert ("magic", "%words") in [(tool.kind, tool.name) for tool in report.runs[0].tools]
+    assert any(note.startswith("installed ipython ") for note in report.notes), report.notes

@@ -114,10 +114,12 @@ def _run_help(
 
 
 def _answers_with_usage(status: int | None, output: str) -> bool:
-    """A script with no ``--help`` option that ran and refused it with its usage (``mprof``:
-    exit 1, an argparse parser without help: exit 2), raising nothing: it works."""
+    """A script with no ``--help`` option that ran and refused it with its usage, raising
+    nothing: it works. (``mprof``, ``ninja``, ``dulwich``: exit 1; an argparse parser without
+    help: 2; ``pylint-config``: 32. A negative status is a signal, not an answer.)"""
     return (
-        status in (1, 2)
+        status is not None
+        and status > 0
         and "Traceback (most recent call last)" not in output
         and _USAGE.search(output) is not None
     )

@@ -114,19 +114,26 @@ def _run_help(
 
 
 def _answers_with_usage(status: int | None, output: str) -> bool:
-    """A script with no ``--help`` option that ran and refused it with its usage, raising
-    nothing: it works. (``mprof``, ``ninja``, ``dulwich``: exit 1; an argparse parser without
-    help: 2; ``pylint-config``: 32. A negative status is a signal, not an answer.)"""
+    """A script with no ``--help`` option that ran and refused it, with its usage or saying it
+    has no such option, raising nothing: it works. (``mprof``, ``ninja``, ``dulwich``: exit
+    1; an argparse parser without help: 2; ``pylint-config``: 32. A negative status is a
+    signal, not an answer.)"""
     return (
         status is not None
         and status > 0
         and "Traceback (most recent call last)" not in output
-        and _USAGE.search(output) is not None
+        and (_USAGE.search(output) is not None or _NO_HELP_OPTION.search(output) is not None)
     )
 
 
 #: a usage line as command-line parsers and hand-written ones print it
 _USAGE = re.compile(r"(?im)^\s*usage\b")
+#: a script's own words for an option it does not have (pew: "command --help does not
+#: exist"; topydo, scapy: "option --help not recognized")
+_NO_HELP_OPTION = re.compile(
+    r"(?i)--help\b.{0,20}\b(not recognized|unrecognized|does not exist|unknown|no such)"
+    r"|\b(unrecognized|unknown|no such|invalid) (option|command|argument)s?:? '?--help\b"
+)
 
 
 def _help_failure(ref: EntryPointRef, outcome: Outcome, python: str) -> Failure:

@@ -14,8 +14,8 @@ from typing import Any, Literal
 
 from sandboxverify.report._excused import ExcusedModule, ExtraRecord
 
-#: ``usage``: ``--help`` is no option of the script, which ran and answered with its usage and a
-#: non-zero exit status (no traceback, no signal): it works, it has no ``--help``
+#: ``usage``: ``--help`` is no option of the script, which ran and answered with its usage (or
+#: said it has no such option) and a non-zero exit status, no traceback, no signal: it works
 HelpOutcome = Literal["passed", "failed", "skipped", "server", "usage"]
 _HELP_OUTCOMES: tuple[HelpOutcome, ...] = ("passed", "failed", "skipped", "server", "usage")
 

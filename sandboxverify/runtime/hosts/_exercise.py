@@ -212,6 +212,21 @@ def _described(event: str, args: tuple[Any, ...]) -> str:
 # -- a need, or a break -----------------------------------------------------------------------
 
 
+def step_timed_out(exc: BaseException | None) -> bool:
+    """A step's time-out, though it reached the application as something else. The alarm
+    raises :class:`StepTimeout` wherever the step is; if that is a weak reference's callback
+    or a finalizer, where nothing can propagate, Python reports it as unraisable (pytest:
+    ``PytestUnraisableExceptionWarning``, the traceback in its message) and the alarm fires
+    again."""
+    if exc is None:
+        return False
+    return any(
+        isinstance(link, StepTimeout)
+        or ("Exception ignored" in str(link) and f"{StepTimeout.__name__}: " in str(link))
+        for link in chain(exc)
+    )
+
+
 def chain(exc: BaseException) -> list[BaseException]:
     """``exc`` and the exceptions it was raised from or while handling."""
     seen: list[BaseException] = []

@@ -39,6 +39,7 @@ from sandboxverify.runtime.hosts._exercise import (
     chain,
     need_of,
     reaching,
+    step_timed_out,
 )
 from sandboxverify.runtime.hosts._extras import extra_providing, missing_module
 from sandboxverify.runtime.hosts._pytest_run import (
@@ -119,9 +120,10 @@ def run_generated(
                 status = int(pytest.main(args, plugins=[recorder, *run.objects()]))
             except KeyboardInterrupt:
                 raise
-            except StepTimeout as exc:
-                raise PluginLoadError("exercise", ServerFailure(str(exc), code="timeout")) from None
             except BaseException as exc:  # older pytest lets a plugin's errors out
+                if step_timed_out(exc):
+                    timeout = ServerFailure(f"pytest: {_timed_out_words(exc)}", code="timeout")
+                    raise PluginLoadError("exercise", timeout) from None
                 failure = GeneratedRunFailed(f"pytest raised {type(exc).__name__}: {exc}")
                 raise PluginLoadError("exercise", failure) from exc
             finally:  # a later run in this process imports a module of that name afresh
@@ -262,8 +264,8 @@ def judge(
 def _judge_session(recorder: Recorder, status: int, output: str) -> None:
     """A generated run that could not collect, or ended in an internal or usage error."""
     cause = recorder.internal_error
-    if isinstance(cause, StepTimeout):
-        raise PluginLoadError("exercise", ServerFailure(str(cause), code="timeout"))
+    if step_timed_out(cause):
+        raise PluginLoadError("exercise", ServerFailure(_timed_out_words(cause), code="timeout"))
     if recorder.collect_errors:
         text = _tail("\n".join(recorder.collect_errors))
         failure = GeneratedRunFailed(f"pytest could not collect the generated tests: {text}")
@@ -300,8 +302,9 @@ def _verdict(
                 f"the plugin refuses it in a plain test: {type(exception).__name__}: "
                 f"{_last_line(str(exception))}"
             )
-        if isinstance(exception, StepTimeout):
-            timeout = ServerFailure(f"{subject} at {phase.when}: {exception}", code="timeout")
+        if step_timed_out(exception):
+            words = _timed_out_words(exception)
+            timeout = ServerFailure(f"{subject} at {phase.when}: {words}", code="timeout")
             raise PluginLoadError("exercise", timeout)
     where = f"{subject}, at {phase.when}" + _raising_hook(recorder, exception)
     if exception is None:
@@ -386,3 +389,11 @@ def _tail(text: str, lines: int = 25) -> str:
 def _last_line(text: str) -> str:
     kept = [line.strip() for line in text.splitlines() if line.strip()]
     return kept[-1] if kept else "no reason given"
+
+
+def _timed_out_words(exc: BaseException | None) -> str:
+    """What the :class:`StepTimeout` behind ``exc`` says (:func:`step_timed_out`)."""
+    for link in chain(exc) if exc is not None else []:
+        if isinstance(link, StepTimeout):
+            return str(link)
+    return "the step did not end in time (its time-out was raised where it could not propagate)"

@@ -25,10 +25,10 @@ from typing import Any
 from sandboxverify.runtime.hosts._base import PluginLoadError
 from sandboxverify.runtime.hosts._exercise import (
     Deadline,
-    StepTimeout,
     captured,
     need_of,
     reaching,
+    step_timed_out,
 )
 from sandboxverify.runtime.hosts._pytest_exercise import (
     MODULE,
@@ -81,9 +81,9 @@ def _run_one(
                     status = int(pytest.main(args, plugins=[watcher, *run.objects()]))
             except KeyboardInterrupt:
                 raise
-            except StepTimeout:
-                return "not_exercised", f"pytest {switch} did not end within {seconds:.0f} s"
             except BaseException as exc:  # older pytest lets a plugin's errors out
+                if step_timed_out(exc):
+                    return "not_exercised", f"pytest {switch} did not end within {seconds:.0f} s"
                 need = need_of(exc, reached)
                 if need is not None:
                     return "unavailable", f"with {switch}: {need}"
@@ -109,7 +109,7 @@ def _judge(
     """``bounds``: the seconds the run had, and what it reached outside the process for."""
     seconds, reached = bounds
     cause = watcher.internal_error
-    if isinstance(cause, StepTimeout):
+    if step_timed_out(cause):
         return "not_exercised", f"pytest {switch} did not end within {seconds:.0f} s"
     need = need_of(cause, reached) if cause is not None else None
     if need is not None:  # the switch asks for a service or a capability this machine lacks

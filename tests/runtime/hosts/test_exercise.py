@@ -18,6 +18,7 @@ from sandboxverify.runtime.hosts._exercise import (
     StepTimeout,
     need_of,
     reaching,
+    step_timed_out,
 )
 from sandboxverify.runtime.hosts._pluggy_watch import AppRun
 
@@ -192,3 +193,26 @@ def test_running_out_of_time_while_the_application_imports_is_a_timeout() -> Non
     assert isinstance(caught.value.cause, ServerFailure)
     assert caught.value.cause.code == "timeout"
     assert str(caught.value.cause).startswith("datasette: importing did not finish within 1.5s")
+
+
+def test_a_time_out_raised_where_it_could_not_propagate_is_still_the_time_out() -> None:
+    """The alarm may fire while Python runs a weak reference's callback: the StepTimeout is
+    then unraisable, and pytest reports it as a PytestUnraisableExceptionWarning whose message
+    holds its traceback (the alarm fires again). That is the step's time-out, not a break."""
+    unraisable = Warning(
+        "Exception ignored in: <function WeakSet.__init__.<locals>._remove at 0x7f>\n\n"
+        "Traceback (most recent call last):\n  File ...\n"
+        "sandboxverify.runtime.hosts._exercise.StepTimeout: pytest --x did not finish within 10s"
+    )
+    try:
+        try:
+            raise StepTimeout("pytest --x", 10.0)
+        except StepTimeout as timeout:
+            raise RuntimeError("during the hook") from timeout
+    except RuntimeError as wrapped:
+        chained = wrapped
+
+    assert step_timed_out(unraisable)
+    assert step_timed_out(chained)
+    assert not step_timed_out(RuntimeError("StepTimeout: a word in a message, nothing ignored"))
+    assert not step_timed_out(None)

@@ -160,15 +160,12 @@ def load_pylint(ref: EntryPointRef, registry: Registry, context: HostContext) ->
     ]
     # pylint groups checkers by name: several of one name are one checker to its users
     # (pylint-odoo registers three 'odoolint' ones, as pylint's own typecheck does)
-    by_name = {checker.name: checker for checker in reversed(added)}
+    first_of_name: dict[str, Any] = {}
+    for checker in added:
+        first_of_name.setdefault(checker.name, checker)
     registrations += [
-        {
-            "name": name,
-            "kind": "checker",
-            "description": summary(type(by_name[name])),
-            "parameters": None,
-        }
-        for name in dict.fromkeys(checker.name for checker in added)
+        {"name": name, "kind": "checker", "description": summary(type(c)), "parameters": None}
+        for name, c in first_of_name.items()
     ]
     if refused is not None:
         skipped = (

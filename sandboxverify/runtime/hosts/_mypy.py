@@ -132,6 +132,9 @@ def load_mypy(ref: EntryPointRef, registry: Registry, context: HostContext) -> L
     if status not in (0, 1) or "INTERNAL ERROR" in said or "Traceback" in said:
         failure = ApplicationFailed(f"{shown} exited with status {status}:\n{said}")
         raise PluginLoadError(_stage(said), failure)
+    if not watch.called:  # mypy checked the module without the plugin: nothing was verified
+        failure = ApplicationFailed(f"{shown} checked the module and never called {watch.where}")
+        raise PluginLoadError("application", failure)
     registrations: list[dict[str, Any]] = [
         {"name": ref.name, "kind": "plugin", "description": summary(module), "parameters": None}
     ]

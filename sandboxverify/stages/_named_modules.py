@@ -14,7 +14,7 @@ from packaging.utils import canonicalize_name
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.runtime import EntryPointRef
-from sandboxverify.runtime.hosts import NAMED_MODULES
+from sandboxverify.runtime.hosts import NAMED_MODULES, NamedModules
 from sandboxverify.stages._extras import metadata_text, parse_extras
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._test_support import is_test_module
@@ -43,40 +43,18 @@ def named_extensions(
     for group, (host, named) in NAMED_MODULES.items():
         if host.name in judged_by or only not in (None, host.name):
             continue
-        application = canonicalize_name(named.application)
-        required = declared.requires(application)
-        # an extra named for it (returns[compatible-mypy], line_profiler[ipython])
-        extra = None if required else declared.extra_for(application)
-        # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the
-        # application to a requirement or to its users' projects: found, as for any group
-        named_for = len(words) > 1 and words[0].startswith(application)
-        # else a module defining a function only that application calls is one (memory_profiler
-        # defines load_ipython_extension), and any other only when named for it
-        # (pydantic.mypy, matplotlib.sphinxext.*)
-        by_function = not (required or extra or named_for or only) and named.distinctive
-        by_module = not (required or extra or named_for or only or by_function)
-        if by_module and not any(_named_for(path, application) for path in wheel.files):
+        found = _found_by(declared, named, host.name, words, only=only is not None)
+        if found is None:
             continue
+        why, required, only_named_for = found
+        application = canonicalize_name(named.application)
         modules = [
             module
             for module in modules_defining(wheel.path, named.function, named.arguments)
             if not is_test_module(module)
             and module.rsplit(".", 1)[-1] not in _NOT_EXTENSIONS
-            and (not by_module or _named_for(module, application))
+            and (not only_named_for or _named_for(module, application))
         ]
-        why = (
-            f"requires {named.application}"
-            if required
-            else f"requires {named.application} through its extra {extra!r}"
-            if extra
-            else f"is named for {named.application}"
-            if named_for
-            else f"is checked with --host {host.name}"
-            if only
-            else f"defines a function only {named.application} calls"
-            if by_function
-            else f"names the module for {named.application}"
-        )
         for module in sorted(modules, key=_order):
             reason = (
                 f"{wheel.name} declares no entry point {named.application} loads, {why} and "
@@ -100,6 +78,34 @@ def named_extensions(
         + ", ".join(plugin.ref.value for plugin in planned[LOADED_AT_MOST:])
     ]
     return planned[:LOADED_AT_MOST], notes if len(planned) > LOADED_AT_MOST else []
+
+
+def _found_by(
+    declared: _Declared, named: NamedModules, host: str, words: list[str], *, only: bool
+) -> tuple[str, bool, bool] | None:
+    """Why the wheel's modules defining the application's function are its extensions, in the
+    reason's words; whether the wheel requires the application; whether only the modules named
+    for it are. ``None``: none is. The first rule that holds decides."""
+    application = canonicalize_name(named.application)
+    if declared.requires(application):
+        return f"requires {named.application}", True, False
+    # an extra named for it (returns[compatible-mypy], line_profiler[ipython])
+    extra = declared.extra_for(application)
+    if extra:
+        return f"requires {named.application} through its extra {extra!r}", False, False
+    # named for it (sphinx-sitemap, sphinxcontrib-mermaid) though it leaves the application
+    # to a requirement or to its users' projects: found, as for any group
+    if len(words) > 1 and words[0].startswith(application):
+        return f"is named for {named.application}", False, False
+    if only:
+        return f"is checked with --host {host}", False, False
+    # a function only that application calls (memory_profiler's load_ipython_extension)
+    if named.distinctive:
+        return f"defines a function only {named.application} calls", False, False
+    # else only a module named for it (pydantic.mypy, matplotlib.sphinxext.*)
+    if any(_named_for(path, application) for path in declared.wheel.files):
+        return f"names the module for {named.application}", False, True
+    return None
 
 
 def _named_for(name: str, application: str) -> bool:

@@ -27,6 +27,7 @@ from sandboxverify.runtime.hosts._base import (
     ServerFailure,
     resolve,
 )
+from sandboxverify.runtime.hosts._hostspec import NamedModules
 from sandboxverify.runtime.hosts._registry import (
     APPLICATION_HOST_WORDING,
     HOST_CHOICES,
@@ -74,6 +75,7 @@ __all__ = [
     "HostContext",
     "LoadStage",
     "LoadedPlugin",
+    "NamedModules",
     "PluginAPI",
     "PluginLoadError",
     "Responder",

@@ -39,6 +39,7 @@ from sandboxverify.sandbox._subprocess import (
     Outcome,
     format_argv,
     parallel_map,
+    read_head,
     shutting_down,
     supervised,
 )
@@ -109,6 +110,7 @@ __all__ = [
     "plugin_env",
     "probe_ahead",
     "read_bounded",
+    "read_head",
     "read_json",
     "resolve_all",
     "select_interpreters",

@@ -36,6 +36,8 @@ SLICE_SECONDS = 0.05
 #: how long an interrupted main thread waits for its workers to wind down before it goes on
 _WIND_DOWN_SECONDS = 15.0
 _TAIL_BYTES = 16_000
+#: what is read of a log's beginning where its first lines decide (a script's usage line)
+_HEAD_BYTES = 4_000
 #: a local copy of a few hundred small files takes milliseconds; far longer is a broken disk
 COPY_TIMEOUT = 60.0
 
@@ -414,6 +416,20 @@ def read_tail(path: Path, limit: int = _TAIL_BYTES) -> str:
     text = data.decode("utf-8", errors="replace")
     if size > limit and "\n" in text:
         text = "[...]\n" + text.split("\n", 1)[1]
+    return text
+
+
+def read_head(path: Path, limit: int = _HEAD_BYTES) -> str:
+    """The first ``limit`` bytes of a log, ending at a line boundary: what a command printed
+    first (its usage line, above a long help the tail has lost)."""
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(limit + 1)
+    except OSError:
+        return ""
+    text = data[:limit].decode("utf-8", errors="replace")
+    if len(data) > limit and "\n" in text:
+        text = text.rsplit("\n", 1)[0] + "\n[...]"
     return text
 
 

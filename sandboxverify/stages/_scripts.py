@@ -16,7 +16,15 @@ from pathlib import Path
 
 from sandboxverify.report import Failure, ScriptRecord, summarize
 from sandboxverify.runtime import EntryPointRef
-from sandboxverify.sandbox import Command, Outcome, RunContext, Sandbox, parallel_map, plugin_env
+from sandboxverify.sandbox import (
+    Command,
+    Outcome,
+    RunContext,
+    Sandbox,
+    parallel_map,
+    plugin_env,
+    read_head,
+)
 from sandboxverify.stages._runtime_call import confined, safe_label
 
 _MAX_PARALLEL_SCRIPTS = 4
@@ -96,7 +104,10 @@ def _run_help(
     )
     if outcome.ok:
         return record, None
-    if not outcome.timed_out and _answers_with_usage(outcome.exit_status, outcome.tail):
+    # a long help puts its usage line first, where the tail no longer reaches (robot's: 250
+    # lines, exit 251)
+    output = f"{read_head(command.log_path)}\n{outcome.tail}"
+    if not outcome.timed_out and _answers_with_usage(outcome.exit_status, output):
         return replace(record, help="usage"), None
     python = sandbox.interpreter.version
     if outcome.timed_out:
@@ -114,10 +125,11 @@ def _run_help(
 
 
 def _answers_with_usage(status: int | None, output: str) -> bool:
-    """A script with no ``--help`` option that ran and refused it, with its usage or saying it
-    has no such option, raising nothing: it works. (``mprof``, ``ninja``, ``dulwich``: exit
-    1; an argparse parser without help: 2; ``pylint-config``: 32. A negative status is a
-    signal, not an answer.)"""
+    """A script that ran and answered ``--help`` with its usage, or saying it has no such
+    option, raising nothing: it works. (No ``--help`` option: ``mprof``, ``ninja``,
+    ``dulwich``: exit 1; an argparse parser without help: 2; ``pylint-config``: 32. A whole
+    help, then a status of its own: robot's 251. A negative status is a signal, not an
+    answer.)"""
     return (
         status is not None
         and status > 0
@@ -209,5 +221,5 @@ def _scripts_summary(records: Sequence[ScriptRecord]) -> str:
         parts.append(f"--help not run for {not_run}")
     usage = sum(1 for r in console if r.help == "usage")
     if usage:
-        parts.append(f"{usage} answering --help with their usage (no --help option)")
+        parts.append(f"{usage} answering --help with their usage and a non-zero status")
     return ", ".join(parts)

@@ -23,6 +23,7 @@ from sandboxverify.sandbox._subprocess import (
     Launch,
     Outcome,
     parallel_map,
+    read_head,
     read_tail,
     run,
     supervised,
@@ -144,6 +145,17 @@ def test_a_commands_output_tail_hides_secret_variables_and_url_credentials(
 
 def test_read_tail_of_a_missing_file_is_empty(tmp_path: Path) -> None:
     assert read_tail(tmp_path / "none.log") == ""
+    assert read_head(tmp_path / "none.log") == ""
+
+
+def test_read_head_keeps_the_first_whole_lines_and_says_what_it_cut(tmp_path: Path) -> None:
+    log = tmp_path / "help.log"
+    log.write_text("Usage: tool FILE\n" + "".join(f"--option-{n}\n" for n in range(100)))
+
+    head = read_head(log, limit=40)
+
+    assert head == "Usage: tool FILE\n--option-0\n--option-1\n[...]"
+    assert read_head(log) == log.read_text()
 
 
 def test_supervisor_shutdown_stops_running_commands_and_refuses_new_ones(tmp_path: Path) -> None:

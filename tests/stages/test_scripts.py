@@ -18,6 +18,12 @@ from sandboxverify.stages._scripts import _answers_with_usage
         (1, "ERROR: command --help does not exist.\nAvailable commands:\n", True),  # pew
         (1, "option --help not recognized\n", True),  # topydo
         (2, "Usage: zeopack [options]\nzeopack: error: no such option: --help\n", True),
+        # a whole help, then the project's own status for it (robotframework's robot: 251)
+        (
+            251,
+            "Robot Framework -- A generic automation framework\n\nUsage:  robot [options] paths\n",
+            True,
+        ),
         # a traceback is a crash, whatever else it printed; a signal is no answer
         (1, "Usage: x\nTraceback (most recent call last):\n  File ...\nKeyError: 'a'\n", False),
         (-9, "usage: x\n", False),

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 ExcuseReason = Literal[
-    "extra", "platform", "test", "application", "integration", "unbuilt", "release"
+    "extra", "platform", "test", "application", "integration", "unbuilt", "release", "python"
 ]
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
@@ -24,7 +24,9 @@ class ExcusedModule:
     not be verified: the extra it needs requires a distribution published only as an sdist,
     which users' installers build and sandboxverify never does (``unbuilt``), or it is written
     for an older release of a distribution the wheel requires and imports with it (``release``:
-    ``hooks3`` of a plugin for tox 3 and 4)."""
+    ``hooks3`` of a plugin for tox 3 and 4), or it is code for other Pythons: the package
+    imports it only under a version test false here, or it refused this Python from its own
+    test (``python``: robotframework's ``typealiasresolver``, for Python 3.12)."""
 
     module: str
     reason: ExcuseReason

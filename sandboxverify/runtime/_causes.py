@@ -24,6 +24,8 @@ _PLATFORM_TEST = re.compile(
     r"""(?:sys\.platform|os\.name|platform\.system\(\))\s*"""
     r"""(?:==|!=|\.startswith\()\s*['"]([A-Za-z0-9_]+)['"]"""
 )
+#: a test of the Python version a module makes at import: ``if sys.version_info < (3, 12):``
+_VERSION_TEST = re.compile(r"\bversion_info\b\s*(?:\[[^\]]*\]\s*)?(?:[<>]=?|==|!=)")
 #: what those tests compare with, as the platforms are named on the host side
 _PLATFORMS = {
     "win32": "windows",
@@ -45,6 +47,7 @@ def cause_of(exc: BaseException) -> dict[str, Any]:
     missing: list[str] = []
     names: list[list[str]] = []
     skip = False
+    tested = _own_test(exc)
     for link in _chain(exc):
         if isinstance(link, ModuleNotFoundError) and isinstance(link.name, str) and link.name:
             package, _, rest = link.name.partition(".")
@@ -69,14 +72,16 @@ def cause_of(exc: BaseException) -> dict[str, Any]:
         "missing": _unique(missing),
         "names": names,
         "skip": skip,
-        "requires_platform": _required_platforms(exc),
+        "requires_platform": _required_platforms(*tested),
+        "python_test": _python_test(tested[0]),
         "frames": frames_of(exc),
     }
 
 
-def _required_platforms(exc: BaseException) -> list[str]:
-    """The platforms the module's own code said it needs, where it raised at import from a
-    platform test (``click._winconsole``: ``assert sys.platform == "win32"``); else none."""
+def _own_test(exc: BaseException) -> tuple[str, str]:
+    """The test the module's own code made at import and raised from, and how: ``"assert"``,
+    ``"refuse"`` (``if <test>: raise``) or ``"else"`` (``if <test>: ... else: raise``, the
+    test says what it runs on); ``("", "")`` when it raised otherwise."""
     import linecache  # noqa: PLC0415 - only a failure needs it
 
     frame = None
@@ -86,26 +91,37 @@ def _required_platforms(exc: BaseException) -> list[str]:
             frame = tb
         tb = tb.tb_next
     if frame is None:
-        return []
+        return "", ""
     where, line = frame.tb_frame.f_code.co_filename, frame.tb_lineno
     statement = linecache.getline(where, line).strip()
-    before = [linecache.getline(where, n).strip() for n in (line - 2, line - 1)]
+    before = linecache.getline(where, line - 1).strip()
     if statement.startswith("assert "):
-        tested = statement
-    elif statement.startswith("raise ") and before[-1].startswith("if ") and "!=" in before[-1]:
-        tested = before[-1]  # ``if sys.platform != "win32":`` then the raise
-    elif statement.startswith("raise ") and before[-1] == "else:":
+        return statement, "assert"
+    if statement.startswith("raise ") and before.startswith("if "):
+        return before, "refuse"  # ``if sys.platform != "win32":`` then the raise
+    if statement.startswith("raise ") and before == "else:":
         # ``if sys.platform == "win32": ... else: raise`` (rich._win32_console)
-        tested = _tested_before_else(where, line - 1)
-    else:
+        return _tested_before_else(where, line - 1), "else"
+    return "", ""
+
+
+def _required_platforms(tested: str, how: str) -> list[str]:
+    """The platforms the module's own test at import named as those it needs, where it raised
+    from it (``click._winconsole``: ``assert sys.platform == "win32"``); else none."""
+    if (how == "refuse" and "!=" not in tested) or (how == "else" and "==" not in tested):
         return []
     found = [_PLATFORMS.get(name.lower()) for name in _PLATFORM_TEST.findall(tested)]
     return [] if not found or None in found else _unique([str(name) for name in found])
 
 
+def _python_test(tested: str) -> str:
+    """The module's own test of the Python version it raised from (``if sys.version_info <
+    (3, 12):`` then a raise), as written; else ``""``."""
+    return tested if _VERSION_TEST.search(tested) else ""
+
+
 def _tested_before_else(where: str, else_line: int) -> str:
-    """The ``if`` whose ``else:`` is at ``else_line``, when it tests the platform for
-    equality (the branch the module runs on); else ``""``."""
+    """The ``if`` whose ``else:`` is at ``else_line``; else ``""``."""
     import linecache  # noqa: PLC0415 - only a failure needs it
 
     text = linecache.getline(where, else_line)
@@ -115,7 +131,7 @@ def _tested_before_else(where: str, else_line: int) -> str:
         if not above.strip() or len(above) - len(above.lstrip()) > indent:
             continue
         test = above.strip()
-        return test if test.startswith("if ") and "==" in test else ""
+        return test if test.startswith("if ") else ""
     return ""
 
 

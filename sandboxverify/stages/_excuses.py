@@ -42,6 +42,7 @@ from sandboxverify.stages._test_support import (
     is_test_module,
     machinery_failed_in,
 )
+from sandboxverify.stages._version_gates import imported_elsewhere_only, other_python_excuse
 
 
 def left_out_by_application(
@@ -88,7 +89,17 @@ def excuse(
     plugins were loaded in."""
     dist = str(wheel.name)
     extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
-    found = triage(failed, own=wheel.top_level, extras=extras, installed=installed, modules=modules)
+    version = sandbox.interpreter.version_info
+    alone = [str(item["module"]) for item in failed if not item.get("reached_by")]
+    gated = imported_elsewhere_only(wheel.path, alone, version) if alone else {}
+    found = triage(
+        failed,
+        own=wheel.top_level,
+        extras=extras,
+        installed=installed,
+        modules=modules,
+        gated=gated,
+    )
     root = sandbox.paths.root
 
     def verify(extra: str, alternative_for: Sequence[str] | None = None) -> ExtraRun:
@@ -158,13 +169,16 @@ def triage(
     extras: Extras,
     installed: Iterable[str],
     modules: Iterable[str] = (),
+    gated: Mapping[str, str] | None = None,
 ) -> Triage:
     """``failed``: the runtime's results of the modules that failed (neither allowed to nor
     a failed plugin's), each with its ``cause`` and, if an entry point reached it,
     ``reached_by``; or, if only entry points their application leaves out here by design
     reached it (``left_out_by_application``), ``left_out``: why, in words. Such a module is
     judged like one no entry point reaches, and excused when no extra declares what it
-    lacks (its users install that themselves: a driver, the library instrumented)."""
+    lacks (its users install that themselves: a driver, the library instrumented).
+    ``gated``: the modules the wheel imports only on other Pythons, and where
+    (``_version_gates``)."""
     own_names = set(own)
     packages = packages_of(modules)
     excused: dict[str, ExcusedModule] = {}
@@ -186,6 +200,10 @@ def triage(
         if item.get("reached_by"):
             if extra is not None:
                 reached_extra[module] = extra
+            continue
+        other_python = other_python_excuse(module, cause, gated or {}, own_names)
+        if other_python is not None:
+            excused[module] = other_python
             continue
         excuse = _excuse_at_once(module, missing, cause, extras, (packages, own_names))
         if excuse is not None:
@@ -423,6 +441,7 @@ def _cause(item: Mapping[str, Any]) -> dict[str, Any]:
         "requires_platform": [str(p) for p in required if isinstance(p, str)]
         if isinstance(required := cause.get("requires_platform"), list)
         else [],
+        "python_test": str(cause.get("python_test") or ""),
         "frames": _frames(cause.get("frames")),
     }
 

@@ -50,7 +50,7 @@ def modules_defining(wheel: Path, function: str, arguments: int) -> list[str]:
                     defined.append(module)
                 break
             if isinstance(node, ast.ImportFrom):
-                source = _resolved(node, base)
+                source = resolved_import(node, base)
                 if source and any(
                     alias.name == function and alias.asname in (None, function)
                     for alias in node.names
@@ -96,9 +96,12 @@ def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
         yield module, _names(tree, module if package else module.rpartition(".")[0])
 
 
-def parsed_modules(wheel: Path, containing: bytes = b"") -> Iterator[tuple[str, bool, ast.Module]]:
-    """Each ``.py`` module of the wheel that parses (and whose source holds ``containing``):
-    its dotted name, whether it is a package's ``__init__``, its syntax tree."""
+def parsed_modules(
+    wheel: Path, containing: bytes = b"", containing_any: Collection[bytes] = ()
+) -> Iterator[tuple[str, bool, ast.Module]]:
+    """Each ``.py`` module of the wheel that parses (and whose source holds ``containing``,
+    and one of ``containing_any`` if given): its dotted name, whether it is a package's
+    ``__init__``, its syntax tree."""
     budget = _TOTAL_LIMIT
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -108,7 +111,9 @@ def parsed_modules(wheel: Path, containing: bytes = b"") -> Iterator[tuple[str, 
                     continue
                 budget -= info.file_size
                 source = archive.read(info)
-                if containing not in source:
+                if containing not in source or (
+                    containing_any and not any(part in source for part in containing_any)
+                ):
                     continue
                 try:
                     tree = ast.parse(source)
@@ -146,7 +151,7 @@ def _names(tree: ast.Module, package: str) -> set[str]:
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
-            base = _resolved(node, package)
+            base = resolved_import(node, package)
             if base:
                 names.add(base)
                 names.update(f"{base}.{alias.name}" for alias in node.names if alias.name != "*")
@@ -160,7 +165,7 @@ def _dotted(value: object) -> bool:
     return isinstance(value, str) and "." in value and all(map(str.isidentifier, value.split(".")))
 
 
-def _resolved(node: ast.ImportFrom, package: str) -> str | None:
+def resolved_import(node: ast.ImportFrom, package: str) -> str | None:
     """The module ``from ... import`` names, a relative one resolved against ``package``."""
     if not node.level:
         return node.module

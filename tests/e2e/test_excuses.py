@@ -423,3 +423,38 @@ def test_a_dependency_published_as_an_sdist_only_is_built_in_the_sandbox(
     ), report.notes
     assert {tool.name for tool in run.tools} == {"chart"}
     assert any(d["name"] == "svfix-extra-dep" for d in run.installed)
+
+
+def test_modules_the_package_imports_only_on_newer_pythons_are_excused_on_older_ones() -> None:
+    """robotframework's typealiasresolver needs typing.TypeAliasType (3.12) and is imported
+    only under ``if sys.version_info >= (3, 12):``; on 3.11 nobody meets its failure."""
+    report = verify(fixture("good-version-gated-modules"), python=("3.11",))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    excused = {e.module.rsplit(".", 1)[-1]: e for e in imports.excused}
+    assert {name: e.reason for name, e in excused.items()} == {
+        "resolver312": "python",  # if sys.version_info >= (3, 12)
+        "walker312": "python",  # if PY312, and the else of the opposite test
+        "typed": "python",  # if TYPE_CHECKING
+        "refuses_old": "python",  # its own test, then a raise
+    }
+    assert "under `if sys.version_info >= (3, 12)`" in excused["resolver312"].detail
+    assert "under `if PY312`" in excused["walker312"].detail
+    assert "only for type checkers" in excused["typed"].detail
+    assert "`if sys.version_info < (3, 12):`" in excused["refuses_old"].detail
+
+
+def test_a_gated_module_another_module_imports_plainly_stays_a_failure(tmp_path: Path) -> None:
+    project = copy_fixture("good-version-gated-modules", tmp_path)
+    cli = project / "svfix_good_version_gated" / "cli.py"
+    cli.write_text("from svfix_good_version_gated.resolver312 import resolve\n")
+
+    report = verify(project, python=("3.11",))
+
+    assert codes(report) == ["import_failed", "import_failed"]
+    assert {f.module for f in report.failures} == {
+        "svfix_good_version_gated.resolver312",
+        "svfix_good_version_gated.cli",
+    }

@@ -46,6 +46,7 @@ def test_an_import_error_raised_from_a_missing_module_names_that_module(
         "names": [],
         "skip": False,
         "requires_platform": [],
+        "python_test": "",
     }
 
 
@@ -71,6 +72,7 @@ def test_a_name_a_module_lacks_is_named_with_its_module(
         "names": [["ctypes", "WINFUNCTYPE"]],
         "skip": False,
         "requires_platform": [],
+        "python_test": "",
     }
     assert cause_of(attribute)["names"] == [["ctypes", "windll"]]
 
@@ -92,6 +94,7 @@ def test_a_test_framework_skipping_the_module_is_a_skip(
         "names": [],
         "skip": False,
         "requires_platform": [],
+        "python_test": "",
     }
 
 
@@ -105,6 +108,7 @@ def test_a_module_an_installed_package_lacks_is_a_missing_name_not_a_missing_pac
         "names": [["json", "svtest_gone"]],
         "skip": False,
         "requires_platform": [],
+        "python_test": "",
     }
     absent = failure_of(tmp_path, monkeypatch, "import svtest_absent.sub\n")
     assert cause_of(absent)["missing"] == ["svtest_absent"]
@@ -143,6 +147,34 @@ def test_a_platform_test_at_import_names_the_platforms_the_module_needs(
         pytest.skip("the module imports on Windows")  # pragma: no cover
     exc = failure_of(tmp_path, monkeypatch, source)
     assert cause_of(exc)["requires_platform"] == platforms
+
+
+@pytest.mark.parametrize(
+    ("source", "test"),
+    [
+        (
+            'import sys\nif sys.version_info < (4, 0):\n    raise ImportError("needs 4")\n',
+            "if sys.version_info < (4, 0):",
+        ),
+        ("import sys\nassert sys.version_info >= (4,)\n", "assert sys.version_info >= (4,)"),
+        (
+            "import sys\nif sys.version_info[:2] >= (4, 0):\n    pass\nelse:\n"
+            '    raise ImportError("x")\n',
+            "if sys.version_info[:2] >= (4, 0):",
+        ),
+        # a platform test, or a raise of its own, is no test of the version
+        ('import sys\nassert sys.platform == "svtestnever"\n', ""),
+        ('raise RuntimeError("no config")\n', ""),
+        ('import sys\nif sys.maxsize > 2:\n    raise ImportError("version_info")\n', ""),
+    ],
+)
+def test_a_version_test_at_import_is_read_back_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str, test: str
+) -> None:
+    """A module that refuses this Python from its own test is code for another Python; the
+    host side excuses it unless users import it (the wheel's top level)."""
+    exc = failure_of(tmp_path, monkeypatch, source)
+    assert cause_of(exc)["python_test"] == test
 
 
 def test_the_way_in_names_what_each_frame_s_failing_statement_imports(

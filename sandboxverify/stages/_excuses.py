@@ -31,6 +31,7 @@ from sandboxverify.stages._extras import (
     read_extras,
     run_extra,
 )
+from sandboxverify.stages._import_causes import import_cause
 from sandboxverify.stages._imports import Settled
 from sandboxverify.stages._integrations import integration_excuse
 from sandboxverify.stages._platform_names import elsewhere, this_platform
@@ -188,7 +189,7 @@ def triage(
     lacking: dict[str, tuple[str, ...]] = {}
     alternatives: dict[str, tuple[str, ...]] = {}
     for item in failed:
-        module, cause = str(item["module"]), _cause(item)
+        module, cause = str(item["module"]), import_cause(item)
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
         if len(missing) != len(cause["missing"]):
             continue  # a module of the wheel's own is missing: the wheel left it out
@@ -380,7 +381,7 @@ def _retest(
     code."""
     if result is None:
         return None
-    cause, (packages, own) = _cause(result), wheel
+    cause, (packages, own) = import_cause(result), wheel
     if is_test_module(module, packages):
         return _test_excuse(module, list(cause["missing"]), cause, extras)
     return _support_excuse(module, list(cause["missing"]), cause, extras, own)
@@ -425,37 +426,3 @@ def _failed_with_extra(
         details=str(error.get("traceback") or "") or None,
         module=module,
     )
-
-
-def _cause(item: Mapping[str, Any]) -> dict[str, Any]:
-    cause = item.get("cause")
-    cause = cause if isinstance(cause, Mapping) else {}
-    missing = cause.get("missing")
-    names = cause.get("names")
-    return {
-        "missing": [str(n) for n in missing] if isinstance(missing, list) else [],
-        "names": [[str(p) for p in n] for n in names if isinstance(n, list)]
-        if isinstance(names, list)
-        else [],
-        "skip": cause.get("skip") is True,
-        "requires_platform": [str(p) for p in required if isinstance(p, str)]
-        if isinstance(required := cause.get("requires_platform"), list)
-        else [],
-        "python_test": str(cause.get("python_test") or ""),
-        "frames": _frames(cause.get("frames")),
-    }
-
-
-def _frames(value: object) -> list[dict[str, Any]]:
-    """The runtime's ``frames``, each a module and the names its statement imports."""
-    frames = value if isinstance(value, list) else []
-    return [
-        {
-            "module": str(frame.get("module") or ""),
-            "imports": [str(n) for n in imports]
-            if isinstance(imports := frame.get("imports"), list)
-            else [],
-        }
-        for frame in frames
-        if isinstance(frame, Mapping)
-    ]

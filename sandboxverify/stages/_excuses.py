@@ -33,7 +33,7 @@ from sandboxverify.stages._extras import (
 )
 from sandboxverify.stages._import_causes import import_cause
 from sandboxverify.stages._imports import Settled
-from sandboxverify.stages._integrations import integration_excuse
+from sandboxverify.stages._integrations import integration_excuse, own_words
 from sandboxverify.stages._platform_names import elsewhere, this_platform
 from sandboxverify.stages._releases import OtherReleases
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
@@ -152,6 +152,8 @@ class Triage:
     own: frozenset[str] = frozenset()
     #: module -> the other extras that offer what it needs, tried if it fails with its own
     alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: unmapped module -> its own words refusing to import without what it lacks
+    said: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def extras(self) -> list[str]:
@@ -188,6 +190,7 @@ def triage(
     reached_extra: dict[str, str] = {}
     lacking: dict[str, tuple[str, ...]] = {}
     alternatives: dict[str, tuple[str, ...]] = {}
+    said: dict[str, str] = {}
     for item in failed:
         module, cause = str(item["module"]), import_cause(item)
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
@@ -215,6 +218,8 @@ def triage(
         elif missing:
             unmapped.append(module)
             lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))
+            if module not in own_names and (words := own_words(module, lacking[module], item)):
+                said[module] = words
     fallback: list[str] = []
     if unmapped:
         fallback = [e for e in extras.not_installed(installed) if e not in needs.values()]
@@ -228,6 +233,7 @@ def triage(
         frozenset(packages),
         frozenset(own_names),
         alternatives,
+        said,
     )
 
 
@@ -347,7 +353,9 @@ def settle(
         if helped is not None:
             excused.append(_with_extra(module, helped, dist))
             continue
-        integration = integration_excuse(module, found.missing.get(module, ()))
+        integration = integration_excuse(
+            module, found.missing.get(module, ()), found.said.get(module)
+        )
         if integration is not None:
             excused.append(integration)
             continue

@@ -1,16 +1,22 @@
-"""A module named for the libraries it lacks, which no extra declares: its integration with
-them (``hvplot.ibis``, syrupy's ``pydantic_plugin``), for users who have them. Judged last, once
-no extra tried brought what it lacks (``_excuses.settle``)."""
+"""A module for libraries it lacks, which no extra declares: its integration with them, for
+users who have them. It says so by its name (``hvplot.ibis``, syrupy's ``pydantic_plugin``),
+or in its own words as it refuses to import without them (robotframework's ``restreader``:
+"Using reStructuredText test data requires having 'docutils' module ... installed"). Judged
+last, once no extra tried brought what it lacks (``_excuses.settle``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sandboxverify.report import ExcusedModule
 from sandboxverify.runtime import name_words
 
 
-def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | None:
+def integration_excuse(
+    module: str, lacking: Sequence[str], said: str | None = None
+) -> ExcusedModule | None:
     """A module named for the libraries it lacks (``hvplot.ibis``, ``syrupy``'s
     ``pydantic_plugin``), which no extra declares: its integration with them, for users who
     have them (each library a word of the module's dotted name, or that word without a plural
@@ -18,9 +24,17 @@ def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | N
     words = set(name_words(module))
     words |= {word[:-1] for word in words if word.endswith("s")}
     tops = [name.lower() for name in lacking]
+    named = ", ".join(lacking)
+    if said and tops:
+        return ExcusedModule(
+            module,
+            "integration",
+            f"it needs {named}, which no extra declares, and says so as it refuses to import "
+            f"without {'them' if len(lacking) > 1 else 'it'}: {said!r}; for users who have "
+            f"{'them' if len(lacking) > 1 else 'it'}",
+        )
     if not tops or any(len(top) < 3 or top not in words for top in tops):
         return None
-    named = ", ".join(lacking)
     return ExcusedModule(
         module,
         "integration",
@@ -28,3 +42,26 @@ def integration_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule | N
         f"{'them' if len(lacking) > 1 else 'it'}: no extra declares {named}, and it is not "
         "installed here",
     )
+
+
+def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> str | None:
+    """The first line of what ``module`` raised, when its own code refused to import without
+    the libraries it lacks and its words name each of them (``except ImportError: raise
+    DataError("... requires having 'docutils' module ...")``); ``None`` for the interpreter's
+    own "No module named ..." or a failure deeper in another module."""
+    error = item.get("error")
+    cause = item.get("cause")
+    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
+    frames = cause.get("frames") if isinstance(cause, Mapping) else None
+    last = frames[-1] if isinstance(frames, list) and frames else None
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    if not lacking or not first or _INTERPRETER_WORDS.match(first):
+        return None
+    if not isinstance(last, Mapping) or last.get("module") != module:
+        return None
+    spoken = set(re.findall(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", first.lower()))
+    return first if all(name.lower() in spoken for name in lacking) else None
+
+
+#: what the interpreter says of a missing module, which is nobody's deliberate refusal
+_INTERPRETER_WORDS = re.compile(r"No module named |cannot import name ")

@@ -458,3 +458,32 @@ def test_a_gated_module_another_module_imports_plainly_stays_a_failure(tmp_path:
         "svfix_good_version_gated.resolver312",
         "svfix_good_version_gated.cli",
     }
+
+
+def test_a_module_refusing_in_its_own_words_to_import_without_a_library_is_optional() -> None:
+    """robotframework's restreader: "... requires having 'docutils' module ... installed",
+    and docutils declared nowhere; users who need the feature install it."""
+    report = verify(fixture("good-optional-feature"))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    [excused] = imports.excused
+    assert (excused.module, excused.reason) == (
+        "svfix_good_optional_feature.html_export",
+        "integration",
+    )
+    assert "'Exporting notes to HTML requires svfix_absent_renderer" in excused.detail
+
+
+def test_a_module_that_imports_an_undeclared_library_plainly_stays_a_failure(
+    tmp_path: Path,
+) -> None:
+    project = copy_fixture("good-optional-feature", tmp_path)
+    plain = project / "svfix_good_optional_feature" / "pdf_export.py"
+    plain.write_text("import svfix_absent_renderer\n")
+
+    report = verify(project)
+
+    assert codes(report) == ["import_failed"]
+    assert report.failures[0].module == "svfix_good_optional_feature.pdf_export"

@@ -332,3 +332,64 @@ def test_a_module_named_for_the_library_no_extra_declares_is_that_librarys_integ
     else:
         assert settled.excused == ()
         assert settled.hints[module].startswith("no extra declares a distribution named")
+
+
+def refused(module: str, missing: str, kind: str, message: str, last: str = "") -> dict[str, Any]:
+    """A module that failed as the runtime reports it: ``last``, the module the way in to the
+    failure ends in (its own statement raised, or one of a module it imports)."""
+    item = failed(module, missing)
+    item["error"] = {"type": kind, "message": message, "traceback": ""}
+    item["cause"]["frames"] = [{"module": last or module, "imports": []}]
+    return item
+
+
+@pytest.mark.parametrize(
+    ("item", "excused"),
+    [
+        # robotframework 7.5's restreader: its own words, naming what it lacks
+        (
+            refused(
+                "robot.running.builder.restreader",
+                "docutils",
+                "DataError",
+                "Using reStructuredText test data requires having 'docutils' module version "
+                "0.9 or newer installed.",
+            ),
+            True,
+        ),
+        (
+            refused(
+                "pkg.render",
+                "jinja2",
+                "ImportError",
+                "pkg.render needs Jinja2: pip install jinja2\nmore words",
+            ),
+            True,
+        ),
+        # the interpreter's own words are nobody's refusal: an undeclared dependency
+        (refused("pkg.render", "jinja2", "ModuleNotFoundError", "No module named 'jinja2'"), False),
+        # its words name something else, or nothing it lacks
+        (refused("pkg.render", "jinja2", "ImportError", "the renderer is unavailable"), False),
+        # raised deeper, in another module it imports: that module's words, not this one's
+        (
+            refused("pkg.views", "jinja2", "ImportError", "install jinja2", last="pkg.render"),
+            False,
+        ),
+        # the wheel's top level, which its users import, is never excused so
+        (refused("pkg", "jinja2", "ImportError", "pkg needs jinja2: pip install jinja2"), False),
+    ],
+)
+def test_a_module_that_refuses_in_its_own_words_to_import_without_a_library_is_optional(
+    item: dict[str, Any], excused: bool
+) -> None:
+    module = str(item["module"])
+    found = triage([item], own={module.split(".", maxsplit=1)[0]}, extras=EXTRAS, installed=[])
+    settled = settle(found, [], dist="pkg", python="3.11.7", extras=EXTRAS)
+    if excused:
+        [excuse] = settled.excused
+        assert excuse.reason == "integration"
+        first = str(item["error"]["message"]).splitlines()[0]
+        assert f"says so as it refuses to import without it: {first!r}" in excuse.detail
+    else:
+        assert settled.excused == ()
+        assert settled.hints[module].startswith("no extra declares a distribution named")

@@ -42,7 +42,7 @@ class _Import:
 
 
 def imported_elsewhere_only(
-    wheel: Path, modules: Collection[str], version: tuple[int, ...]
+    wheel: Path, modules: Collection[str], version: tuple[int | str, ...]
 ) -> dict[str, str]:
     """Each of ``modules`` that other modules of the wheel import, every one of them under a
     test false on Python ``version`` (``if sys.version_info >= (3, 12):``, ``if PY312:``
@@ -53,6 +53,8 @@ def imported_elsewhere_only(
     wanted = set(modules)
     if not wanted:
         return {}
+    # sys.version_info is five long: ``== (3, 11, 7)`` is false and ``> (3, 11, 7)`` true
+    version = (*version[:3], "final", 0) if len(version) == 3 else version
     flags = _version_flags(wheel, version)
     found: dict[str, list[_Import]] = {module: [] for module in wanted}
     tails = {module.rpartition(".")[2].encode() for module in wanted}
@@ -105,7 +107,7 @@ class _Tests:
 
     def __init__(
         self,
-        version: tuple[int, ...],
+        version: tuple[int | str, ...],
         flags: Mapping[str, Mapping[str, bool]],
         bound: Mapping[str, tuple[str, str]],
     ) -> None:
@@ -221,7 +223,7 @@ def _literal_int(node: ast.expr | None) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def _version_flags(wheel: Path, version: tuple[int, ...]) -> dict[str, dict[str, bool]]:
+def _version_flags(wheel: Path, version: tuple[int | str, ...]) -> dict[str, dict[str, bool]]:
     """Each module's top-level names bound to a version test (``PY312 = sys.version_info >=
     (3, 12)``), and their value on ``version``."""
     flags: dict[str, dict[str, bool]] = {}

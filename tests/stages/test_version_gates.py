@@ -78,6 +78,8 @@ def test_each_gate_false_here_leaves_the_module_to_other_pythons(
         {"a.py": "import other\nif other.version_info >= (9,):\n    import g.m\n"},
         {"a.py": "import sys\nif sys.version_info >= MINIMUM:\n    import g.m\n"},
         {"a.py": "import sys\nif sys.version_info is None:\n    import g.m\n"},
+        # sys.version_info is five long: on 3.11.7 it is greater than (3, 11, 7)
+        {"a.py": "import sys\nif sys.version_info > (3, 11, 7):\n    import g.m\n"},
         # a try is taken: whether the import fails is what is being judged
         {"a.py": "try:\n    import g.m\nexcept ImportError:\n    pass\n"},
         # nothing of the package imports it: every user who does meets its failure

@@ -202,6 +202,8 @@ class Inspector:
                 # an MCP server's start-up is checked by the host; --help would start it
                 servers=[plugin.ref.name for plugin in to_load if plugin.host == "mcp"],
                 ctx=installed.ctx,
+                wheel=installed.wheel,
+                also=self.also,
             )
             stage.fail_with(*ran.failures)
             stage.summary = ran.summary

@@ -198,9 +198,11 @@ class ScriptRecord:
     help: HelpOutcome = "skipped"
     exit_code: int | None = None
     seconds: float = 0.0
+    #: the extra its ``--help`` ran with: it asked for it in the plain install
+    extra: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "name": self.name,
             "value": self.value,
             "group": self.group,
@@ -209,6 +211,9 @@ class ScriptRecord:
             "exit_code": self.exit_code,
             "seconds": self.seconds,
         }
+        if self.extra is not None:
+            document["extra"] = self.extra
+        return document
 
     @classmethod
     def from_json(cls, document: object) -> ScriptRecord:
@@ -222,6 +227,7 @@ class ScriptRecord:
             help=next((h for h in _HELP_OUTCOMES if h == outcome), "skipped"),
             exit_code=_int(item.get("exit_code")),
             seconds=number(item.get("seconds")),
+            extra=extra if isinstance(extra := item.get("extra"), str) else None,
         )
 
 

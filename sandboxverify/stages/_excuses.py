@@ -154,6 +154,8 @@ class Triage:
     alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: unmapped module -> its own words refusing to import without what it lacks
     said: Mapping[str, str] = field(default_factory=dict)
+    #: module that needs an extra -> the console script that imports it
+    by_script: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def extras(self) -> list[str]:
@@ -191,6 +193,7 @@ def triage(
     lacking: dict[str, tuple[str, ...]] = {}
     alternatives: dict[str, tuple[str, ...]] = {}
     said: dict[str, str] = {}
+    by_script: dict[str, str] = {}
     for item in failed:
         module, cause = str(item["module"]), import_cause(item)
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
@@ -201,7 +204,14 @@ def triage(
         if isinstance(left_out, str) and missing and extra is None:
             excused[module] = ExcusedModule(module, "application", left_out)
             continue
-        if item.get("reached_by"):
+        reached = item.get("reached_by")
+        if isinstance(reached, str) and reached.startswith("console_scripts:") and extra:
+            # a command of the extra's users (httpx's, black's blackd): verified with it, as
+            # the scripts stage runs the script with it
+            needs[module], by_script[module] = extra, reached.partition(":")[2]
+            alternatives[module] = alternatives_of(missing, extra, extras)
+            continue
+        if reached:
             if extra is not None:
                 reached_extra[module] = extra
             continue
@@ -234,6 +244,7 @@ def triage(
         frozenset(own_names),
         alternatives,
         said,
+        by_script,
     )
 
 
@@ -334,7 +345,7 @@ def settle(
             continue
         result = ran.results.get(module)
         if result is not None and result.get("ok") is True:
-            excused.append(_with_extra(module, ran, dist))
+            excused.append(_with_extra(module, ran, dist, found.by_script.get(module)))
             continue
         unfinished = {"type": "ImportRunStopped", "message": ran.stopped or "not imported"}
         error = dict((result or {}).get("error") or unfinished)
@@ -395,11 +406,12 @@ def _retest(
     return _support_excuse(module, list(cause["missing"]), cause, extras, own)
 
 
-def _with_extra(module: str, run: ExtraRun, dist: str) -> ExcusedModule:
+def _with_extra(module: str, run: ExtraRun, dist: str, script: str | None = None) -> ExcusedModule:
+    reached = f"; the console script {script!r} imports it" if script else ""
     return ExcusedModule(
         module,
         "extra",
-        f"imports with the extra installed ({dist}[{run.extra}])",
+        f"imports with the extra installed ({dist}[{run.extra}]){reached}",
         extra=run.extra,
     )
 

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from sandboxverify.artifacts import Artifact
 from sandboxverify.report import Failure, ScriptRecord, summarize
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import (
@@ -25,7 +26,9 @@ from sandboxverify.sandbox import (
     plugin_env,
     read_head,
 )
+from sandboxverify.stages._extras import read_extras
 from sandboxverify.stages._runtime_call import confined, safe_label
+from sandboxverify.stages._script_extras import AskedFor, extra_asked_for, with_extras
 
 _MAX_PARALLEL_SCRIPTS = 4
 #: what a console script wrapper raises when the function it imports does not exist
@@ -47,8 +50,11 @@ def check_scripts(
     skip_help: Sequence[str],
     servers: Sequence[str],
     ctx: RunContext,
+    wheel: Artifact | None = None,
+    also: Sequence[str] = (),
 ) -> ScriptsOutcome:
-    """Each console script is installed in ``bin/`` and its ``--help`` exits 0."""
+    """Each console script is installed in ``bin/`` and its ``--help`` exits 0; one that
+    fails asking for an extra of ``wheel`` runs again with it (``also``: ``--with``)."""
     python = sandbox.interpreter.version
 
     def check_one(ref: EntryPointRef) -> tuple[ScriptRecord, Failure | None]:
@@ -72,10 +78,52 @@ def check_scripts(
             return record, None
         return _run_help(sandbox, ref, executable, record, ctx)
 
+    def help_in(
+        place: Sandbox, ref: EntryPointRef, record: ScriptRecord
+    ) -> tuple[ScriptRecord, Failure | None]:
+        executable = _executable(place.bin, ref.name)
+        if executable is None:
+            return record, Failure(
+                "script_failed",
+                f"{_kind(ref)} {ref.name!r} ({ref.value}) is not installed in {place.bin}",
+                python=python,
+                plugin=ref.name,
+            )
+        return _run_help(place, ref, executable, record, ctx)
+
     checked = parallel_map(check_one, list(scripts), _MAX_PARALLEL_SCRIPTS)
+    asked = _asking_for_extras(scripts, checked, wheel, sandbox)
+    if wheel is not None and asked:
+        again = with_extras(
+            asked, sandbox=sandbox, wheel=wheel, also=also, ctx=ctx, run_help=help_in
+        )
+        checked = [again.get(record.name, (record, failure)) for record, failure in checked]
     records = tuple(record for record, _ in checked)
     failures = tuple(failure for _, failure in checked if failure is not None)
     return ScriptsOutcome(failures, records, _scripts_summary(records))
+
+
+def _asking_for_extras(
+    scripts: Sequence[EntryPointRef],
+    checked: Sequence[tuple[ScriptRecord, Failure | None]],
+    wheel: Artifact | None,
+    sandbox: Sandbox,
+) -> list[AskedFor]:
+    """The scripts whose ``--help`` failed asking for one of ``wheel``'s extras."""
+    failed = [
+        (ref, record, failure)
+        for ref, (record, failure) in zip(scripts, checked)
+        if failure is not None and record.help == "failed" and failure.details
+    ]
+    if wheel is None or not failed:
+        return []
+    extras = read_extras(wheel.path, str(wheel.name), sandbox.interpreter.version_info)
+    asked: list[AskedFor] = []
+    for ref, record, failure in failed:
+        extra = extra_asked_for(str(failure.details), extras)
+        if extra is not None:
+            asked.append(AskedFor(ref, record, failure, extra))
+    return asked
 
 
 def _run_help(
@@ -222,4 +270,8 @@ def _scripts_summary(records: Sequence[ScriptRecord]) -> str:
     usage = sum(1 for r in console if r.help == "usage")
     if usage:
         parts.append(f"{usage} answering --help with their usage and a non-zero status")
+    extras = sorted({r.extra for r in console if r.extra is not None})
+    if extras:
+        ran = sum(1 for r in console if r.extra is not None)
+        parts.append(f"{ran} run with the extra they ask for ({', '.join(extras)})")
     return ", ".join(parts)

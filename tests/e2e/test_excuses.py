@@ -487,3 +487,31 @@ def test_a_module_that_imports_an_undeclared_library_plainly_stays_a_failure(
 
     assert codes(report) == ["import_failed"]
     assert report.failures[0].module == "svfix_good_optional_feature.pdf_export"
+
+
+def test_console_scripts_asking_for_an_extra_run_with_it(find_links: str) -> None:
+    """httpx's ``httpx`` asks for ``httpx[cli]`` in its own words; another script stops at a
+    package only the extra declares: each runs --help again with the extra installed."""
+    report = check_with_extras("good-script-extra", find_links)
+
+    assert report.ok, report.failures
+    scripts = report.runs[0].scripts
+    assert scripts is not None
+    assert {s.name: (s.help, s.exit_code, s.extra) for s in scripts} == {
+        "svfix-chart": ("passed", 0, "cli"),
+        "svfix-chart-plain": ("passed", 0, "cli"),
+    }
+
+
+def test_a_script_that_fails_with_the_extra_it_asks_for_stays_a_failure(
+    find_links: str, tmp_path: Path
+) -> None:
+    project = copy_fixture("good-script-extra", tmp_path)
+    cli = project / "svfix_good_script_extra" / "cli.py"
+    cli.write_text(cli.read_text() + "\nraise RuntimeError('the chart command is broken')\n")
+
+    report = verify(project, find_links=(find_links,))
+
+    scripts = [f for f in report.failures if f.code == "script_failed"]
+    assert {f.plugin for f in scripts} == {"svfix-chart", "svfix-chart-plain"}
+    assert all("with the extra 'cli' it asks for installed" in f.message for f in scripts)

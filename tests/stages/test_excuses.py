@@ -184,6 +184,26 @@ def test_what_an_entry_point_reaches_or_a_module_the_wheel_left_out_is_never_exc
     assert dict(found.reached_extra) == {"pkg.plot": "histogram"}
 
 
+def test_a_module_a_console_script_imports_that_needs_an_extra_is_verified_with_it() -> None:
+    """black's ``blackd`` needs ``black[d]``: its users install the extra; the module imports
+    with it, or fails (a plugin's module, reached by its application, is never excused)."""
+    found = sort(
+        failed("pkg.report", "pygal", reached_by="console_scripts:pkg-report"),
+        failed("pkg.plot", "pygal", reached_by="pytest11:pkg"),
+        failed("pkg.win", "winreg", reached_by="console_scripts:pkg-win"),
+    )
+    assert dict(found.needs) == {"pkg.report": "histogram"}
+    assert dict(found.reached_extra) == {"pkg.plot": "histogram"}
+    assert found.excused == {}  # another platform's name is no excuse for a script's module
+    helped = ran("histogram", ("pkg.report",), **{"pkg.report": {"ok": True}})
+    settled = settle(found, [helped], dist="pkg", python="3.11.7", extras=EXTRAS)
+    [excused] = settled.excused
+    assert excused.detail == (
+        "imports with the extra installed (pkg[histogram]); the console script 'pkg-report' "
+        "imports it"
+    )
+
+
 def test_what_only_a_plugin_its_application_leaves_out_reaches_is_judged_like_any_module() -> None:
     # morefs (fsspec skips a protocol whose extra is missing), sqlalchemy-cockroachdb (a dialect
     # whose DBAPI driver the user installs), opentelemetry instrumentors (the library they

@@ -10,8 +10,11 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from packaging.utils import canonicalize_name
+
 from sandboxverify.report import ExcusedModule
 from sandboxverify.runtime import name_words
+from sandboxverify.stages._import_names import distributions_of
 
 
 def integration_excuse(
@@ -59,9 +62,12 @@ def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> s
         return None
     if not isinstance(last, Mapping) or last.get("module") != module:
         return None
-    spoken = set(re.findall(r"[a-z0-9]+(?:[._-][a-z0-9]+)*", first.lower()))
-    return first if all(name.lower() in spoken for name in lacking) else None
+    # each named as imported or as distributed, in any case: "ReportLab", "requires
+    # PyGObject" for ``gi``, "Did you install mysqlclient?" for ``MySQLdb``
+    spoken = {canonicalize_name(word) for word in _WORD.findall(first)}
+    return first if all(distributions_of(name) & spoken for name in lacking) else None
 
 
+_WORD = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 #: what the interpreter says of a missing module, which is nobody's deliberate refusal
 _INTERPRETER_WORDS = re.compile(r"No module named |cannot import name ")

@@ -386,6 +386,35 @@ def refused(module: str, missing: str, kind: str, message: str, last: str = "") 
             ),
             True,
         ),
+        # matplotlib 3.11's GTK3 backend names the distribution of gi; Django's MySQL
+        # backend asks "Did you install mysqlclient?" for MySQLdb; bokeh in another case
+        (
+            refused(
+                "m.backends.backend_gtk3",
+                "gi",
+                "ImportError",
+                "The GTK3 backends require PyGObject",
+            ),
+            True,
+        ),
+        (
+            refused(
+                "d.db.backends.mysql.base",
+                "MySQLdb",
+                "ImproperlyConfigured",
+                "Error loading MySQLdb module.\nDid you install mysqlclient?",
+            ),
+            True,
+        ),
+        (
+            refused(
+                "b.plotting._geo_feature",
+                "cartopy",
+                "ModuleNotFoundError",
+                "requires the optional dependency 'Cartopy'.To use this module, install",
+            ),
+            True,
+        ),
         # the interpreter's own words are nobody's refusal: an undeclared dependency
         (refused("pkg.render", "jinja2", "ModuleNotFoundError", "No module named 'jinja2'"), False),
         # its words name something else, or nothing it lacks

@@ -8,6 +8,7 @@ picks the one that works on their Python, so when it fails there (PySide2 crashe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -24,6 +25,8 @@ from sandboxverify.stages._imports import Settled
 
 #: the other extras a module is tried with, beyond the first
 MORE_ALTERNATIVES = 2
+#: what the interpreter says when an import stops at a package not installed
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
 def alternatives_of(missing: Sequence[str], chosen: str, extras: Extras) -> tuple[str, ...]:
@@ -41,18 +44,24 @@ def with_alternatives(
     needs: Mapping[str, str],
     alternatives: Mapping[str, Sequence[str]],
     run: Callable[[str, Sequence[str]], ExtraRun],
-    dist: str,
+    extras: Extras,
 ) -> Settled:
     """``settled``, with each module that failed to import with its extra (``needs``) tried
-    with its ``alternatives`` (``run``: an extra's sandbox made for these modules), and
-    excused with the first of them it imports with."""
-    retried = {
-        module: others
-        for module, others in alternatives.items()
-        if others
-        and module in settled.failed
-        and settled.failed[module].type != EXTRA_NOT_INSTALLED
-    }
+    with its ``alternatives`` (``run``: an extra's sandbox made for these modules), then with
+    the extras that declare what it stopped at there (strawberry's ``fastapi`` module needs
+    the extra ``fastapi``, past the ``asgi`` one that brings starlette), and excused with the
+    first of them it imports with."""
+    retried: dict[str, tuple[str, ...]] = {}
+    for module, chosen in needs.items():
+        failure = settled.failed.get(module)
+        if failure is None or failure.type == EXTRA_NOT_INSTALLED:
+            continue
+        stopped = _NO_MODULE.search(failure.message)
+        further = extras.for_users(stopped.group(1)) if stopped else []
+        offered = [*alternatives.get(module, ()), *further[:MORE_ALTERNATIVES]]
+        tried = tuple(dict.fromkeys(extra for extra in offered if extra != chosen))
+        if tried:
+            retried[module] = tried
     if not retried:
         return settled
     by_extra: dict[str, list[str]] = {}
@@ -76,8 +85,9 @@ def with_alternatives(
             ExcusedModule(
                 module,
                 "extra",
-                f"imports with the extra installed ({dist}[{helped.extra}]), one of those that "
-                f"offer what it needs (it failed with the extra {needs.get(module)!r})",
+                f"imports with the extra installed ({extras.dist}[{helped.extra}]), one of "
+                f"those that offer what it needs (it failed with the extra "
+                f"{needs.get(module)!r})",
                 extra=helped.extra,
             )
         )

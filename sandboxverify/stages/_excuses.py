@@ -126,7 +126,7 @@ def excuse(
 
     runs = parallel_map(verify, found.extras, SANDBOXES_AT_ONCE) if found.extras else []
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
-    settled = with_alternatives(settled, found.needs, found.alternatives, verify, dist)
+    settled = with_alternatives(settled, found.needs, found.alternatives, verify, extras)
     releases = OtherReleases(extras, installed, also, ctx, applications)
     return releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
 

@@ -58,7 +58,7 @@ def test_the_module_is_excused_with_the_first_alternative_it_imports_with() -> N
         {"webview.platforms.qt": "pyside2"},
         {"webview.platforms.qt": ("pyside6", "qt")},
         run,
-        "pywebview",
+        QT,
     )
     assert sorted(asked) == [
         ("pyside6", ("webview.platforms.qt",)),
@@ -82,7 +82,7 @@ def test_a_module_failing_with_every_alternative_keeps_its_failure_and_says_so()
         {"webview.platforms.qt": "pyside2"},
         {"webview.platforms.qt": ("pyside6", "qt")},
         run,
-        "pywebview",
+        QT,
     )
     assert settled.failures == before.failures and settled.excused == ()
     assert settled.hints["webview.platforms.qt"] == "it fails with the extras pyside6, qt too"
@@ -93,5 +93,23 @@ def test_a_module_whose_extra_did_not_install_is_not_tried_with_others() -> None
     asked, run = _runs({"qt"})
     module = "webview.platforms.qt"
     settled = Settled((), {module: ImportFailure(module, "ExtraNotInstalled", "no")}, (), ())
-    assert with_alternatives(settled, {module: "pyside2"}, {module: ("qt",)}, run, "w") is settled
+    assert with_alternatives(settled, {module: "pyside2"}, {module: ("qt",)}, run, QT) is settled
     assert asked == []
+
+
+def test_a_module_that_stops_at_what_another_extra_declares_is_tried_with_that_one() -> None:
+    """strawberry-graphql's ``fastapi`` module: the ``asgi`` extra brings starlette, then it
+    stops at ``No module named 'fastapi'``, which the extra ``fastapi`` declares."""
+    extras = Extras("strawberry", {"asgi": ("starlette",), "fastapi": ("fastapi",)})
+    module = "strawberry.fastapi"
+    stopped = ImportFailure(module, "ModuleNotFoundError", "No module named 'fastapi'")
+    asked, run = _runs({"fastapi"})
+
+    settled = with_alternatives(
+        Settled((), {module: stopped}, (), ()), {module: "asgi"}, {}, run, extras
+    )
+
+    assert asked == [("fastapi", (module,))]
+    [excused] = settled.excused
+    assert (excused.module, excused.extra) == (module, "fastapi")
+    assert settled.failed == {}

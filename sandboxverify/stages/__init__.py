@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         refused_notes,
         undeclared_missing,
     )
-    from sandboxverify.stages._excuses import excuse, left_out_by_application
+    from sandboxverify.stages._excuses import excuse
     from sandboxverify.stages._expectations import Expectations, Judgement, evaluate
     from sandboxverify.stages._hosts import (
         PlannedPlugin,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     )
     from sandboxverify.stages._live_recording import failure_error, record_live_session
     from sandboxverify.stages._named_modules import named_extensions
-    from sandboxverify.stages._plugin_modules import failed_plugin_modules
+    from sandboxverify.stages._plugin_modules import failed_plugin_modules, left_out_by_application
     from sandboxverify.stages._probe import ProbeOutcome, probe
     from sandboxverify.stages._runtime_call import ProbeError
     from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
@@ -126,7 +126,7 @@ _LAZY = {
     "failed_plugin_modules": "sandboxverify.stages._plugin_modules",
     "failure_error": "sandboxverify.stages._live_recording",
     "judge_imports": "sandboxverify.stages._imports",
-    "left_out_by_application": "sandboxverify.stages._excuses",
+    "left_out_by_application": "sandboxverify.stages._plugin_modules",
     "load_smoke_playbook": "sandboxverify.stages._smoke",
     "named_extensions": "sandboxverify.stages._named_modules",
     "no_smoke_driver": "sandboxverify.stages._hosts",

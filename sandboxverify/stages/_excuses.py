@@ -6,7 +6,8 @@ need are then installed, each in a sandbox of its own (``_extras``), and :func:`
 what the modules did there. A module an entry point reached (its plugin or console script
 imports it, as the runtime saw) is never excused: users meet its failure; unless its
 application leaves the entry point out here by design (the probe says why: a driver or a
-library its users install), then it is judged like any module (:func:`left_out_by_application`).
+library its users install), then it is judged like any module
+(:func:`~sandboxverify.stages._plugin_modules.left_out_by_application`).
 """
 
 from __future__ import annotations
@@ -44,26 +45,6 @@ from sandboxverify.stages._test_support import (
     machinery_failed_in,
 )
 from sandboxverify.stages._version_gates import imported_elsewhere_only, other_python_excuse
-
-
-def left_out_by_application(
-    failed: Sequence[Mapping[str, Any]],
-    left_out: Mapping[str, str],
-    plugin_modules: Collection[str],
-) -> list[dict[str, Any]]:
-    """``failed`` with each module that only plugins their application leaves out here reach
-    (``left_out``: entry point ``group:name`` -> the probe's why) no longer ``reached_by`` one,
-    and ``left_out`` saying why. ``plugin_modules``: the modules the other plugins name."""
-    judged: list[dict[str, Any]] = []
-    for item in failed:
-        entry, module = item.get("reached_by"), str(item["module"])
-        if isinstance(entry, str) and entry in left_out and module not in plugin_modules:
-            why = f"entry point {entry}, which reaches it, is left out here by its application"
-            rest = {key: value for key, value in item.items() if key != "reached_by"}
-            judged.append({**rest, "left_out": f"{why}: {left_out[entry]}"})
-        else:
-            judged.append(dict(item))
-    return judged
 
 
 def packages_of(modules: Iterable[str]) -> set[str]:

@@ -5,7 +5,7 @@ loaded (it imported there, as its users import it).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sandboxverify.report import PluginRecord
@@ -55,3 +55,23 @@ def failed_plugin_modules(plugins: Sequence[PluginRecord]) -> dict[str, str]:
         module = EntryPointRef(plugin.name, plugin.group, plugin.value).module
         modules.setdefault(module, f"plugin {plugin.name!r} failed to load from it")
     return modules
+
+
+def left_out_by_application(
+    failed: Sequence[Mapping[str, Any]],
+    left_out: Mapping[str, str],
+    plugin_modules: Collection[str],
+) -> list[dict[str, Any]]:
+    """``failed`` with each module that only plugins their application leaves out here reach
+    (``left_out``: entry point ``group:name`` -> the probe's why) no longer ``reached_by`` one,
+    and ``left_out`` saying why. ``plugin_modules``: the modules the other plugins name."""
+    judged: list[dict[str, Any]] = []
+    for item in failed:
+        entry, module = item.get("reached_by"), str(item["module"])
+        if isinstance(entry, str) and entry in left_out and module not in plugin_modules:
+            why = f"entry point {entry}, which reaches it, is left out here by its application"
+            rest = {key: value for key, value in item.items() if key != "reached_by"}
+            judged.append({**rest, "left_out": f"{why}: {left_out[entry]}"})
+        else:
+            judged.append(dict(item))
+    return judged

@@ -10,13 +10,10 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.stages._excuses import (
-    left_out_by_application,
-    settle,
-    triage,
-)
+from sandboxverify.stages._excuses import settle, triage
 from sandboxverify.stages._extras import ExtraRun, Extras, parse_extras
 from sandboxverify.stages._platform_names import PLATFORM_NAMES, elsewhere, this_platform
+from sandboxverify.stages._plugin_modules import left_out_by_application
 from sandboxverify.stages._test_support import is_test_module
 
 METADATA = """\

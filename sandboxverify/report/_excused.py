@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
 ExcuseReason = Literal[
-    "extra", "platform", "test", "application", "integration", "unbuilt", "release", "python"
+    "extra",
+    "platform",
+    "test",
+    "application",
+    "integration",
+    "unbuilt",
+    "release",
+    "python",
+    "configured",
 ]
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
@@ -26,7 +34,9 @@ class ExcusedModule:
     for an older release of a distribution the wheel requires and imports with it (``release``:
     ``hooks3`` of a plugin for tox 3 and 4), or it is code for other Pythons: the package
     imports it only under a version test false here, or it refused this Python from its own
-    test (``python``: robotframework's ``typealiasresolver``, for Python 3.12)."""
+    test (``python``: robotframework's ``typealiasresolver``, for Python 3.12), or it imports
+    only inside its configured application, as that imports it (``configured``: a Django
+    app's models, once Django is set up with the app installed)."""
 
     module: str
     reason: ExcuseReason

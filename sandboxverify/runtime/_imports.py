@@ -70,7 +70,10 @@ def import_all(request: dict[str, Any]) -> dict[str, Any]:
         _note(progress, {"planned": modules})
         entries = entry_modules(dist, modules) if only is None else {}
         reached = reach(entries, set(modules), progress)
-        results, failed_parents = import_modules(modules, progress)
+        configure = request.get("configure")
+        results, failed_parents = import_modules(
+            modules, progress, configure if isinstance(configure, dict) else None
+        )
         _note(progress, {"done": True})
     for result in results:
         if not result["ok"] and result["module"] in reached:
@@ -200,12 +203,21 @@ def reach(entries: dict[str, str], own: set[str], progress: IO[str]) -> dict[str
 
 
 def import_modules(
-    modules: Sequence[str], progress: IO[str]
+    modules: Sequence[str], progress: IO[str], configure: dict[str, Any] | None = None
 ) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """Import each module in turn; a module whose package failed is not tried (same cause)."""
+    """Import each module in turn; a module whose package failed is not tried (same cause).
+    ``configure``: the application to set up first (``_configured``); if that raises, each
+    module fails with what it raised."""
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
     failed: set[str] = set()
+    if configure is not None:
+        from sandboxverify.runtime._configured import configure as set_up  # noqa: PLC0415
+
+        try:
+            set_up(configure)
+        except Exception as exc:  # an app's own code runs in its setup
+            return [_failed(name, exc) for name in modules], skipped
     for name in modules:
         broken = next((m for m in _lineage(name)[:-1] if m in failed), None)
         if broken is not None:
@@ -218,21 +230,28 @@ def import_modules(
         except BaseException as exc:  # a module may raise any exception class at import
             if isinstance(exc, KeyboardInterrupt):
                 raise
-            from sandboxverify.runtime._causes import cause_of  # noqa: PLC0415 - failures only
-
             failed.add(name)
-            error = {"type": type(exc).__name__, "message": str(exc)}
-            result: dict[str, Any] = {
-                "module": name,
-                "ok": False,
-                "error": {**error, "traceback": format_traceback(exc)},
-                "cause": cause_of(exc),
-            }
+            result = _failed(name, exc)
         else:
             result = {"module": name, "ok": True, "error": None}
         results.append(result)
         _note(progress, result)
     return results, skipped
+
+
+def _failed(name: str, exc: BaseException) -> dict[str, Any]:
+    from sandboxverify.runtime._causes import cause_of  # noqa: PLC0415 - failures only
+
+    return {
+        "module": name,
+        "ok": False,
+        "error": {
+            "type": type(exc).__name__,
+            "message": str(exc),
+            "traceback": format_traceback(exc),
+        },
+        "cause": cause_of(exc),
+    }
 
 
 def allowed_roots(site_dirs: Sequence[str]) -> list[str]:

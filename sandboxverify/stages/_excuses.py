@@ -21,6 +21,7 @@ from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
 from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
+from sandboxverify.stages._configured import in_configured_application
 from sandboxverify.stages._extras import (
     EXTRA_NOT_INSTALLED,
     FALLBACK_EXTRAS,
@@ -70,6 +71,9 @@ def excuse(
     ``installed``: the plain install's distributions and versions; ``applications``: those the
     plugins were loaded in."""
     dist = str(wheel.name)
+    failed, configured = in_configured_application(
+        failed, modules=modules, sandbox=sandbox, wheel=wheel, ctx=ctx
+    )
     extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
     version = sandbox.interpreter.version_info
     alone = [str(item["module"]) for item in failed if not item.get("reached_by")]
@@ -109,7 +113,8 @@ def excuse(
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
     settled = with_alternatives(settled, found.needs, found.alternatives, verify, extras)
     releases = OtherReleases(extras, installed, also, ctx, applications)
-    return releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
+    settled = releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
+    return settled.joined(configured)
 
 
 @dataclass(frozen=True)

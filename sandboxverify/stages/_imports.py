@@ -73,6 +73,16 @@ class Settled:
     #: declares what it is missing, or the extras it was tried with
     hints: Mapping[str, str] = field(default_factory=dict)
 
+    def joined(self, other: Settled) -> Settled:
+        """Both judgings, of different modules, as one."""
+        return Settled(
+            tuple(sorted([*self.excused, *other.excused], key=lambda e: e.module)),
+            {**self.failed, **other.failed},
+            self.failures + other.failures,
+            self.records + other.records,
+            {**self.hints, **other.hints},
+        )
+
 
 def run_imports(
     sandbox: Sandbox,
@@ -82,9 +92,11 @@ def run_imports(
     exclude: dict[str, str],
     ctx: RunContext,
     only: Sequence[str] | None = None,
+    configure: Mapping[str, Any] | None = None,
 ) -> ImportRun:
     """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why;
-    ``only``: import just these (a sandbox with an extra installed)."""
+    ``only``: import just these (a sandbox with an extra installed); ``configure``: the
+    application to set up before (``runtime._configured``)."""
     python = sandbox.interpreter.version
     progress = runtime.result_dir(sandbox, "imports") / "progress"  # a fresh directory per check
     request = {
@@ -96,6 +108,8 @@ def run_imports(
     }
     if only is not None:
         request["only"] = list(only)
+    if configure is not None:
+        request["configure"] = dict(configure)
     started = time.perf_counter()
     failures: list[Failure] = []
     try:

@@ -515,3 +515,30 @@ def test_a_script_that_fails_with_the_extra_it_asks_for_stays_a_failure(
     scripts = [f for f in report.failures if f.code == "script_failed"]
     assert {f.plugin for f in scripts} == {"svfix-chart", "svfix-chart-plain"}
     assert all("with the extra 'cli' it asks for installed" in f.message for f in scripts)
+
+
+def test_a_django_app_s_modules_are_imported_once_django_is_set_up() -> None:
+    """django-taggit's models, admin and views raise AppRegistryNotReady imported alone;
+    Django imports them after django.setup(), with the app installed."""
+    report = verify(fixture("good-django-app"))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    assert {e.module: e.reason for e in imports.excused} == {
+        "svfix_good_django_app.admin": "configured",
+        "svfix_good_django_app.models": "configured",
+        "svfix_good_django_app.views": "configured",
+    }
+    assert "(svfix_good_django_app), as Django imports it" in imports.excused[0].detail
+
+
+def test_a_django_app_that_breaks_once_set_up_fails_for_that(tmp_path: Path) -> None:
+    project = copy_fixture("good-django-app", tmp_path)
+    models = project / "svfix_good_django_app" / "models.py"
+    models.write_text(models.read_text() + "    tags = models.JSONFeld(default=list)\n")
+
+    report = verify(project)
+
+    assert codes(report) == ["import_failed"] * 3
+    assert all("has no attribute 'JSONFeld'" in f.message for f in report.failures)

@@ -1,0 +1,117 @@
+"""Modules that import only inside their configured application: a Django app's.
+
+Django imports an app's models, admin and views after ``django.setup()``, with settings and
+the app in ``INSTALLED_APPS``; imported alone they raise ``AppRegistryNotReady: Apps aren't
+loaded yet`` or ``ImproperlyConfigured: ... settings are not configured``. Such modules are
+imported again, in the plain sandbox, once Django is set up with the package's apps
+(``runtime._configured``), and judged by that: excused if they import there, else failed for
+what stopped them there (a missing package is then judged as any).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sandboxverify.artifacts import Artifact
+from sandboxverify.report import ExcusedModule, Failure, ImportFailure
+from sandboxverify.sandbox import RunContext, Sandbox
+from sandboxverify.stages._imports import Settled, run_imports
+from sandboxverify.stages._test_support import is_test_module
+
+#: what Django raises for a module imported before it is set up
+_NOT_SET_UP = re.compile(
+    r"Apps aren't loaded yet|settings are not configured|DJANGO_SETTINGS_MODULE"
+)
+_DJANGO_ERRORS = frozenset({"AppRegistryNotReady", "ImproperlyConfigured"})
+
+
+def django_apps(modules: Sequence[str]) -> list[str]:
+    """The wheel's Django apps: its packages with an ``apps`` or ``models`` module, but test
+    code and a project's own apps (a package with ``settings`` above them, importable only
+    from the project's checkout)."""
+    names = set(modules)
+    packages = {module.rpartition(".")[0] for module in modules if "." in module}
+    apps: set[str] = set()
+    for module in modules:
+        package, _, leaf = module.rpartition(".")
+        if leaf not in ("apps", "models") or not package:
+            continue
+        parts = package.split(".")
+        in_project = any(
+            f"{'.'.join(parts[:n])}.settings" in names for n in range(1, len(parts) + 1)
+        )
+        if not in_project and not is_test_module(package, packages):
+            apps.add(package)
+    return sorted(apps)
+
+
+def in_configured_application(
+    failed: Sequence[Mapping[str, Any]],
+    *,
+    modules: Sequence[str],
+    sandbox: Sandbox,
+    wheel: Artifact,
+    ctx: RunContext,
+) -> tuple[list[Mapping[str, Any]], Settled]:
+    """``failed`` without the modules that raised for want of Django's setup, and how those
+    did once Django was set up with the package's apps: excused, or failed for what stopped
+    them there."""
+    waiting = [str(item["module"]) for item in failed if _not_set_up(item)]
+    apps = django_apps(modules)
+    nothing = Settled((), {}, (), ())
+    if not waiting or not apps:
+        return list(failed), nothing
+    ran = run_imports(
+        sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=waiting, configure={"django": apps}
+    )
+    results = {str(item.get("module")): item for item in ran.result.get("results") or ()}
+    if ran.failures or not results:
+        return list(failed), nothing
+    setup = f"once Django is set up with the package's apps installed ({', '.join(apps)})"
+    excused: list[ExcusedModule] = []
+    still: dict[str, ImportFailure] = {}
+    failures: list[Failure] = []
+    python = sandbox.interpreter.version
+    for item in failed:
+        module, again = str(item["module"]), results.get(str(item["module"]))
+        if module not in waiting or again is None:
+            continue
+        if again.get("ok") is True:
+            alone = (item.get("error") or {}).get("type")
+            excused.append(
+                ExcusedModule(
+                    module,
+                    "configured",
+                    f"imports {setup}, as Django imports it; alone it raises {alone}",
+                )
+            )
+            continue
+        error = again.get("error") if isinstance(again.get("error"), Mapping) else {}
+        kind, message = str(error.get("type")), str(error.get("message") or "")
+        first = message.splitlines()[0] if message else ""
+        still[module] = ImportFailure(module, kind, message)
+        failures.append(
+            Failure(
+                "import_failed",
+                f"module {module!r} failed to import {setup}: {kind}: {first}",
+                python=python,
+                hint=f"{module} raises inside a configured Django too: fix it (traceback in "
+                "details); Django raises the same when it loads the app",
+                details=str(error.get("traceback") or "") or None,
+                module=module,
+            )
+        )
+    left = [
+        item for item in failed if str(item["module"]) not in {*still, *(e.module for e in excused)}
+    ]
+    return left, Settled(tuple(excused), still, tuple(failures), ())
+
+
+def _not_set_up(item: Mapping[str, Any]) -> bool:
+    error = item.get("error")
+    if item.get("reached_by") or not isinstance(error, Mapping):
+        return False
+    kind, message = str(error.get("type")), str(error.get("message"))
+    return kind in _DJANGO_ERRORS and _NOT_SET_UP.search(message) is not None

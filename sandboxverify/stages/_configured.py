@@ -11,7 +11,7 @@ what stopped them there (a missing package is then judged as any).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from sandboxverify.artifacts import Artifact
@@ -28,23 +28,34 @@ _DJANGO_ERRORS = frozenset({"AppRegistryNotReady", "ImproperlyConfigured"})
 
 
 def django_apps(modules: Sequence[str]) -> list[str]:
-    """The wheel's Django apps: its packages with an ``apps`` or ``models`` module, but test
-    code and a project's own apps (a package with ``settings`` above them, importable only
-    from the project's checkout)."""
+    """The wheel's Django apps, as Django's conventions make them: its packages with an
+    ``apps`` module (the app's ``AppConfig``), or with ``models`` beside a ``migrations``
+    package; but test apps (``testapp``, a ``tests`` package's) and a project's own apps (a
+    project package above them, :func:`_project`: they import only from its checkout). A
+    ``models`` package, or ``models`` that only a module of forms or a backend keeps, is not
+    an app of its own."""
     names = set(modules)
     packages = {module.rpartition(".")[0] for module in modules if "." in module}
     apps: set[str] = set()
     for module in modules:
         package, _, leaf = module.rpartition(".")
-        if leaf not in ("apps", "models") or not package:
+        if not package or not (
+            leaf == "apps" or (leaf == "models" and f"{package}.migrations" in names)
+        ):
             continue
         parts = package.split(".")
-        in_project = any(
-            f"{'.'.join(parts[:n])}.settings" in names for n in range(1, len(parts) + 1)
-        )
+        in_project = any(_project(".".join(parts[:n]), names) for n in range(1, len(parts) + 1))
         if not in_project and not is_test_module(package, packages):
             apps.add(package)
     return sorted(apps)
+
+
+def _project(package: str, names: Collection[str]) -> bool:
+    """A Django project's package, as ``startproject`` makes it: its ``settings`` beside its
+    ``wsgi`` or ``asgi`` module (an app's own ``settings``, as DRF's, is its defaults)."""
+    return f"{package}.settings" in names and (
+        f"{package}.wsgi" in names or f"{package}.asgi" in names
+    )
 
 
 def in_configured_application(
@@ -56,12 +67,13 @@ def in_configured_application(
     ctx: RunContext,
 ) -> tuple[list[Mapping[str, Any]], Settled]:
     """``failed`` without the modules that raised for want of Django's setup, and how those
-    did once Django was set up with the package's apps: excused, or failed for what stopped
+    did once Django was set up with the package's apps (if it has any: a library for Django
+    projects, hypothesis's ``extra.django``, has none): excused, or failed for what stopped
     them there."""
     waiting = [str(item["module"]) for item in failed if _not_set_up(item)]
     apps = django_apps(modules)
     nothing = Settled((), {}, (), ())
-    if not waiting or not apps:
+    if not waiting:
         return list(failed), nothing
     ran = run_imports(
         sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=waiting, configure={"django": apps}
@@ -69,7 +81,11 @@ def in_configured_application(
     results = {str(item.get("module")): item for item in ran.result.get("results") or ()}
     if ran.failures or not results:
         return list(failed), nothing
-    setup = f"once Django is set up with the package's apps installed ({', '.join(apps)})"
+    setup = (
+        f"once Django is set up with the package's apps installed ({', '.join(apps)})"
+        if apps
+        else "once Django is set up (a library for Django projects, with no app of its own)"
+    )
     excused: list[ExcusedModule] = []
     still: dict[str, ImportFailure] = {}
     failures: list[Failure] = []

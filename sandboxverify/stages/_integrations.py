@@ -22,9 +22,10 @@ def integration_excuse(
 ) -> ExcusedModule | None:
     """A module named for the libraries it lacks (``hvplot.ibis``, ``syrupy``'s
     ``pydantic_plugin``), which no extra declares: its integration with them, for users who
-    have them (each library a word of the module's dotted name, or that word without a plural
-    ``s``: ``attrs_plugin`` for ``attr``)."""
-    words = set(name_words(module))
+    have them (each library a word of the module's dotted name, a whole part of it
+    (django-polymorphic's ``contrib.extra_views``), or that word without a plural ``s``:
+    ``attrs_plugin`` for ``attr``)."""
+    words = set(name_words(module)) | {part.lower() for part in module.split(".")}
     words |= {word[:-1] for word in words if word.endswith("s")}
     tops = [name.lower() for name in lacking]
     named = ", ".join(lacking)

@@ -75,12 +75,16 @@ def _top(name: str) -> str:
     return name.split(".", maxsplit=1)[0]
 
 
-_TEST_PACKAGE_DIRS = frozenset({"tests", "test", "testing", "_tests"})
+#: a test suite's packages; Django apps keep the app their tests install in ``testapp``
+_TEST_PACKAGE_DIRS = frozenset(
+    {"tests", "test", "testing", "_tests", "testapp", "testapps", "test_app", "test_apps"}
+)
 
 
 def is_test_module(module: str, packages: Collection[str] = ()) -> bool:
-    """A module of a test suite: a ``tests``/``test``/``testing``/``_tests`` package (one of
-    ``packages``) or a module in one, or a module named ``test_*``, ``*_test`` or ``conftest``.
+    """A module of a test suite: a ``tests``/``test``/``testing``/``_tests``/``testapp``
+    package (one of ``packages``) or a module in one, or a module named ``test_*``,
+    ``*_test`` or ``conftest``.
     (A plain module named ``tests`` is not one: Jinja's ``tests`` are template tests.)"""
     parts = module.split(".")
     last = parts[-1]

@@ -330,6 +330,7 @@ def test_a_module_no_extra_helped_says_which_extras_it_was_tried_with() -> None:
         ("syrupy.extensions.amber.attrs_plugin", ("attr",), True),  # attrs: attr's plural
         ("pkg.contrib.django_tools", ("django", "rest_framework"), False),  # not both named
         ("pkg.yaml_storage", ("yaml",), True),
+        ("polymorphic.contrib.extra_views", ("extra_views",), True),  # a whole part
         ("pkg.storage", ("yaml",), False),  # not named for what it lacks
         ("pkg.io", ("io",), False),  # too short a name to tell
     ],

@@ -149,6 +149,7 @@ class Inspector:
                 planned=[plugin.ref for plugin in plan.plugins if not plugin.named],
                 to_load=to_load,
                 ctx=installed.ctx,
+                wheel=wheel.path,
             )
             plugins = tuple(load.record for load in outcome.loads)
             tools = tuple(tool for load in outcome.loads for tool in load.tools)

@@ -47,8 +47,11 @@ def configure(request: dict[str, Any]) -> None:
 
 
 def set_up_django(apps: list[str]) -> None:
-    import django  # noqa: PLC0415 - the sandbox's, present when its apps need it
-    from django.conf import settings  # noqa: PLC0415
+    import importlib  # noqa: PLC0415 - only a configured import pays
+
+    # the sandbox's Django, present where its apps need it (never the runtime's dependency)
+    django = importlib.import_module("django")
+    settings = importlib.import_module("django.conf").settings
 
     installed = [*DJANGO_DEFAULT_APPS, *(app for app in apps if app not in DJANGO_DEFAULT_APPS)]
     settings.configure(

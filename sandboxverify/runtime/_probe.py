@@ -166,6 +166,16 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
         kind=str(options.get("kind") or "tool"),
         hookspecs=options.get("hookspecs"),
     )
+    if isinstance(request.get("configure"), dict):
+        from sandboxverify.runtime._configured import configure  # noqa: PLC0415 - rarely
+
+        try:
+            configure(request["configure"])
+        except Exception as exc:  # the package's own apps run as Django sets them up
+            record = _error_record(exc)
+            record["message"] = f"setting its application up failed: {exc}"
+            record["stage"] = "setup"
+            return {"ok": False, "error": record, "tools": [], "handlers": {}}
     try:
         shipped = options.get("shipped")
         loaded = load_plugin(request["host"], ref, registry, context, shipped=shipped)

@@ -126,8 +126,14 @@ def in_configured_application(
 
 
 def _not_set_up(item: Mapping[str, Any]) -> bool:
+    # an entry point's module too: its users load the plugin in their set-up project, as the
+    # probe loads it once Django's not being set up stopped it
     error = item.get("error")
-    if item.get("reached_by") or not isinstance(error, Mapping):
+    if not isinstance(error, Mapping):
         return False
-    kind, message = str(error.get("type")), str(error.get("message"))
+    return django_not_set_up(str(error.get("type")), str(error.get("message")))
+
+
+def django_not_set_up(kind: str, message: str) -> bool:
+    """What Django raises for code that runs before it is set up."""
     return kind in _DJANGO_ERRORS and _NOT_SET_UP.search(message) is not None

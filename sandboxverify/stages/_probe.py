@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name as canonical
 from sandboxverify.report import Failure, PluginError, PluginRecord, ToolRecord, exercise_of
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
+from sandboxverify.stages._configured import django_apps, django_not_set_up
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._runtime_call import (
     ProbeError,
@@ -28,6 +29,7 @@ from sandboxverify.stages._runtime_call import (
     runtime_timeout,
     safe_label,
 )
+from sandboxverify.stages._wheel_imports import module_names
 
 _MAX_PARALLEL_LOADS = 4
 
@@ -110,6 +112,7 @@ def probe(
     planned: Sequence[EntryPointRef],
     to_load: Sequence[PlannedPlugin],
     ctx: RunContext,
+    wheel: Path | None = None,
 ) -> ProbeOutcome:
     """Discovery and every plugin load, all at once, each plugin with its own host.
 
@@ -133,6 +136,8 @@ def probe(
 
     results = parallel_map(attempt, tasks, _MAX_PARALLEL_LOADS + 1)
     found, loads = results[0], tuple(r for r in results[1:] if isinstance(r, PluginLoad))
+    if wheel is not None:
+        loads = _in_configured_django(loads, to_load, sandbox, ctx, wheel)
     if isinstance(found, Failure):
         return ProbeOutcome(None, loads, (found,))
     assert isinstance(found, Discovery)
@@ -151,6 +156,45 @@ def probe(
         )
         return ProbeOutcome(found, loads, (mismatch,))
     return ProbeOutcome(found, loads, ())
+
+
+def _in_configured_django(
+    loads: tuple[PluginLoad, ...],
+    to_load: Sequence[PlannedPlugin],
+    sandbox: Sandbox,
+    ctx: RunContext,
+    wheel: Path,
+) -> tuple[PluginLoad, ...]:
+    """``loads``, each that failed because Django was not set up loaded again once it is, with
+    the package's apps installed: its users load it in their configured project
+    (django-celery-beat's scheduler in celery beat, an IPython extension in ``shell_plus``)."""
+    waiting = [
+        index
+        for index, done in enumerate(loads)
+        if done.record.error is not None
+        and django_not_set_up(done.record.error.type, done.record.error.message)
+    ]
+    if not waiting:
+        return loads
+    apps = django_apps(module_names(wheel))
+    setup = {"django": apps}
+    again = parallel_map(
+        lambda index: load(sandbox, to_load[index], ctx, index, configure=setup),
+        waiting,
+        _MAX_PARALLEL_LOADS,
+    )
+    why = (
+        f"loaded once Django was set up with the package's apps ({', '.join(apps)}), as its "
+        "users' projects set it up"
+        if apps
+        else "loaded once Django was set up, as its users' projects set it up"
+    )
+    redone = list(loads)
+    for index, done in zip(waiting, again):
+        said = done.record.host_reason
+        reason = f"{said}; {why}" if said else why
+        redone[index] = replace(done, record=replace(done.record, host_reason=reason))
+    return tuple(redone)
 
 
 def _application_version(load: PluginLoad, installed: Sequence[dict[str, str]]) -> PluginLoad:
@@ -229,18 +273,28 @@ def _names(refs: Sequence[EntryPointRef]) -> str:
     return "[" + ", ".join(f"{ref.name} = {ref.value}" for ref in refs) + "]"
 
 
-def load(sandbox: Sandbox, planned: PlannedPlugin, ctx: RunContext, index: int = 0) -> PluginLoad:
+def load(
+    sandbox: Sandbox,
+    planned: PlannedPlugin,
+    ctx: RunContext,
+    index: int = 0,
+    configure: Mapping[str, Any] | None = None,
+) -> PluginLoad:
+    """One plugin loaded by its host; ``configure``: the application set up first
+    (``runtime._configured``)."""
     plugin = planned.ref.to_json()
     name = plugin["name"]
     # the runtime bounds its own waits (an MCP server that never answers) a little earlier, so
     # its report, with the server's stderr, arrives before this process is killed
-    request = {
+    request: dict[str, Any] = {
         "action": "load",
         "host": planned.host,
         "plugin": plugin,
         "timeout": runtime_timeout(ctx.plugin_timeout),
         "options": planned.load_options(),
     }
+    if configure is not None:
+        request["configure"] = dict(configure)
     try:
         result = request_runtime(
             sandbox,

@@ -124,6 +124,16 @@ def parsed_modules(
         return
 
 
+def module_names(wheel: Path) -> list[str]:
+    """The dotted names of the wheel's ``.py`` modules, read from its listing alone."""
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            members = archive.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return []
+    return [name for name in (_module_of(member)[0] for member in members) if name]
+
+
 def _module_of(member: str) -> tuple[str | None, bool]:
     """The dotted module a wheel's member is, and whether it is a package's ``__init__``;
     ``None`` for anything else (metadata, data, another language's file)."""

@@ -165,6 +165,7 @@ def test_what_a_module_raises_is_its_failure_whatever_its_class(package: Path) -
         "names": [],
         "skip": False,
         "requires_platform": [],
+        "python_test": "",
         # the way in: this run's frame, then the module's, at the import whose failure its
         # raise re-raised
         "frames": [

@@ -173,8 +173,9 @@ def load(request: dict[str, Any]) -> dict[str, Any]:
             configure(request["configure"])
         except Exception as exc:  # the package's own apps run as Django sets them up
             record = _error_record(exc)
+            # setting Django up imports the apps' models: the package's code failed to import
             record["message"] = f"setting its application up failed: {exc}"
-            record["stage"] = "setup"
+            record["stage"] = "import"
             return {"ok": False, "error": record, "tools": [], "handlers": {}}
     try:
         shipped = options.get("shipped")

@@ -17,6 +17,7 @@ ExcuseReason = Literal[
     "release",
     "python",
     "configured",
+    "data",
 ]
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
@@ -36,7 +37,9 @@ class ExcusedModule:
     imports it only under a version test false here, or it refused this Python from its own
     test (``python``: robotframework's ``typealiasresolver``, for Python 3.12), or it imports
     only inside its configured application, as that imports it (``configured``: a Django
-    app's models, once Django is set up with the app installed)."""
+    app's models, once Django is set up with the app installed), or it is a file the package
+    ships as data, in a directory without ``__init__.py`` that nothing of the package imports
+    (``data``: alembic's ``env.py`` templates)."""
 
     module: str
     reason: ExcuseReason

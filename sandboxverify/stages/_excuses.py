@@ -22,6 +22,7 @@ from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
 from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
 from sandboxverify.stages._configured import in_configured_application
+from sandboxverify.stages._data_files import shipped_as_data
 from sandboxverify.stages._extras import (
     EXTRA_NOT_INSTALLED,
     FALLBACK_EXTRAS,
@@ -71,8 +72,15 @@ def excuse(
     ``installed``: the plain install's distributions and versions; ``applications``: those the
     plugins were loaded in."""
     dist = str(wheel.name)
+    data = shipped_as_data(
+        wheel.path, [str(i["module"]) for i in failed if not i.get("reached_by")]
+    )
     failed, configured = in_configured_application(
-        failed, modules=modules, sandbox=sandbox, wheel=wheel, ctx=ctx
+        [item for item in failed if item["module"] not in data],
+        modules=modules,
+        sandbox=sandbox,
+        wheel=wheel,
+        ctx=ctx,
     )
     extras = read_extras(wheel.path, dist, sandbox.interpreter.version_info)
     version = sandbox.interpreter.version_info
@@ -114,7 +122,7 @@ def excuse(
     settled = with_alternatives(settled, found.needs, found.alternatives, verify, extras)
     releases = OtherReleases(extras, installed, also, ctx, applications)
     settled = releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
-    return settled.joined(configured)
+    return settled.joined(configured).joined(Settled(tuple(data.values()), {}, (), ()))
 
 
 @dataclass(frozen=True)

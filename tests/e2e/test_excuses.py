@@ -545,3 +545,18 @@ def test_a_django_app_that_breaks_once_set_up_fails_for_that(tmp_path: Path) -> 
 
     assert set(codes(report)) == {"plugin_load_failed", "import_failed"}
     assert all("has no attribute 'JSONFeld'" in f.message for f in report.failures)
+
+
+def test_a_template_the_package_copies_into_projects_is_data() -> None:
+    """alembic's templates/generic/env.py: run by alembic in its users' projects, never
+    imported; imported alone it raises."""
+    report = verify(fixture("good-data-template"))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    [excused] = imports.excused
+    assert (excused.module, excused.reason) == (
+        "svfix_good_data_template.templates.project.env",
+        "data",
+    )

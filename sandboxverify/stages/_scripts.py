@@ -57,18 +57,21 @@ def check_scripts(
     fails asking for an extra of ``wheel`` runs again with it (``also``: ``--with``)."""
     python = sandbox.interpreter.version
 
+    def not_installed(place: Sandbox, ref: EntryPointRef) -> Failure:
+        return Failure(
+            "script_failed",
+            f"{_kind(ref)} {ref.name!r} ({ref.value}) is not installed in {place.bin}",
+            python=python,
+            plugin=ref.name,
+            hint="the installer creates it from the wheel's entry_points.txt; check the "
+            "script's name in [project.scripts] (or [project.gui-scripts])",
+        )
+
     def check_one(ref: EntryPointRef) -> tuple[ScriptRecord, Failure | None]:
         record = ScriptRecord(ref.name, ref.value, ref.group)
         executable = _executable(sandbox.bin, ref.name)
         if executable is None:
-            return record, Failure(
-                "script_failed",
-                f"{_kind(ref)} {ref.name!r} ({ref.value}) is not installed in {sandbox.bin}",
-                python=python,
-                plugin=ref.name,
-                hint="the installer creates it from the wheel's entry_points.txt; check the "
-                "script's name in [project.scripts] (or [project.gui-scripts])",
-            )
+            return record, not_installed(sandbox, ref)
         record = replace(record, exists=True)
         if ref.group != "console_scripts":
             return record, None  # a GUI program would open a window
@@ -83,12 +86,7 @@ def check_scripts(
     ) -> tuple[ScriptRecord, Failure | None]:
         executable = _executable(place.bin, ref.name)
         if executable is None:
-            return record, Failure(
-                "script_failed",
-                f"{_kind(ref)} {ref.name!r} ({ref.value}) is not installed in {place.bin}",
-                python=python,
-                plugin=ref.name,
-            )
+            return record, not_installed(place, ref)
         return _run_help(place, ref, executable, record, ctx)
 
     checked = parallel_map(check_one, list(scripts), _MAX_PARALLEL_SCRIPTS)

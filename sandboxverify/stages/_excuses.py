@@ -30,6 +30,8 @@ from sandboxverify.stages._extras import (
     ExtraRun,
     Extras,
     extra_record,
+    failed_with_extra,
+    install_failure,
     not_built,
     read_extras,
     run_extra,
@@ -330,7 +332,7 @@ def settle(
             if unbuilt is not None:  # what users' installers build: not verified, said so
                 excused += unbuilt
                 continue
-            failures.append(_install_failure(run, dist, python))
+            failures.append(install_failure(run, dist, python))
             for module in run.modules:
                 failed[module] = ImportFailure(module, EXTRA_NOT_INSTALLED, str(run.error))
     for module, extra in found.needs.items():
@@ -348,7 +350,7 @@ def settle(
             excused.append(retried)
             continue
         failed[module] = ImportFailure(module, str(error["type"]), str(error["message"]))
-        failures.append(_failed_with_extra(module, ran, dist, python, error))
+        failures.append(failed_with_extra(module, ran, dist, python, error))
     hints = {
         module: f"only the extra {extra!r} declares what it is missing"
         for module, extra in found.reached_extra.items()
@@ -407,36 +409,4 @@ def _with_extra(module: str, run: ExtraRun, dist: str, script: str | None = None
         "extra",
         f"imports with the extra installed ({dist}[{run.extra}]){reached}",
         extra=run.extra,
-    )
-
-
-def _install_failure(run: ExtraRun, dist: str, python: str) -> Failure:
-    needed = ", ".join(run.modules)
-    return Failure(
-        "install_failed",
-        f"the extra {run.extra!r} ({dist}[{run.extra}]), which module(s) {needed} need, does "
-        f"not install: {run.error}",
-        python=python,
-        hint=f"users who install {dist}[{run.extra}] meet this: fix the requirements of the "
-        f"extra {run.extra!r} ([project.optional-dependencies]) so they resolve and install "
-        "on this Python",
-        details=run.details or None,
-        module=run.modules[0] if run.modules else None,
-    )
-
-
-def _failed_with_extra(
-    module: str, run: ExtraRun, dist: str, python: str, error: Mapping[str, Any]
-) -> Failure:
-    kind, message = str(error["type"]), str(error["message"])
-    first = message.splitlines()[0] if message else ""
-    return Failure(
-        "import_failed",
-        f"module {module!r} failed to import with the extra {run.extra!r} installed "
-        f"({dist}[{run.extra}]): {kind}" + (f": {first}" if first else ""),
-        python=python,
-        hint=f"{module} needs the extra {run.extra!r}, and fails even with it: fix its import "
-        f"(traceback in details), or declare what it imports in the extra {run.extra!r}",
-        details=str(error.get("traceback") or "") or None,
-        module=module,
     )

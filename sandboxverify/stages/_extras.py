@@ -324,3 +324,35 @@ def not_built(run: ExtraRun, dist: str) -> list[ExcusedModule] | None:
         + (f"building it here failed: {why}" if why else "it was not built here")
     )
     return [ExcusedModule(module, "unbuilt", detail, extra=run.extra) for module in run.modules]
+
+
+def install_failure(run: ExtraRun, dist: str, python: str) -> Failure:
+    needed = ", ".join(run.modules)
+    return Failure(
+        "install_failed",
+        f"the extra {run.extra!r} ({dist}[{run.extra}]), which module(s) {needed} need, does "
+        f"not install: {run.error}",
+        python=python,
+        hint=f"users who install {dist}[{run.extra}] meet this: fix the requirements of the "
+        f"extra {run.extra!r} ([project.optional-dependencies]) so they resolve and install "
+        "on this Python",
+        details=run.details or None,
+        module=run.modules[0] if run.modules else None,
+    )
+
+
+def failed_with_extra(
+    module: str, run: ExtraRun, dist: str, python: str, error: Mapping[str, Any]
+) -> Failure:
+    kind, message = str(error["type"]), str(error["message"])
+    first = message.splitlines()[0] if message else ""
+    return Failure(
+        "import_failed",
+        f"module {module!r} failed to import with the extra {run.extra!r} installed "
+        f"({dist}[{run.extra}]): {kind}" + (f": {first}" if first else ""),
+        python=python,
+        hint=f"{module} needs the extra {run.extra!r}, and fails even with it: fix its import "
+        f"(traceback in details), or declare what it imports in the extra {run.extra!r}",
+        details=str(error.get("traceback") or "") or None,
+        module=module,
+    )

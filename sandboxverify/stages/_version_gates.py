@@ -265,18 +265,28 @@ def _bound(tree: ast.Module, base: str) -> dict[str, tuple[str, str]]:
 
 
 def _imports(tree: ast.Module, importer: str, base: str, tests: _Tests) -> Iterator[_Import]:
-    """What ``tree`` imports or spells out, each with the untaken test it sits under."""
+    """What ``tree`` imports or spells out, each with the untaken test it sits under: an
+    ``if`` branch not taken here, or what follows ``if <test>: return`` (or ``raise``) where
+    the test is true here (pyview-web returns early below 3.14, then imports)."""
+
+    def walk_body(statements: list[ast.stmt], untaken: str) -> Iterator[_Import]:
+        for statement in statements:
+            yield from walk(statement, untaken)
+            if untaken or not isinstance(statement, ast.If) or statement.orelse:
+                continue
+            last = statement.body[-1] if statement.body else None
+            if isinstance(last, (ast.Return, ast.Raise)) and tests.value(statement.test):
+                kind = "return" if isinstance(last, ast.Return) else "raise"
+                untaken = f"after if {ast.unparse(statement.test)}: {kind}"
 
     def walk(node: ast.AST, untaken: str) -> Iterator[_Import]:
         if isinstance(node, ast.If):
             value = tests.value(node.test)
             test = ast.unparse(node.test) if value is not None else ""
-            for statement in node.body:
-                yield from walk(statement, untaken or (f"if {test}" if value is False else ""))
-            for statement in node.orelse:
-                yield from walk(
-                    statement, untaken or (f"else of if {test}" if value is True else "")
-                )
+            yield from walk_body(node.body, untaken or (f"if {test}" if value is False else ""))
+            yield from walk_body(
+                node.orelse, untaken or (f"else of if {test}" if value is True else "")
+            )
             return
         if isinstance(node, ast.Import):
             for alias in node.names:
@@ -290,7 +300,14 @@ def _imports(tree: ast.Module, importer: str, base: str, tests: _Tests) -> Itera
                         yield _Import(importer, f"{source}.{alias.name}", untaken)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield _Import(importer, node.value, untaken)
-        for child in ast.iter_child_nodes(node):
-            yield from walk(child, untaken)
+        for _, value in ast.iter_fields(node):
+            if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
+                yield from walk_body(value, untaken)
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        yield from walk(item, untaken)
+            elif isinstance(value, ast.AST):
+                yield from walk(value, untaken)
 
     yield from walk(tree, "")

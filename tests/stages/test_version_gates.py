@@ -33,6 +33,12 @@ GATES = {
     "flag_taken.py": "from g.flags import PY312\nif PY312:\n    import g.m\n",
     "flag_module.py": "from g import flags\nif flags.PY312:\n    import g.m\n",
     "checking.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import g.m\n",
+    # pyview-web 0.9: an early return below the version, then the import
+    "early.py": "import sys\ndef load():\n    if sys.version_info < (3, 12):\n        return None\n"
+    "    import g.m\n    return g.m\n",
+    # mitogen 0.3.54: a chain of version tests
+    "chain.py": "import sys\nif sys.version_info >= (3, 13):\n    import g.n\n"
+    "elif sys.version_info >= (3, 12):\n    import g.m\n",
     "typing_checking.py": "import typing\nif typing.TYPE_CHECKING:\n    import g.m\n",
 }
 
@@ -80,6 +86,11 @@ def test_each_gate_false_here_leaves_the_module_to_other_pythons(
         {"a.py": "import sys\nif sys.version_info is None:\n    import g.m\n"},
         # sys.version_info is five long: on 3.11.7 it is greater than (3, 11, 7)
         {"a.py": "import sys\nif sys.version_info > (3, 11, 7):\n    import g.m\n"},
+        # an early return that does not happen here
+        {
+            "a.py": "import sys\ndef f():\n    if sys.version_info >= (3, 12):\n        return\n"
+            "    import g.m\n"
+        },
         # a try is taken: whether the import fails is what is being judged
         {"a.py": "try:\n    import g.m\nexcept ImportError:\n    pass\n"},
         # nothing of the package imports it: every user who does meets its failure

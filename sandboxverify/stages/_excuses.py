@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sandboxverify.artifacts import Artifact
@@ -38,7 +38,12 @@ from sandboxverify.stages._extras import (
 )
 from sandboxverify.stages._import_causes import import_cause
 from sandboxverify.stages._imports import Settled
-from sandboxverify.stages._integrations import integration_excuse, own_words
+from sandboxverify.stages._integrations import (
+    integration_excuse,
+    own_words,
+    unreferenced,
+    unreferenced_excuse,
+)
 from sandboxverify.stages._platform_names import elsewhere, this_platform
 from sandboxverify.stages._releases import OtherReleases
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
@@ -49,6 +54,7 @@ from sandboxverify.stages._test_support import (
     machinery_failed_in,
 )
 from sandboxverify.stages._version_gates import imported_elsewhere_only, other_python_excuse
+from sandboxverify.stages._wheel_imports import importers_of
 
 
 def packages_of(modules: Iterable[str]) -> set[str]:
@@ -96,6 +102,10 @@ def excuse(
         modules=modules,
         gated=gated,
     )
+    if found.unmapped:
+        mentioned = importers_of(wheel.path, found.unmapped)
+        lone = {m for m in unreferenced(found.unmapped, mentioned) if m not in wheel.top_level}
+        found = replace(found, unreferenced=frozenset(lone))
     root = sandbox.paths.root
 
     def verify(extra: str, alternative_for: Sequence[str] | None = None) -> ExtraRun:
@@ -152,6 +162,8 @@ class Triage:
     said: Mapping[str, str] = field(default_factory=dict)
     #: module that needs an extra -> the console script that imports it
     by_script: Mapping[str, str] = field(default_factory=dict)
+    #: unmapped modules no module of the package imports but one of these (``unreferenced``)
+    unreferenced: frozenset[str] = frozenset()
 
     @property
     def extras(self) -> list[str]:
@@ -369,6 +381,9 @@ def settle(
         lacking = found.missing.get(module, ())
         if lacking and all(removed_from_stdlib(name, python) for name in lacking):
             continue  # no distribution has it: its own hint says what it is
+        if lacking and module in found.unreferenced:
+            excused.append(unreferenced_excuse(module, lacking))
+            continue
         tried = f", and it did not import with the extras tried ({_names(runs)})" if runs else ""
         hints[module] = f"no extra declares a distribution named {', '.join(lacking)}{tried}"
     records = tuple(extra_record(run, excused) for run in runs)

@@ -7,7 +7,7 @@ last, once no extra tried brought what it lacks (``_excuses.settle``)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from packaging.utils import canonicalize_name
@@ -72,3 +72,30 @@ def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> s
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 #: what the interpreter says of a missing module, which is nobody's deliberate refusal
 _INTERPRETER_WORDS = re.compile(r"No module named |cannot import name ")
+
+
+def unreferenced(modules: Collection[str], importers: Mapping[str, Sequence[str]]) -> set[str]:
+    """Those of ``modules`` no other module of the package imports but one of ``modules``
+    itself (moto's vendored ``parser.backend.store``, imported only by ``parser.provider``,
+    which nothing imports)."""
+    alone = set(modules)
+    while True:
+        reached = {m for m in alone if any(i not in alone for i in importers.get(m, ()))}
+        if not reached:
+            return alone
+        alone -= reached
+
+
+def unreferenced_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule:
+    """A module only its users import, for a library no requirement or extra declares: an
+    integration for users who have it (textual's demo script, moto's vendored parser,
+    django-polymorphic's ``contrib.drf``)."""
+    named = ", ".join(lacking)
+    return ExcusedModule(
+        module,
+        "integration",
+        f"it needs {named}, which no requirement or extra declares, and no module of the "
+        "package imports it: an integration for users who have "
+        f"{'them' if len(lacking) > 1 else 'it'} (declare {named} in an extra, so that "
+        "installers can bring it)",
+    )

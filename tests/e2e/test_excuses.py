@@ -476,17 +476,51 @@ def test_a_module_refusing_in_its_own_words_to_import_without_a_library_is_optio
     assert "'Exporting notes to HTML requires svfix_absent_renderer" in excused.detail
 
 
-def test_a_module_that_imports_an_undeclared_library_plainly_stays_a_failure(
+def test_a_module_the_package_imports_that_lacks_an_undeclared_library_stays_a_failure(
     tmp_path: Path,
 ) -> None:
+    """The plugin's export_pdf imports it when it runs: its users meet the failure."""
     project = copy_fixture("good-optional-feature", tmp_path)
-    plain = project / "svfix_good_optional_feature" / "pdf_export.py"
-    plain.write_text("import svfix_absent_renderer\n")
+    package = project / "svfix_good_optional_feature"
+    (package / "pdf_export.py").write_text("import svfix_absent_renderer\n")
+    plugin = package / "plugin.py"
+    plugin.write_text(
+        plugin.read_text()
+        + "\n\ndef export_pdf(text: str) -> str:\n"
+        + "    from svfix_good_optional_feature import pdf_export\n\n"
+        + "    return str(pdf_export)\n"
+    )
 
     report = verify(project)
 
     assert codes(report) == ["import_failed"]
     assert report.failures[0].module == "svfix_good_optional_feature.pdf_export"
+
+
+def test_a_module_nothing_of_the_package_imports_is_its_users_integration(
+    tmp_path: Path,
+) -> None:
+    """textual's demo script needs httpx, moto's vendored parser localstack: declared
+    nowhere, imported by nothing of the package; its users who import it have the library."""
+    project = copy_fixture("good-optional-feature", tmp_path)
+    contrib = project / "svfix_good_optional_feature" / "contrib"
+    contrib.mkdir()
+    (contrib / "__init__.py").write_text("")
+    (contrib / "tracking.py").write_text("import svfix_absent_tracker\n")
+    (contrib / "reports.py").write_text(
+        "from svfix_good_optional_feature.contrib import tracking\n"
+    )
+
+    report = verify(project)
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    excused = {e.module: e for e in imports.excused}
+    for module in ("contrib.tracking", "contrib.reports"):  # reports: only tracking's importer
+        found = excused[f"svfix_good_optional_feature.{module}"]
+        assert found.reason == "integration"
+        assert "no module of the package imports it" in found.detail
 
 
 def test_console_scripts_asking_for_an_extra_run_with_it(find_links: str) -> None:

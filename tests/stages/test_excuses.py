@@ -12,6 +12,7 @@ import pytest
 
 from sandboxverify.stages._excuses import settle, triage
 from sandboxverify.stages._extras import ExtraRun, Extras, parse_extras
+from sandboxverify.stages._integrations import unreferenced
 from sandboxverify.stages._platform_names import PLATFORM_NAMES, elsewhere, this_platform
 from sandboxverify.stages._plugin_modules import left_out_by_application
 from sandboxverify.stages._test_support import is_test_module
@@ -440,3 +441,18 @@ def test_a_module_that_refuses_in_its_own_words_to_import_without_a_library_is_o
     else:
         assert settled.excused == ()
         assert settled.hints[module].startswith("no extra declares a distribution named")
+
+
+def test_modules_only_each_other_import_are_unreferenced() -> None:
+    """moto 5.2.5: parser.backend.store is imported only by parser.provider, which nothing
+    imports; a module another module of the package imports is referenced."""
+    importers = {
+        "moto.sfn.parser.provider": (),
+        "moto.sfn.parser.backend.store": ("moto.sfn.parser.provider",),
+        "pkg.used": ("pkg.api",),
+        "pkg.chain": ("pkg.used",),
+    }
+    assert unreferenced(list(importers), importers) == {
+        "moto.sfn.parser.provider",
+        "moto.sfn.parser.backend.store",
+    }

@@ -221,10 +221,12 @@ class Verifier:
     ) -> list[PlannedPlugin] | None:
         """:meth:`_inspect`; then, if what failed imports an application that depends on the
         distribution (``_dependents``), that application installed and :meth:`_inspect` again:
-        the second verdict replaces the first, as that is what the application's users meet."""
+        the second verdict replaces the first, as that is what the application's users meet.
+        A module excused as only its users' (``lacks``) is looked for so too."""
         marks = len(found.stages), len(found.failures), len(found.notes)
         to_load = self._inspect(installed, plan, found)
-        if self.state.request.server is not None or not found.failures[marks[1] :]:
+        lacking = found.imports is not None and any(e.lacks for e in found.imports.excused)
+        if self.state.request.server is not None or not (found.failures[marks[1] :] or lacking):
             return to_load
         # only where something failed (~6 ms); in process isolation imported ahead, before any
         # package code ran (``_headstart``)

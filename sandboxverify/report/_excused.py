@@ -47,6 +47,9 @@ class ExcusedModule:
     detail: str
     #: the extra it imports with (reason ``extra``)
     extra: str | None = None
+    #: the top-level modules it lacks, which nothing the wheel requires brings (reason
+    #: ``integration``): an application that depends on the wheel may (``_dependents``)
+    lacks: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -56,6 +59,8 @@ class ExcusedModule:
         }
         if self.extra is not None:
             document["extra"] = self.extra
+        if self.lacks:
+            document["lacks"] = list(self.lacks)
         return document
 
     @classmethod
@@ -67,6 +72,9 @@ class ExcusedModule:
             reason=next((r for r in EXCUSE_REASONS if r == reason), "extra"),
             detail=str(item.get("detail") or ""),
             extra=_optional_str(item.get("extra")),
+            lacks=tuple(str(name) for name in lacks)
+            if isinstance(lacks := item.get("lacks"), list)
+            else (),
         )
 
 

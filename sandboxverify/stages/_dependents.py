@@ -90,8 +90,9 @@ def undeclared_missing(
     python: Sequence[int],
 ) -> list[Missing]:
     """The top-level modules whose absence alone made a plugin's load or a module's import
-    fail (``failures``), that are not the wheel's own and that no requirement of it nor of
-    its extras (for an interpreter of version ``python``) names."""
+    fail (``failures``), or that a module only its users import lacks (excused with
+    ``lacks``), that are not the wheel's own and that no requirement of it nor of its extras
+    (for an interpreter of version ``python``) names."""
     own, dependencies = wheel.top_level, wheel.dependencies
     extras = read_extras(wheel.path, str(wheel.name), python)
 
@@ -122,6 +123,12 @@ def undeclared_missing(
         if name not in entry[at]:
             entry[at].append(name)
         entry[2].extend(t for t in imported_tops(wheel, module) if undeclared(t))
+    # a module only its users import, excused for what it lacks: its application may bring it
+    for excused in imports.excused if imports else ():
+        for top in excused.lacks:
+            if undeclared(top):
+                entry = found.setdefault(top, ([], [], [*named_after(str(wheel.name), top), top]))
+                entry[1].append(excused.module)
     return [
         Missing(top, tuple(p), tuple(m), tuple(dict.fromkeys(c))[:_CANDIDATES])
         for top, (p, m, c) in found.items()

@@ -98,4 +98,5 @@ def unreferenced_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule:
         "package imports it: an integration for users who have "
         f"{'them' if len(lacking) > 1 else 'it'} (declare {named} in an extra, so that "
         "installers can bring it)",
+        lacks=tuple(lacking),
     )

@@ -70,7 +70,7 @@ def in_configured_application(
     did once Django was set up with the package's apps (if it has any: a library for Django
     projects, hypothesis's ``extra.django``, has none): excused, or failed for what stopped
     them there."""
-    waiting = [str(item["module"]) for item in failed if _not_set_up(item)]
+    waiting = [str(item["module"]) for item in failed if not_set_up(item)]
     apps = django_apps(modules)
     nothing = Settled((), {}, (), ())
     if not waiting:
@@ -125,7 +125,8 @@ def in_configured_application(
     return left, Settled(tuple(excused), still, tuple(failures), ())
 
 
-def _not_set_up(item: Mapping[str, Any]) -> bool:
+def not_set_up(item: Mapping[str, Any]) -> bool:
+    """A module's import result: it failed for want of Django's setup."""
     # an entry point's module too: its users load the plugin in their set-up project, as the
     # probe loads it once Django's not being set up stopped it
     error = item.get("error")

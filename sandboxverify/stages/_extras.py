@@ -33,8 +33,10 @@ from sandboxverify.sandbox import (
     installer_env,
     without_wheel,
 )
+from sandboxverify.stages._configured import django_apps, not_set_up
 from sandboxverify.stages._import_names import distributions_of
 from sandboxverify.stages._imports import run_imports
+from sandboxverify.stages._wheel_imports import module_names
 
 #: an extra's name as PEP 685 normalises it; anything else is not used (it names a directory)
 _EXTRA_NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -282,6 +284,14 @@ def run_extra(
     ran = run_imports(sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=[*modules, *tried])
     results = {str(item["module"]): item for item in ran.result.get("results") or ()}
     stopped = ran.failures[0].message if ran.failures else None
+    # the extra brought Django (hypothesis[django]): its modules import once it is set up
+    waiting = [m for m, item in results.items() if not_set_up(item)]
+    if waiting and stopped is None:
+        setup = {"django": django_apps(module_names(wheel.path))}
+        again = run_imports(
+            sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=waiting, configure=setup
+        )
+        results.update({str(i["module"]): i for i in again.result.get("results") or ()})
     return replace(
         base,
         installed=True,

@@ -594,3 +594,19 @@ def test_a_template_the_package_copies_into_projects_is_data() -> None:
         "svfix_good_data_template.templates.project.env",
         "data",
     )
+
+
+def test_a_module_whose_extra_brings_django_imports_once_django_is_set_up() -> None:
+    """hypothesis.extra.django: hypothesis[django] brings Django, and the module reads its
+    settings as it imports, as it does in its users' projects."""
+    report = verify(fixture("good-django-extra"))
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    [excused] = imports.excused
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_django_extra.django_support",
+        "extra",
+        "django",
+    )

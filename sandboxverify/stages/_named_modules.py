@@ -54,6 +54,9 @@ def named_extensions(
             if not is_test_module(module)
             and module.rsplit(".", 1)[-1] not in _NOT_EXTENSIONS
             and (not only_named_for or _named_for(module, application))
+            # a private module is the package's own (bokeh's sphinxext._internal, for its own
+            # docs): users name its public ones, unless --host asks for every one
+            and (only is not None or not _private(module))
         ]
         for module in sorted(modules, key=_order):
             reason = (
@@ -121,7 +124,11 @@ def _named_for(name: str, application: str) -> bool:
 def _order(module: str) -> tuple[bool, int, str]:
     """Public modules first (``sphinx_toolbox._css`` is an implementation detail), then
     packages before their submodules, then by name."""
-    return (any(part.startswith("_") for part in module.split(".")), module.count("."), module)
+    return (_private(module), module.count("."), module)
+
+
+def _private(module: str) -> bool:
+    return any(part.startswith("_") for part in module.split("."))
 
 
 #: modules that define such a function for another purpose: a Sphinx project's own

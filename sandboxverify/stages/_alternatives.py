@@ -45,19 +45,25 @@ def with_alternatives(
     alternatives: Mapping[str, Sequence[str]],
     run: Callable[[str, Sequence[str]], ExtraRun],
     extras: Extras,
+    *,
+    lacked: Mapping[str, Sequence[str]] | None = None,
 ) -> Settled:
     """``settled``, with each module that failed to import with its extra (``needs``) tried
     with its ``alternatives`` (``run``: an extra's sandbox made for these modules), then with
     the extras that declare what it stopped at there (strawberry's ``fastapi`` module needs
     the extra ``fastapi``, past the ``asgi`` one that brings starlette), and excused with the
-    first of them it imports with."""
+    first of them it imports with. ``lacked``: what each module lacked with its extra, as the
+    runtime saw it."""
+    lacked = lacked or {}
     retried: dict[str, tuple[str, ...]] = {}
     for module, chosen in needs.items():
         failure = settled.failed.get(module)
         if failure is None or failure.type == EXTRA_NOT_INSTALLED:
             continue
-        stopped = _NO_MODULE.search(failure.message)
-        further = extras.for_users(stopped.group(1)) if stopped else []
+        # what it stopped at there: the interpreter's words, or the runtime's account of a
+        # refusal in the module's own words (sentry-sdk's "FastAPI is not installed")
+        stopped = _NO_MODULE.findall(failure.message) or list(lacked.get(module, ()))
+        further = [e for name in stopped for e in extras.for_users(name)]
         offered = [*alternatives.get(module, ()), *further[:MORE_ALTERNATIVES]]
         tried = tuple(dict.fromkeys(extra for extra in offered if extra != chosen))
         if tried:

@@ -131,7 +131,15 @@ def excuse(
 
     runs = parallel_map(verify, found.extras, SANDBOXES_AT_ONCE) if found.extras else []
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
-    settled = with_alternatives(settled, found.needs, found.alternatives, verify, extras)
+    lacked = {
+        module: import_cause(result)["missing"]
+        for run in runs
+        for module, result in (run.results or {}).items()
+        if found.needs.get(module) == run.extra
+    }
+    settled = with_alternatives(
+        settled, found.needs, found.alternatives, verify, extras, lacked=lacked
+    )
     releases = OtherReleases(extras, installed, also, ctx, applications)
     settled = releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
     return settled.joined(configured).joined(Settled(tuple(data.values()), {}, (), ()))

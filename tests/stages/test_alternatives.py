@@ -113,3 +113,24 @@ def test_a_module_that_stops_at_what_another_extra_declares_is_tried_with_that_o
     [excused] = settled.excused
     assert (excused.module, excused.extra) == (module, "fastapi")
     assert settled.failed == {}
+
+
+def test_what_the_runtime_saw_it_lack_names_the_next_extra_where_its_words_do_not() -> None:
+    """sentry-sdk's fastapi integration, with the starlette extra: "FastAPI is not
+    installed", its own words; the runtime saw ``fastapi`` missing."""
+    extras = Extras("sentry", {"starlette": ("starlette",), "fastapi": ("fastapi",)})
+    module = "sentry_sdk.integrations.fastapi"
+    refused = ImportFailure(module, "DidNotEnable", "FastAPI is not installed")
+    asked, run = _runs({"fastapi"})
+
+    settled = with_alternatives(
+        Settled((), {module: refused}, (), ()),
+        {module: "starlette"},
+        {},
+        run,
+        extras,
+        lacked={module: ["fastapi"]},
+    )
+
+    assert asked == [("fastapi", (module,))]
+    assert [e.extra for e in settled.excused] == ["fastapi"]

@@ -285,6 +285,6 @@ def refused_notes(dist: str, refused: Mapping[str, Sequence[str]]) -> list[str]:
     candidate tried, with why not."""
     return [
         f"{module!r}, which {dist} imports without declaring it, was looked for as an "
-        f"application that requires {dist} ({'; '.join(whys)}): the failure stands"
+        f"application that requires {dist} ({'; '.join(whys)}): judged without it"
         for module, whys in refused.items()
     ]

@@ -53,8 +53,11 @@ from sandboxverify.stages._test_support import (
     is_test_module,
     machinery_failed_in,
 )
-from sandboxverify.stages._version_gates import imported_elsewhere_only, other_python_excuse
-from sandboxverify.stages._wheel_imports import importers_of
+from sandboxverify.stages._version_gates import (
+    imported_elsewhere_only,
+    importers_here,
+    other_python_excuse,
+)
 
 
 def packages_of(modules: Iterable[str]) -> set[str]:
@@ -103,7 +106,7 @@ def excuse(
         gated=gated,
     )
     if found.unmapped:
-        mentioned = importers_of(wheel.path, found.unmapped)
+        mentioned = importers_here(wheel.path, found.unmapped, version)
         lone = {m for m in unreferenced(found.unmapped, mentioned) if m not in wheel.top_level}
         found = replace(found, unreferenced=frozenset(lone))
     root = sandbox.paths.root

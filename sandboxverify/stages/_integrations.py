@@ -77,7 +77,8 @@ _INTERPRETER_WORDS = re.compile(r"No module named |cannot import name ")
 def unreferenced(modules: Collection[str], importers: Mapping[str, Sequence[str]]) -> set[str]:
     """Those of ``modules`` no other module of the package imports but one of ``modules``
     itself (moto's vendored ``parser.backend.store``, imported only by ``parser.provider``,
-    which nothing imports)."""
+    which nothing imports). ``importers``: those that import each, letting its failure
+    through (``_version_gates.importers_here``)."""
     alone = set(modules)
     while True:
         reached = {m for m in alone if any(i not in alone for i in importers.get(m, ()))}
@@ -95,7 +96,8 @@ def unreferenced_excuse(module: str, lacking: Sequence[str]) -> ExcusedModule:
         module,
         "integration",
         f"it needs {named}, which no requirement or extra declares, and no module of the "
-        "package imports it: an integration for users who have "
+        "package imports it but where its failure is caught: an integration for users who "
+        "have "
         f"{'them' if len(lacking) > 1 else 'it'} (declare {named} in an extra, so that "
         "installers can bring it)",
         lacks=tuple(lacking),

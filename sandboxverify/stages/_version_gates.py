@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 import operator
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,17 +39,14 @@ class _Import:
     name: str
     #: the test, false here, of a branch the import sits in (its source); ``""``: taken here
     untaken: str
+    #: it sits in a ``try`` whose handler catches its failure (``except ImportError``)
+    guarded: bool = False
 
 
-def imported_elsewhere_only(
+def _found_imports(
     wheel: Path, modules: Collection[str], version: tuple[int | str, ...]
-) -> dict[str, str]:
-    """Each of ``modules`` that other modules of the wheel import, every one of them under a
-    test false on Python ``version`` (``if sys.version_info >= (3, 12):``, ``if PY312:``
-    with ``PY312`` a version test, the ``else`` of ``if sys.version_info < (3, 12):``, or
-    ``if TYPE_CHECKING:``), and the excuse in words, naming each importer and its test. A
-    module's own submodules do not count; a module nothing imports, or one import of which
-    is taken here, is not listed."""
+) -> dict[str, list[_Import]]:
+    """Each of ``modules`` and the imports of it in the wheel's other modules."""
     wanted = set(modules)
     if not wanted:
         return {}
@@ -68,6 +65,33 @@ def imported_elsewhere_only(
                     continue
                 if item.name == module or item.name.startswith(f"{module}."):
                     found[module].append(item)
+    return found
+
+
+def importers_here(
+    wheel: Path, modules: Collection[str], version: tuple[int | str, ...]
+) -> dict[str, tuple[str, ...]]:
+    """Each of ``modules`` and the other modules of the wheel whose import of it runs on
+    Python ``version`` and lets its failure through: not under a test false here, not in a
+    ``try`` that catches it (distributed imports its bokeh dashboard in ``try: ... except
+    ImportError``, and goes on without it)."""
+    found = _found_imports(wheel, modules, version)
+    return {
+        module: tuple(dict.fromkeys(i.importer for i in items if not i.untaken and not i.guarded))
+        for module, items in found.items()
+    }
+
+
+def imported_elsewhere_only(
+    wheel: Path, modules: Collection[str], version: tuple[int | str, ...]
+) -> dict[str, str]:
+    """Each of ``modules`` that other modules of the wheel import, every one of them under a
+    test false on Python ``version`` (``if sys.version_info >= (3, 12):``, ``if PY312:``
+    with ``PY312`` a version test, the ``else`` of ``if sys.version_info < (3, 12):``, or
+    ``if TYPE_CHECKING:``), and the excuse in words, naming each importer and its test. A
+    module's own submodules do not count; a module nothing imports, or one import of which
+    is taken here, is not listed."""
+    found = _found_imports(wheel, modules, version)
     gated: dict[str, str] = {}
     for module, items in found.items():
         if items and all(item.untaken for item in items):
@@ -269,9 +293,11 @@ def _imports(tree: ast.Module, importer: str, base: str, tests: _Tests) -> Itera
     ``if`` branch not taken here, or what follows ``if <test>: return`` (or ``raise``) where
     the test is true here (pyview-web returns early below 3.14, then imports)."""
 
-    def walk_body(statements: list[ast.stmt], untaken: str) -> Iterator[_Import]:
+    def walk_body(
+        statements: list[ast.stmt], untaken: str, guarded: bool = False
+    ) -> Iterator[_Import]:
         for statement in statements:
-            yield from walk(statement, untaken)
+            yield from walk(statement, untaken, guarded)
             if untaken or not isinstance(statement, ast.If) or statement.orelse:
                 continue
             last = statement.body[-1] if statement.body else None
@@ -279,35 +305,60 @@ def _imports(tree: ast.Module, importer: str, base: str, tests: _Tests) -> Itera
                 kind = "return" if isinstance(last, ast.Return) else "raise"
                 untaken = f"after if {ast.unparse(statement.test)}: {kind}"
 
-    def walk(node: ast.AST, untaken: str) -> Iterator[_Import]:
+    def walk(node: ast.AST, untaken: str, guarded: bool = False) -> Iterator[_Import]:
         if isinstance(node, ast.If):
             value = tests.value(node.test)
             test = ast.unparse(node.test) if value is not None else ""
-            yield from walk_body(node.body, untaken or (f"if {test}" if value is False else ""))
             yield from walk_body(
-                node.orelse, untaken or (f"else of if {test}" if value is True else "")
+                node.body, untaken or (f"if {test}" if value is False else ""), guarded
             )
+            yield from walk_body(
+                node.orelse, untaken or (f"else of if {test}" if value is True else ""), guarded
+            )
+            return
+        if isinstance(node, ast.Try) and _catches_import_errors(node.handlers):
+            yield from walk_body(node.body, untaken, True)
+            for part in (*node.handlers, *node.orelse, *node.finalbody):
+                yield from walk(part, untaken, guarded)
             return
         if isinstance(node, ast.Import):
             for alias in node.names:
-                yield _Import(importer, alias.name, untaken)
+                yield _Import(importer, alias.name, untaken, guarded)
         elif isinstance(node, ast.ImportFrom):
             source = resolved_import(node, base)
             if source:
-                yield _Import(importer, source, untaken)
+                yield _Import(importer, source, untaken, guarded)
                 for alias in node.names:
                     if alias.name != "*":
-                        yield _Import(importer, f"{source}.{alias.name}", untaken)
+                        yield _Import(importer, f"{source}.{alias.name}", untaken, guarded)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield _Import(importer, node.value, untaken)
+            yield _Import(importer, node.value, untaken, guarded)
         for _, value in ast.iter_fields(node):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
-                yield from walk_body(value, untaken)
+                yield from walk_body(value, untaken, guarded)
             elif isinstance(value, list):
                 for item in value:
                     if isinstance(item, ast.AST):
-                        yield from walk(item, untaken)
+                        yield from walk(item, untaken, guarded)
             elif isinstance(value, ast.AST):
-                yield from walk(value, untaken)
+                yield from walk(value, untaken, guarded)
 
     yield from walk(tree, "")
+
+
+#: what a handler catches when it catches an import's failure
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def _catches_import_errors(handlers: Sequence[ast.ExceptHandler]) -> bool:
+    """A bare ``except:``, or one naming ImportError (or what it derives from)."""
+    for handler in handlers:
+        caught = handler.type
+        if caught is None:
+            return True
+        names = caught.elts if isinstance(caught, ast.Tuple) else [caught]
+        for name in names:
+            last = name.attr if isinstance(name, ast.Attribute) else getattr(name, "id", "")
+            if last in _IMPORT_ERRORS:
+                return True
+    return False

@@ -9,7 +9,11 @@ from typing import Any
 
 import pytest
 
-from sandboxverify.stages._version_gates import imported_elsewhere_only, other_python_excuse
+from sandboxverify.stages._version_gates import (
+    imported_elsewhere_only,
+    importers_here,
+    other_python_excuse,
+)
 from tests.helpers import make_wheel
 
 PY311 = (3, 11, 7)
@@ -129,3 +133,25 @@ def test_a_module_refusing_this_python_is_excused_unless_users_import_it() -> No
     # the wheel's top level refusing a Python its Requires-Python admits is a broken package
     assert other_python_excuse("g", cause(test), {}, own={"g"}) is None
     assert other_python_excuse("g.other", cause(), {}, own={"g"}) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "counted"),
+    [
+        # distributed 2026.8 imports its bokeh dashboard so, and goes on without it
+        ("try:\n    import g.m\nexcept ImportError:\n    m = None\n", False),
+        ("try:\n    from g import m\nexcept (ValueError, ModuleNotFoundError):\n    pass\n", False),
+        ("try:\n    import g.m\nexcept:\n    pass\n", False),
+        # a handler that does not catch it, or none: its failure reaches the caller
+        ("try:\n    import g.m\nexcept ValueError:\n    pass\n", True),
+        ("def load():\n    import g.m\n", True),
+        ("try:\n    x = 1\nexcept ImportError:\n    pass\nimport g.m\n", True),
+        # where the version test is false, it never runs
+        ("import sys\nif sys.version_info >= (3, 12):\n    import g.m\n", False),
+    ],
+)
+def test_an_importer_counts_only_where_the_import_s_failure_gets_through(
+    tmp_path: Path, source: str, counted: bool
+) -> None:
+    wheel = wheel_of(tmp_path, {"a.py": source})
+    assert importers_here(wheel, ["g.m"], PY311) == {"g.m": ("g.a",) if counted else ()}

@@ -64,12 +64,16 @@ def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> s
     if not isinstance(last, Mapping) or last.get("module") != module:
         return None
     # each named as imported or as distributed, in any case: "ReportLab", "requires
-    # PyGObject" for ``gi``, "Did you install mysqlclient?" for ``MySQLdb``
-    spoken = {canonicalize_name(word) for word in _WORD.findall(first)}
+    # PyGObject" for ``gi``, "Did you install mysqlclient?" for ``MySQLdb``; in its first
+    # lines (docutils lists the packages CommonMark parsing may use below its first line)
+    opening = "\n".join(message.strip().splitlines()[:_LINES_READ])
+    spoken = {canonicalize_name(word) for word in _WORD.findall(opening)}
     return first if all(distributions_of(name) & spoken for name in lacking) else None
 
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
+#: the lines of a message read for the libraries it names
+_LINES_READ = 5
 #: what the interpreter says of a missing module, which is nobody's deliberate refusal
 _INTERPRETER_WORDS = re.compile(r"No module named |cannot import name ")
 

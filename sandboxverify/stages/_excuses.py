@@ -60,6 +60,16 @@ from sandboxverify.stages._version_gates import (
 )
 
 
+def _lacked_with_extras(runs: Sequence[ExtraRun], needs: Mapping[str, str]) -> dict[str, list[str]]:
+    """What each module that needs an extra still lacked in that extra's sandbox."""
+    return {
+        module: import_cause(result)["missing"]
+        for run in runs
+        for module, result in (run.results or {}).items()
+        if needs.get(module) == run.extra
+    }
+
+
 def packages_of(modules: Iterable[str]) -> set[str]:
     """The packages among ``modules``: those with a submodule."""
     return {module.rsplit(".", 1)[0] for module in modules if "." in module}
@@ -134,12 +144,7 @@ def excuse(
 
     runs = parallel_map(verify, found.extras, SANDBOXES_AT_ONCE) if found.extras else []
     settled = settle(found, runs, dist=dist, python=sandbox.interpreter.version, extras=extras)
-    lacked = {
-        module: import_cause(result)["missing"]
-        for run in runs
-        for module, result in (run.results or {}).items()
-        if found.needs.get(module) == run.extra
-    }
+    lacked = _lacked_with_extras(runs, found.needs)
     settled = with_alternatives(
         settled, found.needs, found.alternatives, verify, extras, lacked=lacked
     )

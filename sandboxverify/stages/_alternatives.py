@@ -8,7 +8,6 @@ picks the one that works on their Python, so when it fails there (PySide2 crashe
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -21,12 +20,11 @@ from sandboxverify.stages._extras import (
     Extras,
     extra_record,
 )
+from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._imports import Settled
 
 #: the other extras a module is tried with, beyond the first
 MORE_ALTERNATIVES = 2
-#: what the interpreter says when an import stops at a package not installed
-_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
 def alternatives_of(missing: Sequence[str], chosen: str, extras: Extras) -> tuple[str, ...]:
@@ -62,7 +60,7 @@ def with_alternatives(
             continue
         # what it stopped at there: the interpreter's words, or the runtime's account of a
         # refusal in the module's own words (sentry-sdk's "FastAPI is not installed")
-        stopped = _NO_MODULE.findall(failure.message) or list(lacked.get(module, ()))
+        stopped = NO_MODULE_NAMED.findall(failure.message) or list(lacked.get(module, ()))
         further = [e for name in stopped for e in extras.for_users(name)]
         offered = [*alternatives.get(module, ()), *further[:MORE_ALTERNATIVES]]
         tried = tuple(dict.fromkeys(extra for extra in offered if extra != chosen))

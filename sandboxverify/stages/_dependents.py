@@ -16,7 +16,6 @@ Any other candidate confirms nothing: the undeclared import stays a failure.
 from __future__ import annotations
 
 import ast
-import re
 import shutil
 import sys
 import zipfile
@@ -32,10 +31,9 @@ from sandboxverify.report import Failure, ImportsRecord, PluginRecord, summarize
 from sandboxverify.runtime import name_words
 from sandboxverify.sandbox import RunContext, Sandbox, fetch_alone
 from sandboxverify.stages._extras import read_extras
+from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._runtime_call import safe_label
 
-#: the interpreter's words for a module not found; the name may be a submodule's
-_NOT_FOUND = re.compile(r"^No module named '([^']+)'")
 _METADATA_LIMIT = 4 * 1024 * 1024
 _SOURCE_LIMIT = 4 * 1024 * 1024
 #: at most this many distributions are fetched for one missing module
@@ -177,7 +175,7 @@ def missing_top(kind: str, message: str) -> str | None:
     """The top-level module a ``ModuleNotFoundError`` says is missing."""
     if kind != "ModuleNotFoundError":
         return None
-    match = _NOT_FOUND.match(message)
+    match = NO_MODULE_NAMED.match(message)
     return match[1].split(".")[0] if match else None
 
 

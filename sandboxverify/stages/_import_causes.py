@@ -3,8 +3,13 @@ code ran in the sandbox that wrote it, so nothing in it is trusted to have its s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
+
+#: what the interpreter says when an import stops at a module not installed: the one
+#: wording of it the host side reads (``.match`` where it must open the message)
+NO_MODULE_NAMED = re.compile(r"No module named '([^']+)'")
 
 
 def import_cause(item: Mapping[str, Any]) -> dict[str, Any]:

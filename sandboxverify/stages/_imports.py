@@ -8,7 +8,6 @@ source tree. Stage ``scripts`` (the console scripts) is ``_scripts``.
 from __future__ import annotations
 
 import fnmatch
-import re
 import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -28,13 +27,13 @@ from sandboxverify.report import (
 )
 from sandboxverify.sandbox import RunContext, Sandbox
 from sandboxverify.stages import _runtime_call as runtime
+from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._plugin_modules import without_plugin_modules
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
 
 _SHOWN = 5
-_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 _SUBJECT = Subject(
     "the import of every module",
     timeout_hint="a module must not block at import; if importing is only slow, raise --timeout",
@@ -314,7 +313,7 @@ class _Judge:
         )
 
     def _hint(self, name: str, kind: str, message: str) -> str:
-        missing = _MISSING_MODULE.search(message)
+        missing = NO_MODULE_NAMED.search(message)
         if kind == "ModuleNotFoundError" and missing:
             module = missing.group(1)
             top = module.split(".", 1)[0]

@@ -7,9 +7,9 @@ import re
 
 from sandboxverify.report import PluginRecord, reached_for_network
 from sandboxverify.runtime.hosts import KNOWN_GROUPS, Wording
+from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 
-_MISSING_MODULE = re.compile(r"No module named '([^']+)'")
 #: a program the plugin runs, missing from PATH: "'pngquant' not found", "X: command not found",
 #: a subprocess' "[Errno 2] No such file or directory: 'optipng'" (a bare name, not a data file)
 _MISSING_PROGRAM = re.compile(
@@ -78,7 +78,7 @@ def load_hint(
 def _removed_module(kind: str, message: str, python: str) -> str | None:
     """Why the plugin cannot import a module its code asks for while the application uses it,
     when that module no longer exists (``pkg_resources``, Python 2's standard library)."""
-    missing = _MISSING_MODULE.search(message) if kind == "ModuleNotFoundError" else None
+    missing = NO_MODULE_NAMED.search(message) if kind == "ModuleNotFoundError" else None
     return removed_from_stdlib(missing.group(1).split(".")[0], python) if missing else None
 
 
@@ -86,7 +86,7 @@ def _import_hint(record: PluginRecord, own_modules: frozenset[str], python: str)
     """What to change when the plugin's module failed at import."""
     error = record.error
     assert error is not None
-    missing = _MISSING_MODULE.search(error.message)
+    missing = NO_MODULE_NAMED.search(error.message)
     if error.type == "ModuleNotFoundError" and missing:
         module = missing.group(1)
         top = module.split(".", 1)[0]

@@ -27,12 +27,11 @@ from sandboxverify.stages._extras import (
     extra_sandbox,
     install_extra,
 )
+from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 
 #: ``pip install 'httpx[cli]'``, ``hypothesis[cli]``: a distribution and its extras, as
 #: users write them
 _WITH_EXTRAS = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\[([A-Za-z0-9._, -]+)\]")
-#: what the interpreter says when a script's import stops at a package not installed
-_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 
 
 def extra_asked_for(output: str, extras: Extras) -> str | None:
@@ -46,7 +45,7 @@ def extra_asked_for(output: str, extras: Extras) -> str | None:
             extra = str(canonicalize_name(name.strip()))
             if extra in extras.requirements and not development_extra(extra):
                 return extra
-    for module in reversed(_NO_MODULE.findall(output)):
+    for module in reversed(NO_MODULE_NAMED.findall(output)):
         found = extras.for_users(module)
         if found:
             return found[0]

@@ -55,7 +55,8 @@ def _found_imports(
     flags = _version_flags(wheel, version)
     found: dict[str, list[_Import]] = {module: [] for module in wanted}
     tails = {module.rpartition(".")[2].encode() for module in wanted}
-    for importer, package, tree in parsed_modules(wheel, containing_any=tails):
+    unparsed: list[tuple[str, bytes]] = []
+    for importer, package, tree in parsed_modules(wheel, containing_any=tails, unparsed=unparsed):
         base = importer if package else importer.rpartition(".")[0]
         tests = _Tests(version, flags, _bound(tree, base))
         tests.local.update(flags.get(importer, {}))
@@ -65,6 +66,12 @@ def _found_imports(
                     continue
                 if item.name == module or item.name.startswith(f"{module}."):
                     found[module].append(item)
+    # a module this interpreter cannot read may import any that it names: taken, unguarded
+    for importer, source in unparsed:
+        for module in wanted:
+            inside = importer == module or importer.startswith(f"{module}.")
+            if not inside and module.rpartition(".")[2].encode() in source:
+                found[module].append(_Import(importer, module, ""))
     return found
 
 

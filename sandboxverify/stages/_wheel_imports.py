@@ -97,11 +97,15 @@ def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
 
 
 def parsed_modules(
-    wheel: Path, containing: bytes = b"", containing_any: Collection[bytes] = ()
+    wheel: Path,
+    containing: bytes = b"",
+    containing_any: Collection[bytes] = (),
+    unparsed: list[tuple[str, bytes]] | None = None,
 ) -> Iterator[tuple[str, bool, ast.Module]]:
     """Each ``.py`` module of the wheel that parses (and whose source holds ``containing``,
     and one of ``containing_any`` if given): its dotted name, whether it is a package's
-    ``__init__``, its syntax tree."""
+    ``__init__``, its syntax tree. ``unparsed`` collects the others' names and sources (newer
+    syntax than this interpreter's), which a caller must not read as importing nothing."""
     budget = _TOTAL_LIMIT
     try:
         with zipfile.ZipFile(wheel) as archive:
@@ -118,6 +122,8 @@ def parsed_modules(
                 try:
                     tree = ast.parse(source)
                 except (SyntaxError, ValueError):
+                    if unparsed is not None:
+                        unparsed.append((module, source))
                     continue
                 yield module, package, tree
     except (OSError, zipfile.BadZipFile):

@@ -155,3 +155,15 @@ def test_an_importer_counts_only_where_the_import_s_failure_gets_through(
 ) -> None:
     wheel = wheel_of(tmp_path, {"a.py": source})
     assert importers_here(wheel, ["g.m"], PY311) == {"g.m": ("g.a",) if counted else ()}
+
+
+def test_a_module_this_interpreter_cannot_parse_counts_as_importing_what_it_names(
+    tmp_path: Path,
+) -> None:
+    """An importer in syntax newer than the host's is not read as importing nothing: a gate
+    elsewhere, or no other importer, must not excuse the module on its account."""
+    unreadable = "def (:\nimport g.m\n"
+    wheel = wheel_of(tmp_path, {"a.py": GATES["new.py"], "b.py": unreadable})
+
+    assert imported_elsewhere_only(wheel, ["g.m"], PY311) == {}
+    assert importers_here(wheel, ["g.m"], PY311) == {"g.m": ("g.b",)}

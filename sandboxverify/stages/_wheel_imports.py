@@ -25,11 +25,18 @@ def importers_of(wheel: Path, modules: Collection[str]) -> dict[str, tuple[str, 
     (``importlib.import_module("pkg.hooks3")``). A module's own submodules do not count."""
     wanted = set(modules)
     found: dict[str, list[str]] = {module: [] for module in modules}
-    for importer, names in _named_imports(wheel):
+    unparsed: list[tuple[str, bytes]] = []
+    for importer, names in _named_imports(wheel, unparsed):
         for module in wanted:
             if importer == module or importer.startswith(f"{module}."):
                 continue
             if any(name == module or name.startswith(f"{module}.") for name in names):
+                found[module].append(importer)
+    # a module this interpreter cannot parse may import any it names
+    for importer, source in unparsed:
+        for module in wanted:
+            inside = importer == module or importer.startswith(f"{module}.")
+            if not inside and module.rpartition(".")[2].encode() in source:
                 found[module].append(importer)
     return {module: tuple(sorted(importers)) for module, importers in found.items()}
 
@@ -90,9 +97,11 @@ def _takes(args: ast.arguments, count: int) -> bool:
     return required <= count and (len(positional) >= count or args.vararg is not None)
 
 
-def _named_imports(wheel: Path) -> Iterator[tuple[str, set[str]]]:
+def _named_imports(
+    wheel: Path, unparsed: list[tuple[str, bytes]] | None = None
+) -> Iterator[tuple[str, set[str]]]:
     """Each ``.py`` module of the wheel and the dotted names it imports or spells out."""
-    for module, package, tree in parsed_modules(wheel):
+    for module, package, tree in parsed_modules(wheel, unparsed=unparsed):
         yield module, _names(tree, module if package else module.rpartition(".")[0])
 
 

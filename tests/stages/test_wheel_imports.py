@@ -41,3 +41,10 @@ def test_a_wheel_that_cannot_be_read_imports_nothing(tmp_path: Path) -> None:
     broken = tmp_path / "plug-1.0-py3-none-any.whl"
     broken.write_bytes(b"not a zip")
     assert importers_of(broken, ["plug.hooks3"]) == {"plug.hooks3": ()}
+
+
+def test_a_module_this_interpreter_cannot_parse_imports_what_it_names(tmp_path: Path) -> None:
+    """Newer syntax than the host's is no proof that it imports nothing."""
+    files = {**SOURCES, "plug/newer.py": "def (:\nfrom plug import stale\n"}
+    wheel = make_wheel(tmp_path, "plug-1.0-py3-none-any.whl", name="plug", files=files)
+    assert importers_of(wheel, ["plug.stale"]) == {"plug.stale": ("plug.newer",)}

@@ -12,14 +12,13 @@ library its users install), then it is judged like any module
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, Failure, ImportFailure
-from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
+from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
 from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
 from sandboxverify.stages._configured import in_configured_application
 from sandboxverify.stages._data_files import shipped_as_data
@@ -31,6 +30,7 @@ from sandboxverify.stages._extras import (
     Extras,
     extra_record,
     failed_with_extra,
+    fresh_paths,
     install_failure,
     not_built,
     read_extras,
@@ -119,15 +119,10 @@ def excuse(
         mentioned = importers_here(wheel.path, found.unmapped, version)
         lone = {m for m in unreferenced(found.unmapped, mentioned) if m not in wheel.top_level}
         found = replace(found, unreferenced=frozenset(lone))
-    root = sandbox.paths.root
 
     def verify(extra: str, alternative_for: Sequence[str] | None = None) -> ExtraRun:
         kind = "extra" if alternative_for is None else "alternative"
-        paths = SandboxPaths(root.parent / f"{root.name}-{kind}-{extra}")
-        # the modules may be judged again in the same sandbox (with an application that
-        # depends on the distribution installed): each judging gets fresh extras' sandboxes
-        shutil.rmtree(paths.root, ignore_errors=True)
-        paths.make()
+        paths = fresh_paths(sandbox, f"{kind}-{extra}")
         needing, tried = (
             found.modules_for(extra) if alternative_for is None else (alternative_for, [])
         )

@@ -9,6 +9,7 @@ user who installs that extra; it is judged there, not in the plain install.
 from __future__ import annotations
 
 import re
+import shutil
 import time
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -271,16 +272,14 @@ def run_extra(
 ) -> ExtraRun:
     """``extra``'s sandbox: made, ``dist[extra]`` installed, ``modules`` and ``tried``
     imported there (each alone, as in the plain install)."""
-    dist = str(wheel.name)
-    requirement = f"{dist}[{extra}]"
-    sandbox, why, seconds = extra_sandbox(interpreter, paths, ctx)
-    base = ExtraRun(extra, requirement, tuple(modules), tuple(tried), installed=False)
-    if sandbox is None:
-        return replace(base, error=why, seconds=seconds)
+    requirement = f"{wheel.name}[{extra}]"
     started = time.perf_counter()
-    installed, cause, tail = install_extra(sandbox, wheel.path, requirement, ctx, also=also)
-    if not installed:
-        return replace(base, error=cause, details=tail, seconds=seconds + _since(started))
+    base = ExtraRun(extra, requirement, tuple(modules), tuple(tried), installed=False)
+    sandbox, cause, tail = with_extra_installed(
+        extra, interpreter=interpreter, paths=paths, wheel=wheel, also=also, ctx=ctx
+    )
+    if sandbox is None:
+        return replace(base, error=cause, details=tail or None, seconds=_since(started))
     ran = run_imports(sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=[*modules, *tried])
     results = {str(item["module"]): item for item in ran.result.get("results") or ()}
     stopped = ran.failures[0].message if ran.failures else None
@@ -297,8 +296,37 @@ def run_extra(
         installed=True,
         results=results,
         stopped=stopped,
-        seconds=seconds + _since(started),
+        seconds=_since(started),
     )
+
+
+def fresh_paths(beside: Sandbox, name: str) -> SandboxPaths:
+    """The paths of a sandbox named ``name`` beside ``beside``'s, emptied first: a check may
+    judge the same modules again (with an application that depends on the wheel)."""
+    root = beside.paths.root
+    paths = SandboxPaths(root.parent / f"{root.name}-{name}")
+    shutil.rmtree(paths.root, ignore_errors=True)
+    paths.make()
+    return paths
+
+
+def with_extra_installed(
+    extra: str,
+    *,
+    interpreter: Interpreter,
+    paths: SandboxPaths,
+    wheel: Artifact,
+    also: Sequence[str],
+    ctx: RunContext,
+) -> tuple[Sandbox | None, str, str]:
+    """A sandbox at ``paths`` with ``dist[extra]`` installed; else ``None``, why, and the
+    installer's output."""
+    sandbox, why, _ = extra_sandbox(interpreter, paths, ctx)
+    if sandbox is None:
+        return None, why, ""
+    requirement = f"{wheel.name}[{extra}]"
+    installed, cause, tail = install_extra(sandbox, wheel.path, requirement, ctx, also=also)
+    return (sandbox, "", "") if installed else (None, cause, tail)
 
 
 def extra_record(run: ExtraRun, excused: Sequence[ExcusedModule]) -> ExtraRecord:

@@ -10,7 +10,6 @@ extra, and the script fails only if it fails there too (or the extra does not in
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
@@ -19,13 +18,13 @@ from packaging.utils import canonicalize_name
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import Failure, ScriptRecord
 from sandboxverify.runtime import EntryPointRef
-from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
+from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
 from sandboxverify.stages._extras import (
     SANDBOXES_AT_ONCE,
     Extras,
     development_extra,
-    extra_sandbox,
-    install_extra,
+    fresh_paths,
+    with_extra_installed,
 )
 from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 
@@ -83,20 +82,16 @@ def with_extras(
     for item in asked:
         grouped.setdefault(item.extra, []).append(item)
     dist = str(wheel.name)
-    root = sandbox.paths.root
 
     def one(extra: str) -> dict[str, tuple[ScriptRecord, Failure | None]]:
-        paths = SandboxPaths(root.parent / f"{root.name}-script-extra-{extra}")
-        shutil.rmtree(paths.root, ignore_errors=True)
-        paths.make()
+        paths = fresh_paths(sandbox, f"script-extra-{extra}")
         requirement = f"{dist}[{extra}]"
-        made, why, _ = extra_sandbox(sandbox.interpreter, paths, ctx)
-        installed, cause = False, why
-        if made is not None:
-            installed, cause, _ = install_extra(made, wheel.path, requirement, ctx, also=also)
+        made, cause, _ = with_extra_installed(
+            extra, interpreter=sandbox.interpreter, paths=paths, wheel=wheel, also=also, ctx=ctx
+        )
         judged: dict[str, tuple[ScriptRecord, Failure | None]] = {}
         for item in grouped[extra]:
-            if made is None or not installed:
+            if made is None:
                 judged[item.ref.name] = (
                     item.record,
                     replace(

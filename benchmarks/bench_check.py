@@ -98,9 +98,9 @@ PYTHON_ALL = "sandboxverify-uv-all"
 CHECK_TARGET = 1.0
 RECHECK_TARGET = 0.3
 #: what sandboxverify keeps beside the artifacts in its cache directory, none of it about the
-#: project checked: its build-backend hints, the build environments' bytecode and its compiled
-#: ``pyproject.toml`` validator
-CARRIED_DIRS = ("preload", "bytecode", "validate-pyproject")
+#: project checked: its build-backend hints, the build environments' bytecode, its compiled
+#: ``pyproject.toml`` validator and the copy of its runtime the sandboxes read
+CARRIED_DIRS = ("preload", "bytecode", "validate-pyproject", "runtime")
 README_START = "<!-- bench_check: start -->"
 README_END = "<!-- bench_check: end -->"
 #: Not passed to any contender. The first ones would make contenders see the benchmark's own

@@ -190,10 +190,10 @@ def _an_empty_artifact_cache(
 ) -> None:
     """Each test builds what it checks: no test reuses another's build (the cache's own tests
     fill it on purpose), and nothing is written to the user's cache. The compiled
-    ``pyproject.toml`` validator and the build environments' bytecode are code kept by
-    content, not builds: the tests of one worker share them."""
+    ``pyproject.toml`` validator, the build environments' bytecode and the kept runtime are
+    code kept by content, not builds: the tests of one worker share them."""
     cache = tmp_path_factory.mktemp("artifact-cache")
-    for name in ("validate-pyproject", "bytecode"):
+    for name in ("validate-pyproject", "bytecode", "runtime"):
         shared = tmp_path_factory.getbasetemp() / name
         shared.mkdir(exist_ok=True)
         (cache / name).symlink_to(shared, target_is_directory=True)

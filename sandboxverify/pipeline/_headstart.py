@@ -159,7 +159,9 @@ def build_meanwhile(
     phase = _BuildPhase()
     # in process isolation the build's code runs as the user beside the copy, and could write
     # bytecode of ours the integrity check does not look at: the sources are copied alone
-    copying = workspace.install_runtime_meanwhile(bytecode=ctx.isolation.name != "process")
+    copying = workspace.install_runtime_meanwhile(
+        bytecode=ctx.isolation.name != "process", kept_in=ctx.runtime_templates
+    )
     with ThreadPoolExecutor(max_workers=max(1, len(early))) as pool:
         making = {
             label: pool.submit(

@@ -64,6 +64,8 @@ def run_context(
 ) -> RunContext:
     """What every step of a check with ``options`` runs with: its commands go through
     ``runner``, and ``on_event`` hears how each one ended."""
+    # unconfined code could write the kept sandboxes and runtime every later check reads
+    kept = default_root() if options.cache and isolation.name != "process" else None
     return RunContext(
         # with no OS sandbox to keep the environments read-only, untrusted code could write to
         # what gets installed: nothing installed may be shared with the installer's cache
@@ -76,10 +78,8 @@ def run_context(
         pass_env=options.pass_env,
         index=IndexOptions(options.index_url, options.find_links),
         runner=AnnouncingRunner(runner, on_event),
-        # unconfined code could write the kept sandboxes every later check copies
-        venv_templates=default_root() / "venv-templates"
-        if options.cache and isolation.name != "process"
-        else None,
+        venv_templates=kept / "venv-templates" if kept else None,
+        runtime_templates=kept / "runtime" if kept else None,
     )
 
 
@@ -88,7 +88,7 @@ class Built:
     """What the build step leaves for the sandboxes and their stages."""
 
     result: BuildResult
-    #: the runtime's private copy, which every sandbox reads
+    #: where the runtime's private copy is made
     runtime: Path
     #: the interpreters to verify on, with their labels (unique: ``3.12``, ``3.12-2``)
     pythons: tuple[tuple[Interpreter, str], ...]
@@ -98,7 +98,8 @@ class Built:
     #: differ (``_from_sdist``), and what the check could not compare
     differences: tuple[Failure, ...] = ()
     notes: tuple[str, ...] = ()
-    #: the copy of :attr:`runtime` while it is under way (``RunContext.runtime_ready``)
+    #: the copy of the runtime while it is under way, which ends with where the sandboxes read
+    #: it: :attr:`runtime`, or a copy kept by an earlier check (``RunContext.runtime_ready``)
     runtime_ready: Future[Path] | None = None
 
 

@@ -64,13 +64,16 @@ class RunContext:
     index: IndexOptions = field(default_factory=IndexOptions)
     #: the private copy of the runtime, once a check has made it (every runtime request needs it)
     runtime: Path | None = None
-    #: the copy of :attr:`runtime` under way, when it is: waited for before it is read
+    #: the copy under way, when it is: waited for before it is read, and where it ends is
+    #: what is read (:attr:`runtime`, or a copy kept by an earlier check)
     runtime_ready: Future[Path] | None = None
     #: the interpreter the steps run for, as events name it (``None``: the build)
     python: str | None = None
     #: where empty sandboxes are kept to be copied (``_templates``); only where nothing a check
     #: runs can write there (the OS sandbox), else ``None``
     venv_templates: Path | None = None
+    #: where the runtime's copy is kept for the checks after this one, on the same terms
+    runtime_templates: Path | None = None
     runner: Runner = SUBPROCESSES
 
     def run(self, command: Command) -> Outcome:
@@ -95,5 +98,5 @@ class RunContext:
         if self.runtime is None:
             raise RuntimeError("the runtime is not copied yet: no request may run")
         if self.runtime_ready is not None:
-            self.runtime_ready.result()
+            return self.runtime_ready.result()
         return self.runtime

@@ -28,6 +28,7 @@ from types import TracebackType
 
 from sandboxverify.sandbox._slots import VenvSlot, claim_venv_slot
 from sandboxverify.sandbox._subprocess import COPY_TIMEOUT, query
+from sandboxverify.sandbox._templates import keep_template, runtime_template_for, used_template
 
 #: The installed sandboxverify package, whose stdlib-only parts are copied into every sandbox.
 _PACKAGE = Path(__file__).resolve().parents[1]
@@ -176,17 +177,32 @@ class Workspace:
         shutil.copy2(_PACKAGE / "runtime" / "_pep517.py", target)
         return target
 
-    def install_runtime_meanwhile(self, *, bytecode: bool = False) -> Future[Path]:
-        """:meth:`install_runtime` on a thread of its own: the first request to the runtime
-        waits for it (``RunContext.runtime_copy``), not the steps before; the workspace waits
-        for it before it is removed."""
+    def install_runtime_meanwhile(
+        self, *, bytecode: bool = False, kept_in: Path | None = None
+    ) -> Future[Path]:
+        """The runtime the sandboxes read, once it is there: :meth:`install_runtime` on a
+        thread of its own (the first request to the runtime waits for it,
+        ``RunContext.runtime_copy``, not the steps before; the workspace waits for it before it
+        is removed). ``kept_in``: where a copy made by an earlier check is read instead, and
+        this one's is kept for the next (only where no package code can write there: the OS
+        sandbox, with the cache on: ``bytecode`` too)."""
         copied: Future[Path] = Future()
 
         def copy() -> None:
+            kept = None
             try:
-                copied.set_result(self.install_runtime(bytecode=bytecode))
+                if kept_in is not None:  # here: listing the runtime takes ~5 ms
+                    kept = runtime_template_for(kept_in, _PACKAGE.parent, _runtime_files(False))
+                if kept is not None and used_template(kept):
+                    copied.set_result(kept)
+                    return
+                made = self.install_runtime(bytecode=bytecode)
             except BaseException as exc:  # the first request raises it
                 copied.set_exception(exc)
+                return
+            copied.set_result(made)
+            if kept is not None:
+                keep_template(made, kept, prune=True)
 
         thread = threading.Thread(target=copy, name="sandboxverify-runtime-copy", daemon=True)
         self._copying.append(thread)

@@ -158,8 +158,9 @@ def runtime_copied_with_bytecode(
 
     monkeypatch.setattr(Workspace, "install_runtime", recorded)
     compileall.compile_dir(Path(_check.__file__).parents[1] / "runtime", quiet=2)
+    # no cache: in the OS sandbox a check would read the runtime an earlier one kept
     options = CheckOptions(
-        targets=(str(FIXTURES / "good-hatch"),), installer="uv", isolation=isolation
+        targets=(str(FIXTURES / "good-hatch"),), installer="uv", isolation=isolation, cache=False
     )
     report = check(options)
     assert report.ok, report.failures
@@ -181,6 +182,35 @@ def test_in_the_os_sandbox_the_runtime_is_copied_with_its_bytecode(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     assert runtime_copied_with_bytecode(monkeypatch, "strict")
+
+
+@pytest.mark.usefixtures("os_sandbox")
+def test_in_the_os_sandbox_a_check_reads_the_runtime_an_earlier_check_kept(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The first check copies the runtime and keeps the copy in the cache directory; the next
+    binds that copy into its sandboxes (read-only) and copies nothing, and passes."""
+    monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path / "cache"))
+    copies: list[Path] = []
+    install_runtime = Workspace.install_runtime
+
+    def recorded(self: Workspace, *, bytecode: bool = False) -> Path:
+        copies.append(install_runtime(self, bytecode=bytecode))
+        return copies[-1]
+
+    monkeypatch.setattr(Workspace, "install_runtime", recorded)
+    options = CheckOptions(targets=(str(FIXTURES / "good-hatch"),), installer="uv")
+    first = check(options)
+    assert first.ok, first.failures
+    assert len(copies) == 1
+    [kept] = (tmp_path / "cache" / "runtime").iterdir()
+    second = check(options)
+    assert second.ok, second.failures
+    assert len(copies) == 1
+    [run] = second.runs
+    assert [plugin.name for plugin in run.plugins] == ["greeter"]
+    assert [tool.name for tool in run.tools] == ["greet", "add"]
+    assert kept.is_dir()
 
 
 _IMPORTS_BEFORE_THE_BUILD = """

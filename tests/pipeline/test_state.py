@@ -1,4 +1,4 @@
-"""What one check's steps share: where empty sandboxes may be kept to be copied."""
+"""What one check's steps share: where empty sandboxes and the runtime may be kept."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from tests.helpers import FIXTURES
     ("isolation", "cache", "kept"),
     [("strict", True, True), ("strict", False, False), ("process", True, False)],
 )
-def test_empty_sandboxes_are_kept_to_copy_only_in_the_os_sandbox_with_the_cache(
+def test_sandboxes_and_the_runtime_are_kept_only_in_the_os_sandbox_with_the_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, isolation: str, cache: bool, kept: bool
 ) -> None:
-    """Unconfined code could write a kept sandbox that every later check copies."""
+    """Unconfined code could write a kept sandbox that every later check copies, or the
+    runtime every later check reads."""
     monkeypatch.setenv("SANDBOXVERIFY_CACHE_DIR", str(tmp_path))
     options = CheckOptions(targets=(str(FIXTURES / "good-hatch"),), installer="uv", cache=cache)
     chosen = (
@@ -31,3 +32,4 @@ def test_empty_sandboxes_are_kept_to_copy_only_in_the_os_sandbox_with_the_cache(
     )
     context = run_context(options, chosen, lambda event: None)
     assert context.venv_templates == (tmp_path / "venv-templates" if kept else None)
+    assert context.runtime_templates == (tmp_path / "runtime" if kept else None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import sys
 import threading
@@ -14,6 +15,7 @@ import pytest
 
 from sandboxverify.sandbox import _workspace
 from sandboxverify.sandbox._context import RunContext
+from sandboxverify.sandbox._templates import keep_template
 from sandboxverify.sandbox._toolchain import choose_toolchain
 from sandboxverify.sandbox._workspace import Workspace
 
@@ -128,3 +130,82 @@ def test_cp_copies_what_the_python_copy_would(
 
     assert copied == in_python
     assert "sandboxverify/runtime/_probe.py" in copied
+
+
+def _small_package(root: Path) -> Path:
+    """A package shaped like ours: a marker and a runtime with its bytecode."""
+    package = root / "sandboxverify"
+    (package / "runtime" / "__pycache__").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "runtime" / "_probe.py").write_text("print('probe')\n")
+    own = f"_probe.{sys.implementation.cache_tag}.pyc"
+    (package / "runtime" / "__pycache__" / own).write_bytes(b"bytecode")
+    return package
+
+
+def test_a_kept_runtime_is_read_by_the_next_check_and_not_copied_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first check copies the runtime into its workspace and keeps a copy in the cache
+    directory; the next reads that one, with the bytecode, and copies nothing."""
+    package = _small_package(tmp_path / "installed")
+    monkeypatch.setattr(_workspace, "_PACKAGE", package)
+    kept_in = tmp_path / "cache" / "runtime"
+    with Workspace() as first:
+        read = first.install_runtime_meanwhile(bytecode=True, kept_in=kept_in).result(60)
+        assert read == first.runtime
+    [kept] = kept_in.iterdir()
+    assert (kept / "sandboxverify" / "runtime" / "_probe.py").read_text() == "print('probe')\n"
+    with Workspace() as second:
+        read = second.install_runtime_meanwhile(bytecode=True, kept_in=kept_in).result(60)
+        assert read == kept
+        assert not second.runtime.exists()
+    cached = kept / "sandboxverify" / "runtime" / "__pycache__"
+    assert [p.name for p in cached.iterdir()] == [f"_probe.{sys.implementation.cache_tag}.pyc"]
+
+
+def test_a_changed_runtime_is_never_read_from_an_older_kept_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new version (or an edit) of a runtime source is a new key: its checks copy it, and
+    keep it beside the old."""
+    package = _small_package(tmp_path / "installed")
+    monkeypatch.setattr(_workspace, "_PACKAGE", package)
+    kept_in = tmp_path / "cache" / "runtime"
+    with Workspace() as first:
+        first.install_runtime_meanwhile(bytecode=True, kept_in=kept_in).result(60)
+    (package / "runtime" / "_probe.py").write_text("print('edited')\n")
+    with Workspace() as second:
+        read = second.install_runtime_meanwhile(bytecode=True, kept_in=kept_in).result(60)
+        assert read == second.runtime
+        assert (read / "sandboxverify" / "runtime" / "_probe.py").read_text() == (
+            "print('edited')\n"
+        )
+    assert len(list(kept_in.iterdir())) == 2
+
+
+def test_without_a_place_to_keep_it_each_check_copies_the_runtime(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Process isolation, or --no-cache: nothing is kept, nothing read from the cache."""
+    monkeypatch.setattr(_workspace, "_PACKAGE", _small_package(tmp_path / "installed"))
+    for _ in range(2):
+        with Workspace() as workspace:
+            assert workspace.install_runtime_meanwhile().result(60) == workspace.runtime
+
+
+def test_kept_runtimes_beyond_the_newest_are_removed_once_idle(tmp_path: Path) -> None:
+    """Each version of sandboxverify keeps its own; old ones go once no check has read them
+    for a day, never one a check may still be reading."""
+    root = tmp_path / "runtime"
+    made = tmp_path / "made"
+    made.mkdir()
+    (made / "file").write_text("x")
+    day = 24 * 3600
+    for age, name in enumerate(["a", "b", "c", "d", "e", "f"]):
+        keep_template(made, root / name)
+        stamp = time.time() - (age * day if name in "ef" else age)
+        os.utime(root / name, (stamp, stamp))
+    keep_template(made, root / "new", prune=True)
+    # the newest four kept; d too, read seconds ago; e and f, unread for days, removed
+    assert sorted(p.name for p in root.iterdir()) == ["a", "b", "c", "d", "new"]

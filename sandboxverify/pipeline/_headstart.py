@@ -53,7 +53,7 @@ _IMPORTED_ON_FAILURE = (
 )
 #: what inspecting newly built artifacts imports (packaging.metadata and the email package it
 #: parses with: ~30 ms); a re-check reads its reused artifacts' findings back instead
-_IMPORTED_TO_INSPECT = ("sandboxverify.artifacts._metadata",)
+_IMPORTED_TO_INSPECT = ("sandboxverify.artifacts._metadata", "sandboxverify.artifacts._pyproject")
 
 
 @dataclass(frozen=True)

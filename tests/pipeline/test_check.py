@@ -262,6 +262,50 @@ def test_what_is_imported_ahead_is_imported_before_unconfined_build_code_runs(
     assert result == {"ok": True, "imported_before_the_build": [imported]}, completed.stderr
 
 
+_IMPORTED_AFTER_THE_BUILD = """
+import json, sys
+from sandboxverify.pipeline import _check
+from sandboxverify.options._check_options import CheckOptions
+
+before = set()
+build = _check.build_target
+
+def build_watching(*args, **kwargs):
+    before.update(name for name in sys.modules if name.startswith("sandboxverify"))
+    return build(*args, **kwargs)
+
+_check.build_target = build_watching
+report = _check.check(CheckOptions(targets=(sys.argv[1],), installer="uv", isolation="process"))
+after = {name for name in sys.modules if name.startswith("sandboxverify")}
+print([f.message[:400] for f in report.failures], file=sys.stderr); print(json.dumps({"failures": [f.code for f in report.failures], "late": sorted(after - before)}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("fixture", "failures"),
+    [
+        ("good-platform-module", []),
+        ("broken-reached-platform-module", ["import_failed", "script_failed"]),
+    ],
+)
+def test_in_process_isolation_no_module_of_ours_is_imported_once_package_code_can_run(
+    tmp_path: Path, fixture: str, failures: list[str]
+) -> None:
+    """Unconfined package code could rewrite a module of ours not yet imported, to change the
+    verdict: what judges a failed module (an extra's sandbox, the excuses) is imported before
+    the build like the rest, although a passing check in the OS sandbox never imports it."""
+    completed = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_AFTER_THE_BUILD, str(FIXTURES / fixture)],
+        env={**os.environ, "SANDBOXVERIFY_CACHE_DIR": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    result = json.loads(completed.stdout.splitlines()[-1])
+    assert result == {"failures": failures, "late": []}, completed.stderr
+
+
 @pytest.mark.parametrize("hidden", [True, False], ids=["os-sandbox", "process"])
 def test_our_files_changed_during_a_check_fail_it_blaming_the_package_only_if_it_could(
     hidden: bool,

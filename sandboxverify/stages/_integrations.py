@@ -51,17 +51,17 @@ def integration_excuse(
 def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> str | None:
     """The first line of what ``module`` raised, when its own code refused to import without
     the libraries it lacks and its words name each of them (``except ImportError: raise
-    DataError("... requires having 'docutils' module ...")``); ``None`` for the interpreter's
-    own "No module named ..." or a failure deeper in another module."""
+    DataError("... requires having 'docutils' module ...")``), itself or through a helper of
+    its package (:func:`_refused_by_own_code`); ``None`` for the interpreter's own "No module
+    named ..." or a failure deeper in another module."""
     error = item.get("error")
     cause = item.get("cause")
     message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
     frames = cause.get("frames") if isinstance(cause, Mapping) else None
-    last = frames[-1] if isinstance(frames, list) and frames else None
     first = message.strip().splitlines()[0] if message.strip() else ""
     if not lacking or not first or _INTERPRETER_WORDS.match(first):
         return None
-    if not isinstance(last, Mapping) or last.get("module") != module:
+    if not isinstance(frames, list) or not _refused_by_own_code(module, frames):
         return None
     # each named as imported or as distributed, in any case: "ReportLab", "requires
     # PyGObject" for ``gi``, "Did you install mysqlclient?" for ``MySQLdb``; in its first
@@ -71,6 +71,31 @@ def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> s
     return first if all(distributions_of(name) & spoken for name in lacking) else None
 
 
+def _refused_by_own_code(module: str, frames: Sequence[Any]) -> bool:
+    """Whether the way in to the failure (``frames``, outermost first) ends in ``module``'s
+    own statement, or goes on from it only through calls into helpers of its own package and
+    the import machinery they call: bokeh's ``io.webdriver`` calls
+    ``import_required("selenium.webdriver", "To use ... you need selenium")``, which raises in
+    ``bokeh.util.dependencies``. Never when a statement on the way imports another module of
+    the package: the failure, and the words, are that module's."""
+    names = [
+        str(frame.get("module") or "") if isinstance(frame, Mapping) else "" for frame in frames
+    ]
+    if module not in names:
+        return False
+    at = len(names) - 1 - names[::-1].index(module)
+    package = module.partition(".")[0]
+    for frame, name in zip(frames[at:], names[at:]):
+        imports = frame.get("imports") if isinstance(frame, Mapping) else None
+        if any(str(i).partition(".")[0] == package for i in imports or ()):
+            return False
+        if name.partition(".")[0] not in (package, *_IMPORT_HELPERS):
+            return False
+    return True
+
+
+#: the standard library's import helpers a package's own helper calls (``import_module``)
+_IMPORT_HELPERS = ("importlib",)
 _WORD = re.compile(r"[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*")
 #: the lines of a message read for the libraries it names
 _LINES_READ = 5

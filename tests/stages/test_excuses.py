@@ -353,13 +353,37 @@ def test_a_module_named_for_the_library_no_extra_declares_is_that_librarys_integ
         assert settled.hints[module].startswith("no extra declares a distribution named")
 
 
-def refused(module: str, missing: str, kind: str, message: str, last: str = "") -> dict[str, Any]:
+def refused(
+    module: str,
+    missing: str,
+    kind: str,
+    message: str,
+    *,
+    last: str = "",
+    frames: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
     """A module that failed as the runtime reports it: ``last``, the module the way in to the
-    failure ends in (its own statement raised, or one of a module it imports)."""
+    failure ends in (its own statement raised, or one of a module it imports); ``frames``, the
+    whole way in, outermost first."""
     item = failed(module, missing)
     item["error"] = {"type": kind, "message": message, "traceback": ""}
-    item["cause"]["frames"] = [{"module": last or module, "imports": []}]
+    item["cause"]["frames"] = frames or [{"module": last or module, "imports": []}]
     return item
+
+
+def way_in(*frames: tuple[str, list[str]]) -> list[dict[str, Any]]:
+    """Frames as the runtime records them, after its own call to ``import_module``."""
+    return [
+        {"module": "sandboxverify.runtime._imports", "imports": []},
+        {"module": "importlib", "imports": []},
+        *({"module": module, "imports": imports} for module, imports in frames),
+    ]
+
+
+_SELENIUM_WORDS = (
+    "To use bokeh.io image export functions you need selenium ('conda install selenium' or "
+    "'pip install selenium')"
+)
 
 
 @pytest.mark.parametrize(
@@ -425,6 +449,48 @@ def refused(module: str, missing: str, kind: str, message: str, last: str = "") 
         ),
         # the wheel's top level, which its users import, is never excused so
         (refused("pkg", "jinja2", "ImportError", "pkg needs jinja2: pip install jinja2"), False),
+        # bokeh 3.9.2's io.webdriver refuses through its package's helper, which raises
+        # RuntimeError(words) from the import_module call's failure
+        (
+            refused(
+                "bokeh.io.webdriver",
+                "selenium",
+                "RuntimeError",
+                _SELENIUM_WORDS,
+                frames=way_in(
+                    ("bokeh.io.webdriver", []),
+                    ("bokeh.util.dependencies", []),
+                    ("importlib", []),
+                ),
+            ),
+            True,
+        ),
+        # the same words from a module it imports on the way: that module's refusal
+        (
+            refused(
+                "bokeh.io.export",
+                "selenium",
+                "RuntimeError",
+                _SELENIUM_WORDS,
+                frames=way_in(
+                    ("bokeh.io.export", ["bokeh.io.webdriver"]),
+                    ("bokeh.io.webdriver", []),
+                    ("bokeh.util.dependencies", []),
+                ),
+            ),
+            False,
+        ),
+        # a helper of another distribution is not the module's own code
+        (
+            refused(
+                "pkg.render",
+                "jinja2",
+                "RuntimeError",
+                "pkg.render needs jinja2",
+                frames=way_in(("pkg.render", []), ("lazyloader.core", []), ("importlib", [])),
+            ),
+            False,
+        ),
     ],
 )
 def test_a_module_that_refuses_in_its_own_words_to_import_without_a_library_is_optional(

@@ -46,8 +46,10 @@ from sandboxverify.sandbox import (
 _IMPORTED_LATER = ("sandboxverify.pipeline._run",)
 #: what they import only when something failed: ahead only where package code could rewrite it
 _IMPORTED_ON_FAILURE = (
-    # modules that failed to import, judged as users meet them (with an extra, elsewhere...)
+    # modules that failed to import, judged as users meet them (with an extra, elsewhere...),
+    # and plugins that lack their application, loaded again with the extra that brings it
     "sandboxverify.stages._excuses",
+    "sandboxverify.stages._plugin_extras",
     "sandboxverify.pipeline._dependents",
     # a module written for an older release of a requirement, a dependency published only as
     # an sdist (built in the sandbox): the index's releases of it

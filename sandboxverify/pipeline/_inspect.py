@@ -150,6 +150,19 @@ class Inspector:
                 ctx=installed.ctx,
                 wheel=wheel.path,
             )
+            if any(load.record.error is not None for load in outcome.loads):
+                # imported ahead where package code could write it (``_headstart``)
+                from sandboxverify.stages import loaded_with_extras  # noqa: PLC0415
+
+                loads = loaded_with_extras(
+                    outcome.loads,
+                    to_load,
+                    sandbox=installed.sandbox,
+                    wheel=wheel,
+                    also=self.also,
+                    ctx=installed.ctx,
+                )
+                outcome = replace(outcome, loads=loads)
             plugins = tuple(load.record for load in outcome.loads)
             tools = tuple(tool for load in outcome.loads for tool in load.tools)
             for load in outcome.loads:

@@ -159,6 +159,7 @@ def _plugin(item: object, where: str) -> PluginRecord:
         host=optional_str(plugin.get("host")),
         host_reason=optional_str(plugin.get("host_reason")),
         application=_application(plugin.get("application")),
+        extra=optional_str(plugin.get("extra")),
     )
 
 

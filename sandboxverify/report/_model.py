@@ -203,9 +203,11 @@ class PluginRecord:
     host_reason: str | None = None
     #: the application that loads the plugin's group, where one was looked for
     application: ApplicationRecord | None = None
+    #: the extra it was loaded with: it lacked its application, which that extra brings
+    extra: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "name": self.name,
             "group": self.group,
             "value": self.value,
@@ -217,6 +219,9 @@ class PluginRecord:
             "host_reason": self.host_reason,
             "application": self.application.to_json() if self.application else None,
         }
+        if self.extra is not None:
+            document["extra"] = self.extra
+        return document
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     )
     from sandboxverify.stages._live_recording import failure_error, record_live_session
     from sandboxverify.stages._named_modules import named_extensions
+    from sandboxverify.stages._plugin_extras import loaded_with_extras
     from sandboxverify.stages._plugin_modules import failed_plugin_modules, left_out_by_application
     from sandboxverify.stages._probe import ProbeOutcome, probe
     from sandboxverify.stages._runtime_call import ProbeError
@@ -83,6 +84,7 @@ __all__ = [
     "judge_imports",
     "left_out_by_application",
     "load_smoke_playbook",
+    "loaded_with_extras",
     "named_extensions",
     "no_smoke_driver",
     "plan_plugins",
@@ -128,6 +130,7 @@ _LAZY = {
     "judge_imports": "sandboxverify.stages._imports",
     "left_out_by_application": "sandboxverify.stages._plugin_modules",
     "load_smoke_playbook": "sandboxverify.stages._smoke",
+    "loaded_with_extras": "sandboxverify.stages._plugin_extras",
     "named_extensions": "sandboxverify.stages._named_modules",
     "no_smoke_driver": "sandboxverify.stages._hosts",
     "plan_plugins": "sandboxverify.stages._hosts",

@@ -1,0 +1,139 @@
+"""Plugins that lack their application, which the package's users get with an extra: loaded
+with that extra installed, as those users load them.
+
+sentry-sdk 2.75.0 declares an ``opentelemetry_propagator`` entry point, loaded by
+OpenTelemetry (opentelemetry-api) when a user names it in ``OTEL_PROPAGATORS``; its module
+imports ``opentelemetry`` and raises ``DidNotEnable: opentelemetry not installed`` without it.
+sentry-sdk brings OpenTelemetry with its extra ``opentelemetry`` (``opentelemetry-distro``, of the
+same family of distributions). Only the plugin's own application is excused so: a plugin that
+lacks anything else fails its users' application whether or not they installed an extra.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from packaging.utils import canonicalize_name
+
+from sandboxverify.artifacts import Artifact
+from sandboxverify.report import PluginRecord
+from sandboxverify.runtime import application_names
+from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
+from sandboxverify.stages._extras import (
+    SANDBOXES_AT_ONCE,
+    Extras,
+    development_extra,
+    fresh_paths,
+    read_extras,
+    with_extra_installed,
+)
+from sandboxverify.stages._hosts import PlannedPlugin
+from sandboxverify.stages._import_causes import NO_MODULE_NAMED
+from sandboxverify.stages._probe import PluginLoad, load
+
+
+def lacked_application(record: PluginRecord) -> str | None:
+    """The top-level module a failed plugin stopped at, when it is its group's application's
+    (``opentelemetry`` for ``opentelemetry_propagator``, ``keyring`` for
+    ``keyring.backends``); ``None`` for anything else it lacks."""
+    error = record.error
+    if error is None or error.stage != "import":
+        return None
+    wanted = {canonicalize_name(name) for name in application_names(record.group)}
+    said = f"{error.traceback}\n{error.type}: {error.message}"
+    for missing in NO_MODULE_NAMED.findall(said):
+        top = str(missing).split(".", 1)[0]
+        if canonicalize_name(top) in wanted:
+            return top
+    return None
+
+
+def extra_bringing(module: str, extras: Extras) -> str | None:
+    """The users' extra that brings the top-level ``module``: one that adds a distribution
+    that may install it (``Extras.providing``), else one named after it whose distributions are
+    of its family (``opentelemetry-distro`` for ``opentelemetry``), else any of whose
+    distributions is; the smallest first."""
+    found = [e for e in extras.providing(module) if not development_extra(e)]
+    if found:
+        return found[0]
+    family = f"{canonicalize_name(module)}-"
+    members = [
+        extra
+        for extra, names in extras.requirements.items()
+        if not development_extra(extra) and any(name.startswith(family) for name in names)
+    ]
+    named = [extra for extra in members if canonicalize_name(extra) == canonicalize_name(module)]
+    ranked = sorted(members, key=lambda extra: (len(extras.requirements[extra]), extra))
+    chosen = named or ranked
+    return chosen[0] if chosen else None
+
+
+def loaded_with_extras(
+    loads: Sequence[PluginLoad],
+    to_load: Sequence[PlannedPlugin],
+    *,
+    sandbox: Sandbox,
+    wheel: Artifact,
+    also: Sequence[str],
+    ctx: RunContext,
+) -> tuple[PluginLoad, ...]:
+    """``loads``, each that failed for want of its application (:func:`lacked_application`),
+    where a users' extra brings it (:func:`extra_bringing`), loaded again in a fresh sandbox
+    with that extra installed beside ``sandbox``, one per extra: its load there is its
+    verdict, and its record says the extra. One whose extra does not install keeps its
+    failure, and its ``host_reason`` says why."""
+    extras: Extras | None = None
+    wanted: dict[int, str] = {}
+    for index, done in enumerate(loads):
+        lacked = lacked_application(done.record)
+        if lacked is None:
+            continue
+        if extras is None:
+            extras = read_extras(wheel.path, str(wheel.name), sandbox.interpreter.version_info)
+        extra = extra_bringing(lacked, extras)
+        if extra is not None:
+            wanted[index] = extra
+    if not wanted:
+        return tuple(loads)
+    plans = {(p.ref.group, p.ref.name): p for p in to_load}
+    requirement = {extra: f"{wheel.name}[{extra}]" for extra in wanted.values()}
+
+    def one(extra: str) -> dict[int, PluginLoad]:
+        made, cause, _ = with_extra_installed(
+            extra,
+            interpreter=sandbox.interpreter,
+            paths=fresh_paths(sandbox, f"plugin-extra-{extra}"),
+            wheel=wheel,
+            also=also,
+            ctx=ctx,
+        )
+        judged: dict[int, PluginLoad] = {}
+        for index in (i for i, e in wanted.items() if e == extra):
+            done = loads[index]
+            if made is None:
+                why = (
+                    f"it lacked its application, which the package's users get with the extra "
+                    f"{extra!r}, and {requirement[extra]} does not install: {cause}"
+                )
+                judged[index] = _said(done, why)
+                continue
+            planned = plans[(done.record.group, done.record.name)]
+            again = load(made, planned, ctx, index)
+            why = (
+                f"loaded with the extra {extra!r} installed ({requirement[extra]}): it lacked "
+                "its application, which the package's users get with that extra"
+            )
+            judged[index] = _said(replace(again, record=replace(again.record, extra=extra)), why)
+        return judged
+
+    redone = list(loads)
+    for judged in parallel_map(one, sorted(set(wanted.values())), SANDBOXES_AT_ONCE):
+        for index, done in judged.items():
+            redone[index] = done
+    return tuple(redone)
+
+
+def _said(done: PluginLoad, why: str) -> PluginLoad:
+    said = done.record.host_reason
+    return replace(done, record=replace(done.record, host_reason=f"{said}; {why}" if said else why))

@@ -1,0 +1,94 @@
+"""Which failed plugins lack their own application, and which extra brings it."""
+
+from __future__ import annotations
+
+import pytest
+
+from sandboxverify.report import PluginError, PluginRecord
+from sandboxverify.stages._extras import parse_extras
+from sandboxverify.stages._plugin_extras import extra_bringing, lacked_application
+
+#: sentry-sdk 2.75.0's METADATA, in part
+SENTRY = """\
+Metadata-Version: 2.1
+Name: sentry-sdk
+Version: 2.75.0
+Requires-Dist: urllib3>=1.26.11
+Requires-Dist: certifi
+Provides-Extra: celery
+Requires-Dist: celery>=3; extra == "celery"
+Provides-Extra: opentelemetry
+Requires-Dist: opentelemetry-distro>=0.35b0; extra == "opentelemetry"
+Provides-Extra: opentelemetry-experimental
+Requires-Dist: opentelemetry-distro; extra == "opentelemetry-experimental"
+Provides-Extra: opentelemetry-otlp
+Requires-Dist: opentelemetry-distro[otlp]>=0.35b0; extra == "opentelemetry-otlp"
+Provides-Extra: tests
+Requires-Dist: opentelemetry-sdk; extra == "tests"
+"""
+EXTRAS = parse_extras(SENTRY, "sentry-sdk", (3, 11, 7))
+
+_CHAINED = """Traceback (most recent call last):
+  File ".../sentry_sdk/integrations/opentelemetry/consts.py", line 4, in <module>
+    from opentelemetry.context import create_key
+ModuleNotFoundError: No module named '{missing}'
+
+During handling of the above exception, another exception occurred:
+"""
+
+
+def failed(group: str, missing: str, stage: str = "import") -> PluginRecord:
+    error = PluginError(
+        "DidNotEnable", "opentelemetry not installed", _CHAINED.format(missing=missing), stage
+    )
+    return PluginRecord("sentry", group, "pkg.mod:Thing", ok=False, error=error)
+
+
+@pytest.mark.parametrize(
+    ("record", "lacked"),
+    [
+        # the group's first word, before its underscore: opentelemetry_propagator's
+        (failed("opentelemetry_propagator", "opentelemetry"), "opentelemetry"),
+        (failed("keyring.backends", "keyring.backend"), "keyring"),
+        # anything else it lacks fails its users' application, extras or not
+        (failed("opentelemetry_propagator", "grpc"), None),
+        # a failure of its own, after its imports
+        (failed("opentelemetry_propagator", "opentelemetry", stage="setup"), None),
+        (PluginRecord("ok", "opentelemetry_propagator", "pkg:Thing", ok=True), None),
+    ],
+)
+def test_a_plugin_lacks_its_application_only_when_it_stops_at_its_groups_name(
+    record: PluginRecord, lacked: str | None
+) -> None:
+    assert lacked_application(record) == lacked
+
+
+def test_the_extra_named_after_the_application_brings_it_among_those_of_its_family() -> None:
+    """opentelemetry-distro, of the opentelemetry family, is in three users' extras (and a test
+    extra); the one named after what the plugin lacks is the one its users install."""
+    assert extra_bringing("opentelemetry", EXTRAS) == "opentelemetry"
+
+
+def test_an_extra_declaring_the_application_by_its_own_name_comes_first() -> None:
+    assert extra_bringing("celery", EXTRAS) == "celery"
+
+
+def test_of_a_family_the_smallest_extra_when_none_is_named_after_it() -> None:
+    metadata = (
+        SENTRY.replace("Provides-Extra: opentelemetry\n", "").replace(
+            'extra == "opentelemetry"', 'extra == "otel"'
+        )
+        + "Provides-Extra: otel\n"
+    )
+    extras = parse_extras(metadata, "sentry-sdk", (3, 11, 7))
+    assert extra_bringing("opentelemetry", extras) == "opentelemetry-experimental"
+
+
+def test_no_extra_brings_what_only_a_development_extra_or_nothing_declares() -> None:
+    assert extra_bringing("grpc", EXTRAS) is None
+    tests_only = parse_extras(
+        'Name: p\nProvides-Extra: tests\nRequires-Dist: keyring-alt; extra == "tests"\n',
+        "p",
+        (3, 11, 7),
+    )
+    assert extra_bringing("keyring", tests_only) is None

@@ -18,6 +18,7 @@ ExcuseReason = Literal[
     "python",
     "configured",
     "data",
+    "refuses",
 ]
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
@@ -39,7 +40,9 @@ class ExcusedModule:
     only inside its configured application, as that imports it (``configured``: a Django
     app's models, once Django is set up with the app installed), or it is a file the package
     ships as data, in a directory without ``__init__.py`` that nothing of the package imports
-    (``data``: alembic's ``env.py`` templates)."""
+    (``data``: alembic's ``env.py`` templates), or it is written to refuse import: it raises
+    at its own top level, lacking nothing, and nothing of the package imports it (``refuses``:
+    distributed's ``bokeh``, which says it has moved to ``distributed.dashboard``)."""
 
     module: str
     reason: ExcuseReason

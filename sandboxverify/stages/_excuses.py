@@ -45,6 +45,7 @@ from sandboxverify.stages._integrations import (
     unreferenced_excuse,
 )
 from sandboxverify.stages._platform_names import elsewhere, this_platform
+from sandboxverify.stages._refusals import refusals
 from sandboxverify.stages._releases import OtherReleases
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
 from sandboxverify.stages._test_support import (
@@ -145,6 +146,9 @@ def excuse(
     )
     releases = OtherReleases(extras, installed, also, ctx, applications)
     settled = releases.judge(settled, failed, {*found.excused, *found.needs}, sandbox, wheel)
+    judged = {*found.excused, *found.needs, *settled.failed, *(e.module for e in settled.excused)}
+    refused = refusals(failed, judged=judged, wheel=wheel, version=version)
+    settled = settled.joined(Settled(tuple(refused), {}, (), ()))
     return settled.joined(configured).joined(Settled(tuple(data.values()), {}, (), ()))
 
 

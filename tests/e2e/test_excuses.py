@@ -614,3 +614,39 @@ def test_a_module_whose_extra_brings_django_imports_once_django_is_set_up() -> N
         "extra",
         "django",
     )
+
+
+def test_a_tombstone_nothing_imports_is_excused_with_its_words() -> None:
+    """distributed's bokeh.py: 'The distributed.bokeh module has moved to
+    distributed.dashboard', and nothing of distributed imports it."""
+    excused = sole_excuse(verify(fixture("good-tombstone-module")))
+    assert (excused.module, excused.reason) == ("svfix_good_tombstone.legacy", "refuses")
+    assert "'svfix_good_tombstone.legacy has moved to svfix_good_tombstone.text" in (excused.detail)
+
+
+@pytest.mark.parametrize(
+    ("edit", "failed"),
+    [
+        # the package imports it: every user of the package meets the failure
+        (("__init__.py", "from svfix_good_tombstone import legacy\n"), "svfix_good_tombstone"),
+        # the interpreter's words, not the author's: a stale module, not a tombstone
+        (("legacy.py", "from svfix_good_tombstone.text import gone\n"), None),
+    ],
+    ids=["imported-by-the-package", "stale-import"],
+)
+def test_a_refusal_the_package_meets_or_a_stale_module_stays_a_failure(
+    tmp_path: Path, edit: tuple[str, str], failed: str | None
+) -> None:
+    project = copy_fixture("good-tombstone-module", tmp_path)
+    name, line = edit
+    path = project / "svfix_good_tombstone" / name
+    path.write_text(line + path.read_text() if name == "__init__.py" else line)
+
+    report = verify(project)
+
+    assert "import_failed" in codes(report)
+    modules = {f.module for f in report.failures}
+    assert "svfix_good_tombstone.legacy" in modules or failed in modules
+    imports = report.runs[0].imports
+    assert imports is not None
+    assert [e.reason for e in imports.excused] == []

@@ -255,7 +255,10 @@ def triage(
                 said[module] = words
     fallback: list[str] = []
     if unmapped:
-        fallback = [e for e in extras.not_installed(installed) if e not in needs.values()]
+        near = [name for names in lacking.values() for name in names]
+        fallback = [
+            e for e in extras.not_installed(installed, near=near) if e not in needs.values()
+        ]
     return Triage(
         excused,
         needs,

@@ -70,11 +70,26 @@ class Extras:
         """:meth:`providing`, without the extras for the project's own development."""
         return [extra for extra in self.providing(module) if not development_extra(extra)]
 
-    def not_installed(self, installed: Iterable[str]) -> list[str]:
-        """Extras that would add something the plain install lacks, the smallest first."""
+    def not_installed(self, installed: Iterable[str], *, near: Iterable[str] = ()) -> list[str]:
+        """Extras that would add something the plain install lacks: first those of the family
+        of a module ``near`` (named, or adding a distribution named, as its root or a member:
+        the extra ``langchain`` for ``langchain_core``, which ``langchain`` brings), then the
+        smallest."""
         have = {canonicalize_name(name) for name in installed}
         found = [e for e, names in self.requirements.items() if set(names) - have - {self.dist}]
-        return sorted(found, key=lambda extra: (len(self.requirements[extra]), extra))
+        wanted = {canonicalize_name(name.split(".", 1)[0]) for name in near}
+
+        def kin(extra: str) -> bool:
+            names = {canonicalize_name(extra), *self.requirements[extra]}
+            return any(_of_a_family(a, b) for a in names for b in wanted)
+
+        return sorted(found, key=lambda e: (not kin(e), len(self.requirements[e]), e))
+
+
+def _of_a_family(one: str, other: str) -> bool:
+    """Whether two normalised names are one, or one the other's root (``langchain``,
+    ``langchain-core``)."""
+    return one == other or one.startswith(f"{other}-") or other.startswith(f"{one}-")
 
 
 def development_extra(extra: str) -> bool:

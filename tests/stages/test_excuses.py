@@ -89,6 +89,32 @@ def test_a_package_no_extra_names_is_tried_with_the_smallest_extras_not_installe
     assert found.fallback == ("aspect", "elasticsearch", "tests")  # three at most, smallest first
 
 
+def test_an_extra_of_the_missing_packages_family_is_tried_first() -> None:
+    """sentry-sdk's langchain integration stops at langchain_core, which its extra langchain
+    brings (the langchain distribution requires langchain-core): among dozens of extras, that
+    one is tried before the smallest."""
+    metadata = "Name: sentry-sdk\n" + "".join(
+        f'Provides-Extra: {name}\nRequires-Dist: {name}; extra == "{name}"\n'
+        for name in ("aiohttp", "arq", "bottle", "celery", "langchain", "pydantic-ai")
+    )
+    extras = parse_extras(metadata, "sentry-sdk", (3, 11, 7))
+    assert extras.not_installed([], near=["langchain_core.callbacks"])[:2] == [
+        "langchain",
+        "aiohttp",
+    ]
+    # a member of the family names the root too: pydantic-ai for pydantic
+    assert extras.not_installed([], near=["pydantic"])[0] == "pydantic-ai"
+    # nothing of the family: the smallest, as before
+    assert extras.not_installed([], near=["yaml"])[:3] == ["aiohttp", "arq", "bottle"]
+    found = triage(
+        [failed("sentry_sdk.integrations.langchain", "langchain_core")],
+        own={"sentry_sdk"},
+        extras=extras,
+        installed=[],
+    )
+    assert found.fallback[0] == "langchain"
+
+
 @pytest.mark.parametrize(
     ("module", "missing", "names"),
     [

@@ -9,9 +9,13 @@ excused (reason ``refuses``) when all of these hold:
 - its failure was raised by a statement of its own (the way in to it ends in the module, at no
   import), lacking nothing: no module, no name;
 - its source raises at its top level (not only inside a function or a class);
-- it is not one of the wheel's top-level modules, no entry point reaches it, and no module of
-  the package imports it but where its failure is caught, or under a version test false here
-  (``_version_gates.importers_here``), or one in the same position.
+- it is not one of the wheel's top-level modules, no entry point reaches it, and no import
+  statement of the package's imports it but where its failure is caught, or under a version
+  test false here (``_version_gates.importers_here``), or in a module in the same position. A
+  loader's table that spells its dotted name out does not count: docutils 0.23 maps the
+  ``markdown`` parser to ``docutils.parsers.commonmark_wrapper``, which raises "Parsing
+  "CommonMark" requires one of the packages ('pycmark', 'myst', 'recommonmark')" unless one is
+  installed; only users who ask for that parser by name meet it.
 
 A module that raises by mistake where the package imports it fails as before: its users meet it.
 """
@@ -52,7 +56,8 @@ def refusals(
     if not said:
         return []
     raising = _raising_at_top_level(wheel, said)
-    lone = unreferenced(raising, importers_here(wheel.path, raising, version))
+    importers = importers_here(wheel.path, raising, version, statements_only=True)
+    lone = unreferenced(raising, importers)
     return [_excuse(module, said[module]) for module in sorted(lone)]
 
 
@@ -99,6 +104,7 @@ def _excuse(module: str, words: str) -> ExcusedModule:
         module,
         "refuses",
         "it refuses to be imported, raising at its own top level and lacking nothing: "
-        f"{words!r}; no module of the package imports it and no entry point reaches it, so "
-        "only those who import it by name meet this, as its author wrote it for them",
+        f"{words!r}; no import statement of the package imports it and no entry point "
+        "reaches it, so only those who ask for it by name meet this, as its author wrote it "
+        "for them",
     )

@@ -41,6 +41,8 @@ class _Import:
     untaken: str
     #: it sits in a ``try`` whose handler catches its failure (``except ImportError``)
     guarded: bool = False
+    #: only spelled out as a string (a loader's table of dotted names), not an import statement
+    by_name: bool = False
 
 
 def _found_imports(
@@ -76,15 +78,26 @@ def _found_imports(
 
 
 def importers_here(
-    wheel: Path, modules: Collection[str], version: tuple[int | str, ...]
+    wheel: Path,
+    modules: Collection[str],
+    version: tuple[int | str, ...],
+    *,
+    statements_only: bool = False,
 ) -> dict[str, tuple[str, ...]]:
     """Each of ``modules`` and the other modules of the wheel whose import of it runs on
     Python ``version`` and lets its failure through: not under a test false here, not in a
     ``try`` that catches it (distributed imports its bokeh dashboard in ``try: ... except
-    ImportError``, and goes on without it)."""
+    ImportError``, and goes on without it). ``statements_only``: an import statement, not a
+    dotted name spelled out in a string (a loader's table, read when a user asks for it)."""
     found = _found_imports(wheel, modules, version)
     return {
-        module: tuple(dict.fromkeys(i.importer for i in items if not i.untaken and not i.guarded))
+        module: tuple(
+            dict.fromkeys(
+                i.importer
+                for i in items
+                if not i.untaken and not i.guarded and not (statements_only and i.by_name)
+            )
+        )
         for module, items in found.items()
     }
 
@@ -339,7 +352,7 @@ def _imports(tree: ast.Module, importer: str, base: str, tests: _Tests) -> Itera
                     if alias.name != "*":
                         yield _Import(importer, f"{source}.{alias.name}", untaken, guarded)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            yield _Import(importer, node.value, untaken, guarded)
+            yield _Import(importer, node.value, untaken, guarded, by_name=True)
         for _, value in ast.iter_fields(node):
             if isinstance(value, list) and value and isinstance(value[0], ast.stmt):
                 yield from walk_body(value, untaken, guarded)

@@ -167,3 +167,16 @@ def test_a_module_this_interpreter_cannot_parse_counts_as_importing_what_it_name
 
     assert imported_elsewhere_only(wheel, ["g.m"], PY311) == {}
     assert importers_here(wheel, ["g.m"], PY311) == {"g.m": ("g.b",)}
+
+
+def test_a_loaders_table_is_an_importer_except_where_only_statements_count(
+    tmp_path: Path,
+) -> None:
+    """docutils 0.23 names its markdown parser's module in a table it imports from when a user
+    asks for that parser: an importer for every rule, but not for a module written to refuse
+    import (``_refusals``), whose words are meant for those who ask."""
+    table = 'from importlib import import_module\nPARSERS = {"md": "g.m"}\n'
+    wheel = wheel_of(tmp_path, {"a.py": table, "b.py": "def f():\n    import g.m\n"})
+
+    assert importers_here(wheel, ["g.m"], PY311) == {"g.m": ("g.a", "g.b")}
+    assert importers_here(wheel, ["g.m"], PY311, statements_only=True) == {"g.m": ("g.b",)}

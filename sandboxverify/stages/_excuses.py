@@ -24,12 +24,12 @@ from sandboxverify.stages._configured import in_configured_application
 from sandboxverify.stages._data_files import shipped_as_data
 from sandboxverify.stages._extras import (
     EXTRA_NOT_INSTALLED,
-    FALLBACK_EXTRAS,
     SANDBOXES_AT_ONCE,
     ExtraRun,
     Extras,
     extra_record,
     failed_with_extra,
+    fallback_extras,
     fresh_paths,
     install_failure,
     not_built,
@@ -253,17 +253,11 @@ def triage(
             lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))
             if module not in own_names and (words := own_words(module, lacking[module], item)):
                 said[module] = words
-    fallback: list[str] = []
-    if unmapped:
-        near = [name for names in lacking.values() for name in names]
-        fallback = [
-            e for e in extras.not_installed(installed, near=near) if e not in needs.values()
-        ]
     return Triage(
         excused,
         needs,
         tuple(unmapped),
-        tuple(fallback[:FALLBACK_EXTRAS]),
+        fallback_extras(lacking, needs.values(), extras, installed) if unmapped else (),
         reached_extra,
         lacking,
         frozenset(packages),

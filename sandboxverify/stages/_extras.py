@@ -86,6 +86,21 @@ class Extras:
         return sorted(found, key=lambda e: (not kin(e), len(self.requirements[e]), e))
 
 
+def fallback_extras(
+    lacking: Mapping[str, Sequence[str]],
+    taken: Iterable[str],
+    extras: Extras,
+    installed: Iterable[str],
+) -> tuple[str, ...]:
+    """The extras modules that lack packages no extra names (``lacking``) are tried with,
+    besides those ``taken`` already: their missing packages' families' first, then the
+    smallest, :data:`FALLBACK_EXTRAS` at most."""
+    near = [name for names in lacking.values() for name in names]
+    taken = set(taken)
+    found = [e for e in extras.not_installed(installed, near=near) if e not in taken]
+    return tuple(found[:FALLBACK_EXTRAS])
+
+
 def _of_a_family(one: str, other: str) -> bool:
     """Whether two normalised names are one, or one the other's root (``langchain``,
     ``langchain-core``)."""

@@ -85,10 +85,11 @@ def loaded_with_extras(
     failure, and its ``host_reason`` says why."""
     extras: Extras | None = None
     wanted: dict[int, str] = {}
+    plans = {(p.ref.group, p.ref.name): p for p in to_load}
     for index, done in enumerate(loads):
         lacked = lacked_application(done.record)
-        if lacked is None:
-            continue
+        if lacked is None or (done.record.group, done.record.name) not in plans:
+            continue  # (a server command given on the command line is no entry point)
         if extras is None:
             extras = read_extras(wheel.path, str(wheel.name), sandbox.interpreter.version_info)
         extra = extra_bringing(lacked, extras)
@@ -96,7 +97,6 @@ def loaded_with_extras(
             wanted[index] = extra
     if not wanted:
         return tuple(loads)
-    plans = {(p.ref.group, p.ref.name): p for p in to_load}
     requirement = {extra: f"{wheel.name}[{extra}]" for extra in wanted.values()}
 
     def one(extra: str) -> dict[int, PluginLoad]:

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import pytest
 
 from sandboxverify.report import PluginError, PluginRecord
 from sandboxverify.stages._extras import parse_extras
-from sandboxverify.stages._plugin_extras import extra_bringing, lacked_application
+from sandboxverify.stages._plugin_extras import (
+    extra_bringing,
+    lacked_application,
+    loaded_with_extras,
+)
+from sandboxverify.stages._probe import PluginLoad
 
 #: sentry-sdk 2.75.0's METADATA, in part
 SENTRY = """\
@@ -92,3 +99,11 @@ def test_no_extra_brings_what_only_a_development_extra_or_nothing_declares() -> 
         (3, 11, 7),
     )
     assert extra_bringing("keyring", tests_only) is None
+
+
+def test_a_server_command_given_on_the_command_line_is_never_loaded_again() -> None:
+    """--server-command replaces the entry points: its load has no plan to load again with."""
+    done = PluginLoad(failed("opentelemetry_propagator", "opentelemetry"), (), None)
+    unused = cast(Any, None)  # nothing of a sandbox is touched
+    again = loaded_with_extras([done], [], sandbox=unused, wheel=unused, also=(), ctx=unused)
+    assert again == (done,)

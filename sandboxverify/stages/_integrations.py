@@ -54,21 +54,31 @@ def own_words(module: str, lacking: Sequence[str], item: Mapping[str, Any]) -> s
     DataError("... requires having 'docutils' module ...")``), itself or through a helper of
     its package (:func:`_refused_by_own_code`); ``None`` for the interpreter's own "No module
     named ..." or a failure deeper in another module."""
-    error = item.get("error")
     cause = item.get("cause")
-    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
     frames = cause.get("frames") if isinstance(cause, Mapping) else None
-    first = message.strip().splitlines()[0] if message.strip() else ""
-    if not lacking or not first or _INTERPRETER_WORDS.match(first):
+    first = own_first_line(item)
+    if not lacking or not first:
         return None
     if not isinstance(frames, list) or not _refused_by_own_code(module, frames):
         return None
     # each named as imported or as distributed, in any case: "ReportLab", "requires
     # PyGObject" for ``gi``, "Did you install mysqlclient?" for ``MySQLdb``; in its first
     # lines (docutils lists the packages CommonMark parsing may use below its first line)
+    error = item.get("error")
+    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
     opening = "\n".join(message.strip().splitlines()[:_LINES_READ])
     spoken = {canonicalize_name(word) for word in _WORD.findall(opening)}
     return first if all(distributions_of(name) & spoken for name in lacking) else None
+
+
+def own_first_line(item: Mapping[str, Any]) -> str:
+    """The first line of what a failed module raised, when those are its author's words:
+    ``""`` when it said nothing, or the interpreter spoke ("No module named ...", "cannot
+    import name ...": nobody's deliberate refusal)."""
+    error = item.get("error")
+    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
+    first = message.strip().splitlines()[0] if message.strip() else ""
+    return "" if _INTERPRETER_WORDS.match(first) else first
 
 
 def _refused_by_own_code(module: str, frames: Sequence[Any]) -> bool:

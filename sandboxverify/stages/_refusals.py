@@ -28,13 +28,10 @@ from typing import Any
 
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule
-from sandboxverify.stages._import_causes import NO_MODULE_NAMED, import_cause
-from sandboxverify.stages._integrations import unreferenced
+from sandboxverify.stages._import_causes import import_cause
+from sandboxverify.stages._integrations import own_first_line, unreferenced
 from sandboxverify.stages._version_gates import importers_here
 from sandboxverify.stages._wheel_imports import parsed_modules
-
-#: the interpreter's own words for an import that found nothing: never a deliberate refusal
-_INTERPRETER = ("cannot import name ",)
 
 
 def refusals(
@@ -70,12 +67,7 @@ def _own_refusal(module: str, item: Mapping[str, Any]) -> str | None:
     frames = cause["frames"]
     if not frames or frames[-1]["module"] != module or frames[-1]["imports"]:
         return None
-    error = item.get("error")
-    message = str(error.get("message") or "") if isinstance(error, Mapping) else ""
-    first = message.strip().splitlines()[0] if message.strip() else ""
-    if not first or NO_MODULE_NAMED.search(first) or first.startswith(_INTERPRETER):
-        return None
-    return first
+    return own_first_line(item) or None
 
 
 def _raising_at_top_level(wheel: Artifact, modules: Collection[str]) -> list[str]:

@@ -54,15 +54,14 @@ def template_for(root: Path, argv: Sequence[str], env: Mapping[str, str]) -> Pat
     return root / key[:32]
 
 
-def runtime_template_for(root: Path, base: Path, files: Sequence[str]) -> Path | None:
-    """Where the runtime made of ``files`` (relative to ``base``) is kept: keyed by the path,
-    size and modification time of each of its sources, which a new version or an edit
-    changes; ``None`` when one cannot be read."""
+def runtime_template_for(root: Path, base: Path, sources: Sequence[str]) -> Path | None:
+    """Where the runtime made of ``sources`` (relative to ``base``) is kept: keyed by the
+    path, size and modification time of each, which a new version or an edit changes;
+    ``None`` when one cannot be read."""
     try:
         identities = [
             [name, status.st_size, status.st_mtime_ns]
-            for name in sorted(files)
-            if not name.endswith(".pyc")
+            for name in sorted(sources)
             for status in [os.stat(base / name)]
         ]
     except OSError:

@@ -104,7 +104,13 @@ def fallback_extras(
 def _of_a_family(one: str, other: str) -> bool:
     """Whether two normalised names are one, or one the other's root (``langchain``,
     ``langchain-core``)."""
-    return one == other or one.startswith(f"{other}-") or other.startswith(f"{one}-")
+    return one == other or family_member(one, other) or family_member(other, one)
+
+
+def family_member(name: str, root: str) -> bool:
+    """Whether the normalised ``name`` is of the family named after ``root``: the root, a
+    dash, more (``opentelemetry-distro`` of ``opentelemetry``)."""
+    return name.startswith(f"{root}-")
 
 
 def development_extra(extra: str) -> bool:

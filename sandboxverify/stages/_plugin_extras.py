@@ -24,6 +24,7 @@ from sandboxverify.stages._extras import (
     SANDBOXES_AT_ONCE,
     Extras,
     development_extra,
+    family_member,
     fresh_paths,
     read_extras,
     with_extra_installed,
@@ -57,13 +58,13 @@ def extra_bringing(module: str, extras: Extras) -> str | None:
     found = [e for e in extras.providing(module) if not development_extra(e)]
     if found:
         return found[0]
-    family = f"{canonicalize_name(module)}-"
+    root = canonicalize_name(module)
     members = [
         extra
         for extra, names in extras.requirements.items()
-        if not development_extra(extra) and any(name.startswith(family) for name in names)
+        if not development_extra(extra) and any(family_member(name, root) for name in names)
     ]
-    named = [extra for extra in members if canonicalize_name(extra) == canonicalize_name(module)]
+    named = [extra for extra in members if canonicalize_name(extra) == root]
     ranked = sorted(members, key=lambda extra: (len(extras.requirements[extra]), extra))
     chosen = named or ranked
     return chosen[0] if chosen else None

@@ -308,7 +308,7 @@ def run_extra(
 ) -> ExtraRun:
     """``extra``'s sandbox: made, ``dist[extra]`` installed, ``modules`` and ``tried``
     imported there (each alone, as in the plain install)."""
-    requirement = f"{wheel.name}[{extra}]"
+    requirement = extra_requirement(wheel, extra)
     started = time.perf_counter()
     base = ExtraRun(extra, requirement, tuple(modules), tuple(tried), installed=False)
     sandbox, cause, tail = with_extra_installed(
@@ -336,6 +336,11 @@ def run_extra(
     )
 
 
+def extra_requirement(wheel: Artifact, extra: str) -> str:
+    """``dist[extra]``, as users install it and as the report names it."""
+    return f"{wheel.name}[{extra}]"
+
+
 def fresh_paths(beside: Sandbox, name: str) -> SandboxPaths:
     """The paths of a sandbox named ``name`` beside ``beside``'s, emptied first: a check may
     judge the same modules again (with an application that depends on the wheel)."""
@@ -360,7 +365,7 @@ def with_extra_installed(
     sandbox, why, _ = extra_sandbox(interpreter, paths, ctx)
     if sandbox is None:
         return None, why, ""
-    requirement = f"{wheel.name}[{extra}]"
+    requirement = extra_requirement(wheel, extra)
     installed, cause, tail = install_extra(sandbox, wheel.path, requirement, ctx, also=also)
     return (sandbox, "", "") if installed else (None, cause, tail)
 

@@ -24,6 +24,7 @@ from sandboxverify.stages._extras import (
     SANDBOXES_AT_ONCE,
     Extras,
     development_extra,
+    extra_requirement,
     family_member,
     fresh_paths,
     read_extras,
@@ -98,7 +99,7 @@ def loaded_with_extras(
             wanted[index] = extra
     if not wanted:
         return tuple(loads)
-    requirement = {extra: f"{wheel.name}[{extra}]" for extra in wanted.values()}
+    requirement = {extra: extra_requirement(wheel, extra) for extra in wanted.values()}
 
     def one(extra: str) -> dict[int, PluginLoad]:
         made, cause, _ = with_extra_installed(

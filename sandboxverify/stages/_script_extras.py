@@ -23,6 +23,7 @@ from sandboxverify.stages._extras import (
     SANDBOXES_AT_ONCE,
     Extras,
     development_extra,
+    extra_requirement,
     fresh_paths,
     with_extra_installed,
 )
@@ -81,11 +82,10 @@ def with_extras(
     grouped: dict[str, list[AskedFor]] = {}
     for item in asked:
         grouped.setdefault(item.extra, []).append(item)
-    dist = str(wheel.name)
 
     def one(extra: str) -> dict[str, tuple[ScriptRecord, Failure | None]]:
         paths = fresh_paths(sandbox, f"script-extra-{extra}")
-        requirement = f"{dist}[{extra}]"
+        requirement = extra_requirement(wheel, extra)
         made, cause, _ = with_extra_installed(
             extra, interpreter=sandbox.interpreter, paths=paths, wheel=wheel, also=also, ctx=ctx
         )

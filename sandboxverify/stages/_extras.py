@@ -93,12 +93,16 @@ def fallback_extras(
     installed: Iterable[str],
 ) -> tuple[str, ...]:
     """The extras modules that lack packages no extra names (``lacking``) are tried with,
-    besides those ``taken`` already: their missing packages' families' first, then the
-    smallest, :data:`FALLBACK_EXTRAS` at most."""
+    besides those ``taken`` already: each extra named as a part of such a module's name,
+    below its root (the extra ``starlite`` for ``sentry_sdk.integrations.starlite``, which
+    lacks the ``pydantic`` that ``starlite`` brings): what its users install for it; then
+    their missing packages' families', then the smallest, :data:`FALLBACK_EXTRAS` at most."""
     near = [name for names in lacking.values() for name in names]
     taken = set(taken)
     found = [e for e in extras.not_installed(installed, near=near) if e not in taken]
-    return tuple(found[:FALLBACK_EXTRAS])
+    parts = {canonicalize_name(part) for module in lacking for part in module.split(".")[1:]}
+    named = [e for e in found if canonicalize_name(e) in parts and not development_extra(e)]
+    return (*named, *[e for e in found if e not in named][:FALLBACK_EXTRAS])
 
 
 def _of_a_family(one: str, other: str) -> bool:

@@ -23,10 +23,13 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
 @pytest.fixture(scope="module")
 def find_links(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A directory holding the wheel of ``svfix-extra-dep``, the dependency the extras declare:
-    they install from it, never from an index."""
+    """A directory holding the wheels of ``svfix-extra-dep`` and ``svfix-tracer``, the
+    dependencies the extras declare: they install from it, never from an index."""
     root = tmp_path_factory.mktemp("find-links")
-    uv_wheel(copy_fixture("extra-dep", root / "src"), root / "wheels")
+    (root / "wheels").mkdir()
+    for name in ("extra-dep", "tracer-dep"):
+        built = uv_wheel(copy_fixture(name, root / "src" / name), root / "built" / name)
+        shutil.copy2(built, root / "wheels")
     return str(root / "wheels")
 
 
@@ -71,6 +74,37 @@ def test_a_module_that_needs_an_extra_passes_once_imported_with_it(find_links: s
     assert extra.modules == extra.imported == ("svfix_good_extra_module.chart",)
     assert stages(report)["imports"] == "passed"
     assert_valid_report(report.to_json())
+
+
+def test_a_module_named_for_an_extra_is_verified_with_it(find_links: str) -> None:
+    """sentry-sdk's integrations.starlite lacks pydantic, which no extra lists and its extra
+    starlite brings: the module's name says which extra its users install. The plugin
+    imports it when a user asks, so nothing else would excuse it."""
+    report = check_with_extras("good-named-extra", find_links)
+
+    excused = sole_excuse(report)
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_named_extra.integrations.tracing",
+        "extra",
+        "tracing",
+    )
+    assert "svfix-good-named-extra[tracing]" in excused.detail
+    imports = report.runs[0].imports
+    assert imports is not None
+    assert imports.extras[0].name == "tracing"
+
+
+def test_a_module_named_for_an_extra_it_fails_with_stays_a_failure(
+    find_links: str, tmp_path: Path
+) -> None:
+    project = copy_fixture("good-named-extra", tmp_path)
+    tracing = project / "svfix_good_named_extra" / "integrations" / "tracing.py"
+    tracing.write_text(tracing.read_text() + "\nimport svfix_absent_exporter\n")
+
+    report = verify(project, find_links=(find_links,))
+
+    assert codes(report) == ["import_failed"]
+    assert report.failures[0].module == "svfix_good_named_extra.integrations.tracing"
 
 
 def test_a_module_allowed_to_fail_is_not_verified_with_its_extra(find_links: str) -> None:

@@ -115,6 +115,33 @@ def test_an_extra_of_the_missing_packages_family_is_tried_first() -> None:
     assert found.fallback[0] == "langchain"
 
 
+def test_an_extra_named_as_the_module_is_tried_first() -> None:
+    """sentry-sdk's starlite integration stops at pydantic, which no extra lists and the extra
+    starlite brings (starlite requires it): the module's name says which extra its users
+    install, tried before the family's and the smallest, beyond their number."""
+    metadata = "Name: sentry-sdk\n" + "".join(
+        f'Provides-Extra: {name}\nRequires-Dist: {name}; extra == "{name}"\n'
+        for name in ("aiohttp", "arq", "bottle", "pydantic-ai", "starlite", "tests")
+    )
+    extras = parse_extras(metadata, "sentry-sdk", (3, 11, 7))
+    found = triage(
+        [
+            failed("sentry_sdk.integrations.starlite", "pydantic"),
+            # the project's own test code is named for no extra its users install
+            failed("sentry_sdk.tests.helpers", "pydantic"),
+        ],
+        own={"sentry_sdk"},
+        extras=extras,
+        installed=[],
+    )
+    assert found.fallback == ("starlite", "pydantic-ai", "aiohttp", "arq")
+    # a module named for none: as before
+    plain = triage(
+        [failed("sentry_sdk.utils", "yaml")], own={"sentry_sdk"}, extras=extras, installed=[]
+    )
+    assert plain.fallback == ("aiohttp", "arq", "bottle")
+
+
 @pytest.mark.parametrize(
     ("module", "missing", "names"),
     [

@@ -210,7 +210,6 @@ def import_modules(
     module fails with what it raised."""
     results: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
-    failed: set[str] = set()
     if configure is not None:
         from sandboxverify.runtime._configured import configure as set_up  # noqa: PLC0415
 
@@ -218,6 +217,24 @@ def import_modules(
             set_up(configure)
         except Exception as exc:  # an app's own code runs in its setup
             return [_failed(name, exc) for name in modules], skipped
+    not_found = NotFound()
+    sys.meta_path.append(not_found)
+    try:
+        _import_each(modules, progress, not_found, results, skipped)
+    finally:
+        if not_found in sys.meta_path:
+            sys.meta_path.remove(not_found)
+    return results, skipped
+
+
+def _import_each(
+    modules: Sequence[str],
+    progress: IO[str],
+    not_found: NotFound,
+    results: list[dict[str, Any]],
+    skipped: list[dict[str, str]],
+) -> None:
+    failed: set[str] = set()
     for name in modules:
         broken = next((m for m in _lineage(name)[:-1] if m in failed), None)
         if broken is not None:
@@ -225,6 +242,7 @@ def import_modules(
             skipped.append({"module": name, "reason": f"its package {broken} failed to import"})
             continue
         _note(progress, {"importing": name})
+        del not_found.names[:]
         try:
             importlib.import_module(name)
         except BaseException as exc:  # a module may raise any exception class at import
@@ -232,11 +250,26 @@ def import_modules(
                 raise
             failed.add(name)
             result = _failed(name, exc)
+            result["cause"]["swallowed"] = list(dict.fromkeys(not_found.names))
         else:
             result = {"module": name, "ok": True, "error": None}
         results.append(result)
         _note(progress, result)
-    return results, skipped
+
+
+class NotFound:
+    """A finder last on ``sys.meta_path``, asked only for what no other finder found: the
+    top-level modules a module's import looked for in vain. A failure that caught the
+    ``ModuleNotFoundError`` no longer says what it lacked (kombu's ``confluentkafka``: ``try:
+    from confluent_kafka import KafkaException`` ``except ImportError: ...``, then
+    ``class NoBrokersAvailable(KafkaException)``: ``NameError``)."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> None:
+        if path is None:  # a submodule of a package found is that package's lack of a name
+            self.names.append(fullname)
 
 
 def _failed(name: str, exc: BaseException) -> dict[str, Any]:

@@ -222,7 +222,10 @@ def triage(
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
         if len(missing) != len(cause["missing"]):
             continue  # a module of the wheel's own is missing: the wheel left it out
-        extra = next((e for name in missing for e in extras.providing(name)[:1]), None)
+        # lacking nothing by its own account, it may have caught what it lacked, and failed
+        # later for want of it (``NameError``): what its import did not find, then
+        sought = missing or ([] if cause["names"] else cause["swallowed"])
+        extra = next((e for name in sought for e in extras.providing(name)[:1]), None)
         left_out = item.get("left_out")
         if isinstance(left_out, str) and missing and extra is None:
             excused[module] = ExcusedModule(module, "application", left_out)
@@ -232,7 +235,7 @@ def triage(
             # a command of the extra's users (httpx's, black's blackd): verified with it, as
             # the scripts stage runs the script with it
             needs[module], by_script[module] = extra, reached.partition(":")[2]
-            alternatives[module] = alternatives_of(missing, extra, extras)
+            alternatives[module] = alternatives_of(sought, extra, extras)
             continue
         if reached:
             if extra is not None:
@@ -247,7 +250,7 @@ def triage(
             excused[module] = excuse
         elif extra is not None:
             needs[module] = extra
-            alternatives[module] = alternatives_of(missing, extra, extras)
+            alternatives[module] = alternatives_of(sought, extra, extras)
         elif missing:
             unmapped.append(module)
             lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))

@@ -19,6 +19,7 @@ def import_cause(item: Mapping[str, Any]) -> dict[str, Any]:
     cause = cause if isinstance(cause, Mapping) else {}
     missing = cause.get("missing")
     names = cause.get("names")
+    swallowed = cause.get("swallowed")
     return {
         "missing": [str(n) for n in missing] if isinstance(missing, list) else [],
         "names": [[str(p) for p in n] for n in names if isinstance(n, list)]
@@ -30,6 +31,8 @@ def import_cause(item: Mapping[str, Any]) -> dict[str, Any]:
         else [],
         "python_test": str(cause.get("python_test") or ""),
         "frames": _frames(cause.get("frames")),
+        # what the import looked for and did not find, the failure aside (``NotFound``)
+        "swallowed": [str(n) for n in swallowed] if isinstance(swallowed, list) else [],
     }
 
 

@@ -107,6 +107,36 @@ def test_a_module_named_for_an_extra_it_fails_with_stays_a_failure(
     assert report.failures[0].module == "svfix_good_named_extra.integrations.tracing"
 
 
+def test_a_module_that_caught_the_import_its_extra_brings_is_verified_with_it(
+    find_links: str,
+) -> None:
+    """kombu 5.7.0's transport.confluentkafka catches the ImportError of confluent_kafka, then
+    fails with NameError: nothing in the failure says what it lacked, but its import looked
+    for it in vain, and with the extra that brings it the module imports."""
+    report = check_with_extras("good-guarded-extra", find_links)
+
+    excused = sole_excuse(report)
+    assert (excused.module, excused.reason, excused.extra) == (
+        "svfix_good_guarded_extra.bars",
+        "extra",
+        "bars",
+    )
+
+
+def test_a_module_that_caught_an_import_and_fails_with_its_extra_stays_a_failure(
+    find_links: str, tmp_path: Path
+) -> None:
+    project = copy_fixture("good-guarded-extra", tmp_path)
+    bars = project / "svfix_good_guarded_extra" / "bars.py"
+    bars.write_text(bars.read_text() + "\nundefined_everywhere\n")
+
+    report = verify(project, find_links=(find_links,))
+
+    assert codes(report) == ["import_failed"]
+    assert report.failures[0].module == "svfix_good_guarded_extra.bars"
+    assert "with the extra" in report.failures[0].message
+
+
 def test_a_module_allowed_to_fail_is_not_verified_with_its_extra(find_links: str) -> None:
     report = check_with_extras(
         "good-extra-module", find_links, import_allow_fail=("svfix_good_extra_module.chart",)

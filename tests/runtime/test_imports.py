@@ -173,7 +173,42 @@ def test_what_a_module_raises_is_its_failure_whatever_its_class(package: Path) -
             {"module": "importlib", "imports": []},
             {"module": "svtest_pkg.chart", "imports": ["svtest_absent_pygal"]},
         ],
+        "swallowed": ["svtest_absent_pygal"],
     }
+
+
+def test_what_a_failed_module_looked_for_in_vain_is_recorded_though_it_caught_it(
+    package: Path,
+) -> None:
+    """kombu's Kafka transport catches the ImportError of confluent_kafka, then subclasses a
+    name it never got: its NameError says nothing of what it lacked. Submodules a package
+    lacks are that package's lack of a name; a module that imported keeps no record."""
+    (package / "__init__.py").write_text("")
+    (package / "tolerant.py").write_text(
+        "try:\n    from svtest_absent_kafka import KafkaError\nexcept ImportError:\n    pass\n"
+        "try:\n    import svtest_pkg.absent_submodule\nexcept ImportError:\n    pass\n\n"
+        "class NoBrokers(KafkaError):\n    pass\n"
+    )
+    (package / "probing.py").write_text(
+        "try:\n    import svtest_absent_speedup\nexcept ImportError:\n    pass\n"
+    )
+    before = list(sys.meta_path)
+
+    results, _ = import_modules(
+        ["svtest_pkg", "svtest_pkg.probing", "svtest_pkg.tolerant"], io.StringIO()
+    )
+
+    by_name = {result["module"]: result for result in results}
+    assert by_name["svtest_pkg.probing"] == {
+        "module": "svtest_pkg.probing",
+        "ok": True,
+        "error": None,
+    }
+    failed = by_name["svtest_pkg.tolerant"]
+    assert failed["error"]["type"] == "NameError"
+    assert failed["cause"]["missing"] == []
+    assert failed["cause"]["swallowed"] == ["svtest_absent_kafka"]
+    assert sys.meta_path == before  # the finder that listens is gone once the run is
 
 
 def test_entry_points_modules_and_what_their_failure_attempted_are_reached(

@@ -83,6 +83,21 @@ def test_a_module_missing_what_an_extra_declares_is_verified_with_that_extra() -
     assert found.extras == ["histogram", "elasticsearch"]
 
 
+def test_a_module_that_caught_what_an_extra_declares_is_verified_with_that_extra() -> None:
+    """kombu's Kafka transport catches the ImportError of confluent_kafka and fails with a
+    NameError: what its import looked for in vain maps it to the extra, where its own words
+    say nothing. A module that lacked a name of an installed package is not so mapped."""
+    caught = failed("pytest_benchmark.histogram")
+    caught["cause"]["swallowed"] = ["pygal", "ujson"]
+    lacking_a_name = failed("pytest_benchmark.storage.bars", names=[("pytest", "Bar")])
+    lacking_a_name["cause"]["swallowed"] = ["pygal"]
+
+    found = sort(caught, lacking_a_name)
+
+    assert dict(found.needs) == {"pytest_benchmark.histogram": "histogram"}
+    assert found.unmapped == ()
+
+
 def test_a_package_no_extra_names_is_tried_with_the_smallest_extras_not_installed() -> None:
     found = sort(failed("pytest_benchmark.yaml_storage", "yaml"))
     assert found.needs == {} and found.unmapped == ("pytest_benchmark.yaml_storage",)

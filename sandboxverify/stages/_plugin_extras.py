@@ -7,6 +7,10 @@ imports ``opentelemetry`` and raises ``DidNotEnable: opentelemetry not installed
 sentry-sdk brings OpenTelemetry with its extra ``opentelemetry`` (``opentelemetry-distro``, of the
 same family of distributions). Only the plugin's own application is excused so: a plugin that
 lacks anything else fails its users' application whether or not they installed an extra.
+
+But one: a plugin of a group no host knows, named as an extra. APScheduler 3.11 loads the job
+store or executor a user names (``mongodb``, ``gevent``...), and declares an extra named as
+each (``apscheduler[mongodb]``): the users who name it install that extra.
 """
 
 from __future__ import annotations
@@ -33,6 +37,9 @@ from sandboxverify.stages._extras import (
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._probe import PluginLoad, load
+
+#: the host of a group no application of ours is known for (``EntryPoint.load()``)
+_NO_KNOWN_HOST = "entrypoints"
 
 
 def lacked_application(record: PluginRecord) -> str | None:
@@ -71,6 +78,19 @@ def extra_bringing(module: str, extras: Extras) -> str | None:
     return chosen[0] if chosen else None
 
 
+def extra_named_for(record: PluginRecord, extras: Extras) -> str | None:
+    """The users' extra named as a plugin that failed to import, of a group no host of ours
+    knows (judged as ``EntryPoint.load()`` loads it): that plugin is the extra's feature, for
+    the users who install it (APScheduler's job store ``mongodb``, its extra ``mongodb``). A
+    known application's contract says when it loads its plugins; it stays the judge there."""
+    error = record.error
+    if error is None or error.stage != "import" or record.host != _NO_KNOWN_HOST:
+        return None
+    name = canonicalize_name(record.name)
+    named = (e for e in extras.requirements if canonicalize_name(e) == name)
+    return next((e for e in named if not development_extra(e)), None)
+
+
 def loaded_with_extras(
     loads: Sequence[PluginLoad],
     to_load: Sequence[PlannedPlugin],
@@ -81,22 +101,33 @@ def loaded_with_extras(
     ctx: RunContext,
 ) -> tuple[PluginLoad, ...]:
     """``loads``, each that failed for want of its application (:func:`lacked_application`),
-    where a users' extra brings it (:func:`extra_bringing`), loaded again in a fresh sandbox
-    with that extra installed beside ``sandbox``, one per extra: its load there is its
-    verdict, and its record says the extra. One whose extra does not install keeps its
-    failure, and its ``host_reason`` says why."""
+    where a users' extra brings it (:func:`extra_bringing`), or named as an extra
+    (:func:`extra_named_for`), loaded again in a fresh sandbox with that extra installed
+    beside ``sandbox``, one per extra: its load there is its verdict, and its record says the
+    extra. One whose extra does not install keeps its failure, and its ``host_reason`` says
+    why."""
     extras: Extras | None = None
     wanted: dict[int, str] = {}
+    why: dict[int, str] = {}
     plans = {(p.ref.group, p.ref.name): p for p in to_load}
     for index, done in enumerate(loads):
-        lacked = lacked_application(done.record)
-        if lacked is None or (done.record.group, done.record.name) not in plans:
+        if done.record.ok or (done.record.group, done.record.name) not in plans:
             continue  # (a server command given on the command line is no entry point)
         if extras is None:
             extras = read_extras(wheel.path, str(wheel.name), sandbox.interpreter.version_info)
-        extra = extra_bringing(lacked, extras)
+        lacked = lacked_application(done.record)
+        extra = (
+            extra_bringing(lacked, extras)
+            if lacked is not None
+            else extra_named_for(done.record, extras)
+        )
         if extra is not None:
             wanted[index] = extra
+            why[index] = (
+                "it lacked its application, which the package's users get with"
+                if lacked is not None
+                else "its application loads it when a user names it, and it is named for"
+            )
     if not wanted:
         return tuple(loads)
     requirement = {extra: extra_requirement(wheel, extra) for extra in wanted.values()}
@@ -114,19 +145,16 @@ def loaded_with_extras(
         for index in (i for i, e in wanted.items() if e == extra):
             done = loads[index]
             if made is None:
-                why = (
-                    f"it lacked its application, which the package's users get with the extra "
-                    f"{extra!r}, and {requirement[extra]} does not install: {cause}"
-                )
-                judged[index] = _said(done, why)
+                said = f"{why[index]} the extra {extra!r}, and {requirement[extra]} does not "
+                judged[index] = _said(done, f"{said}install: {cause}")
                 continue
             planned = plans[(done.record.group, done.record.name)]
             again = load(made, planned, ctx, index)
-            why = (
-                f"loaded with the extra {extra!r} installed ({requirement[extra]}): it lacked "
-                "its application, which the package's users get with that extra"
+            said = f"loaded with the extra {extra!r} installed ({requirement[extra]}): "
+            judged[index] = _said(
+                replace(again, record=replace(again.record, extra=extra)),
+                f"{said}{why[index]} that extra",
             )
-            judged[index] = _said(replace(again, record=replace(again.record, extra=extra)), why)
         return judged
 
     redone = list(loads)

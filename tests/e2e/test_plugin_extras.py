@@ -92,3 +92,62 @@ def test_a_plugin_whose_extra_does_not_install_keeps_its_failure_and_says_why() 
     plugin = sole_plugin(report)
     assert plugin.extra is None
     assert "svfix-good-plugin-extra[carriers] does not install" in (plugin.host_reason or "")
+
+
+@pytest.fixture(scope="module")
+def extra_dep_links(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A directory holding the wheel of ``svfix-extra-dep``, which the extra ``chart`` of
+    ``good-named-plugin-extra`` declares."""
+    root = tmp_path_factory.mktemp("extra-dep-links")
+    uv_wheel(copy_fixture("extra-dep", root / "src"), root / "wheels")
+    return str(root / "wheels")
+
+
+def named_plugins(report: Report) -> dict[str, PluginRecord]:
+    [run] = report.runs
+    return {plugin.name: plugin for plugin in run.plugins}
+
+
+def test_a_plugin_named_as_an_extra_passes_with_it(extra_dep_links: str) -> None:
+    """APScheduler 3.11.3 loads the job store a user names (``mongodb``), and declares an extra
+    named as each: its users install it."""
+    report = verify(fixture("good-named-plugin-extra"), find_links=(extra_dep_links,))
+
+    assert report.ok, report.failures
+    plugins = named_plugins(report)
+    assert (plugins["memory"].ok, plugins["memory"].extra) == (True, None)
+    chart = plugins["chart"]
+    assert (chart.ok, chart.extra) == (True, "chart")
+    assert chart.host_reason is not None
+    assert (
+        "loaded with the extra 'chart' installed (svfix-good-jobstores[chart]): its application "
+        "loads it when a user names it, and it is named for that extra"
+    ) in chart.host_reason
+    assert_valid_report(report.to_json())
+
+
+def test_a_plugin_named_as_an_extra_that_fails_with_it_fails_for_its_own_cause(
+    tmp_path: Path, extra_dep_links: str
+) -> None:
+    project = copy_fixture("good-named-plugin-extra", tmp_path)
+    chart = project / "svfix_good_jobstores" / "chart.py"
+    chart.write_text(chart.read_text().replace("import bar", "import bar, pie"))
+
+    report = verify(project, find_links=(extra_dep_links,))
+
+    assert codes(report) == ["plugin_load_failed"]
+    assert "ChartStore requires svfix-extra-dep installed" in report.failures[0].message
+    assert named_plugins(report)["chart"].extra == "chart"
+
+
+def test_a_plugin_named_as_no_extra_is_not_loaded_again(
+    tmp_path: Path, extra_dep_links: str
+) -> None:
+    project = copy_fixture("good-named-plugin-extra", tmp_path)
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace('\nchart = "', '\nbars = "'))
+
+    report = verify(project, find_links=(extra_dep_links,))
+
+    assert codes(report) == ["plugin_load_failed"]
+    assert named_plugins(report)["bars"].extra is None

@@ -10,6 +10,7 @@ from sandboxverify.report import PluginError, PluginRecord
 from sandboxverify.stages._extras import parse_extras
 from sandboxverify.stages._plugin_extras import (
     extra_bringing,
+    extra_named_for,
     lacked_application,
     loaded_with_extras,
 )
@@ -107,3 +108,42 @@ def test_a_server_command_given_on_the_command_line_is_never_loaded_again() -> N
     unused = cast(Any, None)  # nothing of a sandbox is touched
     again = loaded_with_extras([done], [], sandbox=unused, wheel=unused, also=(), ctx=unused)
     assert again == (done,)
+
+
+#: APScheduler 3.11.3's METADATA, in part
+APSCHEDULER = parse_extras(
+    "Name: APScheduler\n"
+    + "".join(
+        f'Provides-Extra: {extra}\nRequires-Dist: {needs}; extra == "{extra}"\n'
+        for extra, needs in (("mongodb", "pymongo>=3.0"), ("gevent", "gevent"), ("test", "pytest"))
+    ),
+    "apscheduler",
+    (3, 11, 7),
+)
+
+
+def store(name: str, *, host: str = "entrypoints", stage: str = "import") -> PluginRecord:
+    error = PluginError("ImportError", "MongoDBJobStore requires PyMongo installed", "", stage)
+    return PluginRecord(name, "apscheduler.jobstores", "m:C", ok=False, error=error, host=host)
+
+
+@pytest.mark.parametrize(
+    ("record", "extra"),
+    [
+        # APScheduler loads the job store a user names; its users install the extra named so
+        (store("mongodb"), "mongodb"),
+        (store("MongoDB"), "mongodb"),  # names compared as normalised
+        # named for no extra, or for one of the project's own development
+        (store("sqlite"), None),
+        (store("test"), None),
+        # a known application's contract says when it loads its plugins (pytest: all, at start)
+        (store("mongodb", host="pytest"), None),
+        # a failure of its own, after its imports
+        (store("mongodb", stage="setup"), None),
+        (PluginRecord("mongodb", "apscheduler.jobstores", "m:C", ok=True), None),
+    ],
+)
+def test_a_plugin_of_a_group_no_host_knows_named_as_an_extra_is_that_extras(
+    record: PluginRecord, extra: str | None
+) -> None:
+    assert extra_named_for(record, APSCHEDULER) == extra

@@ -8,8 +8,12 @@ picks the one that works on their Python, so when it fails there (PySide2 crashe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
+
+from packaging.utils import canonicalize_name
 
 from sandboxverify.report import ExcusedModule
 from sandboxverify.sandbox import parallel_map
@@ -18,6 +22,7 @@ from sandboxverify.stages._extras import (
     SANDBOXES_AT_ONCE,
     ExtraRun,
     Extras,
+    development_extra,
     extra_record,
 )
 from sandboxverify.stages._import_causes import NO_MODULE_NAMED
@@ -25,6 +30,36 @@ from sandboxverify.stages._imports import Settled
 
 #: the other extras a module is tried with, beyond the first
 MORE_ALTERNATIVES = 2
+
+
+def first_extra(
+    item: Mapping[str, Any], sought: Sequence[str], extras: Extras
+) -> tuple[str | None, tuple[str, ...]]:
+    """The extra a failed module (the runtime's ``item``) that lacks ``sought`` is tried with
+    first, and the others after it: one its own words name as the distribution's
+    (pydantic-ai-slim's ``realtime.openai``: 'use the `openai-realtime` optional group - `pip
+    install "pydantic-ai-slim[openai-realtime]"`', where the smallest extra that brings
+    ``websockets`` lacks ``openai``), else the smallest that brings what it lacks."""
+    first = next((e for name in sought for e in extras.providing(name)[:1]), None)
+    others = alternatives_of(sought, first, extras) if first is not None else ()
+    error = item.get("error")
+    words = str(error.get("message") or "") if sought and isinstance(error, Mapping) else ""
+    own = canonicalize_name(extras.dist)
+    said = [
+        extra
+        for dist, named in _DIST_EXTRAS.findall(words)
+        if canonicalize_name(dist) == own
+        for extra in (part.strip() for part in named.split(","))
+        if extra in extras.requirements and not development_extra(extra)
+    ]
+    if not said:
+        return first, others
+    rest = (first, *others) if first is not None else ()
+    return said[0], tuple(e for e in dict.fromkeys(rest) if e != said[0])[:MORE_ALTERNATIVES]
+
+
+#: ``dist[extra]`` or ``dist[one,two]``, as a message tells users to install it
+_DIST_EXTRAS = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*)\[([A-Za-z0-9._,\s-]+)\]")
 
 
 def alternatives_of(missing: Sequence[str], chosen: str, extras: Extras) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from typing import Any
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
-from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
+from sandboxverify.stages._alternatives import first_extra, with_alternatives
 from sandboxverify.stages._configured import in_configured_application
 from sandboxverify.stages._data_files import shipped_as_data
 from sandboxverify.stages._extras import (
@@ -225,7 +225,7 @@ def triage(
         # lacking nothing by its own account, it may have caught what it lacked, and failed
         # later for want of it (``NameError``): what its import did not find, then
         sought = missing or ([] if cause["names"] else cause["swallowed"])
-        extra = next((e for name in sought for e in extras.providing(name)[:1]), None)
+        extra, others = first_extra(item, sought, extras)
         left_out = item.get("left_out")
         if isinstance(left_out, str) and missing and extra is None:
             excused[module] = ExcusedModule(module, "application", left_out)
@@ -235,7 +235,7 @@ def triage(
             # a command of the extra's users (httpx's, black's blackd): verified with it, as
             # the scripts stage runs the script with it
             needs[module], by_script[module] = extra, reached.partition(":")[2]
-            alternatives[module] = alternatives_of(sought, extra, extras)
+            alternatives[module] = others
             continue
         if reached:
             if extra is not None:
@@ -250,7 +250,7 @@ def triage(
             excused[module] = excuse
         elif extra is not None:
             needs[module] = extra
-            alternatives[module] = alternatives_of(sought, extra, extras)
+            alternatives[module] = others
         elif missing:
             unmapped.append(module)
             lacking[module] = tuple(dict.fromkeys(name.split(".")[0] for name in missing))

@@ -76,22 +76,42 @@ def test_a_module_that_needs_an_extra_passes_once_imported_with_it(find_links: s
     assert_valid_report(report.to_json())
 
 
-def test_a_module_named_for_an_extra_is_verified_with_it(find_links: str) -> None:
+def test_a_module_named_for_an_extra_is_verified_with_it(find_links: str, tmp_path: Path) -> None:
     """sentry-sdk's integrations.starlite lacks pydantic, which no extra lists and its extra
     starlite brings: the module's name says which extra its users install. The plugin
-    imports it when a user asks, so nothing else would excuse it."""
-    report = check_with_extras("good-named-extra", find_links)
+    imports it when a user asks, so nothing else would excuse it (without exporters.py, whose
+    extra would bring it too)."""
+    project = copy_fixture("good-named-extra", tmp_path)
+    (project / "svfix_good_named_extra" / "exporters.py").unlink()
+    report = verify(project, find_links=(find_links,))
 
-    excused = sole_excuse(report)
-    assert (excused.module, excused.reason, excused.extra) == (
-        "svfix_good_named_extra.integrations.tracing",
-        "extra",
-        "tracing",
-    )
-    assert "svfix-good-named-extra[tracing]" in excused.detail
+    assert report.ok, report.failures
     imports = report.runs[0].imports
     assert imports is not None
+    excused = {e.module: e for e in imports.excused}
+    assert list(excused) == ["svfix_good_named_extra.integrations.tracing"]
+    tracing = excused["svfix_good_named_extra.integrations.tracing"]
+    assert (tracing.reason, tracing.extra) == ("extra", "tracing")
+    assert "svfix-good-named-extra[tracing]" in tracing.detail
     assert imports.extras[0].name == "tracing"
+
+
+def test_a_module_that_names_its_extra_in_its_words_is_tried_with_it_first(
+    find_links: str,
+) -> None:
+    """pydantic-ai-slim's realtime.openai says to install pydantic-ai-slim[openai-realtime]:
+    the smallest extras that bring websockets lack openai, and three were tried before."""
+    report = check_with_extras("good-named-extra", find_links)
+
+    assert report.ok, report.failures
+    imports = report.runs[0].imports
+    assert imports is not None
+    excused = {e.module: e for e in imports.excused}
+    exporters = excused["svfix_good_named_extra.exporters"]
+    assert (exporters.reason, exporters.extra) == ("extra", "full")
+    assert {e.name: e.modules for e in imports.extras}["full"] == (
+        "svfix_good_named_extra.exporters",
+    )
 
 
 def test_a_module_named_for_an_extra_it_fails_with_stays_a_failure(

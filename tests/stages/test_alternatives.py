@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from sandboxverify.report import Failure, ImportFailure
-from sandboxverify.stages._alternatives import alternatives_of, with_alternatives
+from sandboxverify.stages._alternatives import alternatives_of, first_extra, with_alternatives
 from sandboxverify.stages._extras import ExtraRun, Extras
 from sandboxverify.stages._imports import Settled
 
@@ -24,6 +24,26 @@ QT = Extras(
 def test_the_other_extras_for_users_offering_the_same_come_in_their_order() -> None:
     assert alternatives_of(["qtpy"], "pyside2", QT) == ("pyside6", "qt")
     assert alternatives_of(["gi"], "pyside2", QT) == ()
+
+
+def said(message: str) -> dict[str, object]:
+    return {"module": "webview.platforms.qt", "error": {"type": "ImportError", "message": message}}
+
+
+def test_the_extra_a_module_names_in_its_words_comes_first() -> None:
+    """pydantic-ai-slim's realtime.openai: 'you can use the `openai-realtime` optional group -
+    `pip install "pydantic-ai-slim[openai-realtime]"`'; the smallest that brings websockets
+    lacks openai. Only the distribution's own extras, for its users, and that exist."""
+    bindings = Extras("webview", {k: v for k, v in QT.requirements.items() if k != "dev"})
+    asked = 'Please install qtpy and PyQt6: pip install "WebView[qt, pyside6]"'
+    assert first_extra(said(asked), ["qtpy"], bindings) == ("qt", ("pyside2", "pyside6"))
+    # another distribution's extras, one of the project's own, or none such: as before
+    for words in ('pip install "other[qt]"', 'pip install "webview[dev]"', "pip install webview"):
+        assert first_extra(said(words), ["qtpy"], QT) == first_extra(said(""), ["qtpy"], QT)
+    # what it lacks, no extra brings: its words name the one its users install
+    assert first_extra(said('pip install "webview[qt5]"'), ["gi"], QT) == ("qt5", ())
+    # it lacks nothing: no extra at all
+    assert first_extra(said('pip install "webview[qt]"'), [], QT) == (None, ())
 
 
 def _settled(module: str) -> Settled:

@@ -12,7 +12,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,6 +43,15 @@ def copy_fixture(name: str, destination: Path) -> Path:
     target = destination / name
     shutil.copytree(fixture(name), target)
     return target
+
+
+def edited_fixture(name: str, destination: Path, file: str, edit: Callable[[str], str]) -> Path:
+    """A copy of fixture ``name`` in ``destination`` whose ``file`` (relative to it) is
+    ``edit`` of what it was: a fixture broken one way for one test."""
+    project = copy_fixture(name, destination)
+    target = project / file
+    target.write_text(edit(target.read_text()))
+    return project
 
 
 @dataclass(frozen=True)

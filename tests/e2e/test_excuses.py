@@ -16,7 +16,14 @@ from sandboxverify import Report
 from sandboxverify.report import ExtraRecord
 from sandboxverify.report._excused import ExcusedModule
 from tests.e2e.test_fixtures import codes, verify
-from tests.helpers import assert_valid_report, copy_fixture, fixture, run_cli, uv_wheel
+from tests.helpers import (
+    assert_valid_report,
+    copy_fixture,
+    edited_fixture,
+    fixture,
+    run_cli,
+    uv_wheel,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -117,10 +124,12 @@ def test_a_module_that_names_its_extra_in_its_words_is_tried_with_it_first(
 def test_a_module_named_for_an_extra_it_fails_with_stays_a_failure(
     find_links: str, tmp_path: Path
 ) -> None:
-    project = copy_fixture("good-named-extra", tmp_path)
-    tracing = project / "svfix_good_named_extra" / "integrations" / "tracing.py"
-    tracing.write_text(tracing.read_text() + "\nimport svfix_absent_exporter\n")
-
+    project = edited_fixture(
+        "good-named-extra",
+        tmp_path,
+        "svfix_good_named_extra/integrations/tracing.py",
+        lambda text: text + "\nimport svfix_absent_exporter\n",
+    )
     report = verify(project, find_links=(find_links,))
 
     assert codes(report) == ["import_failed"]
@@ -146,10 +155,12 @@ def test_a_module_that_caught_the_import_its_extra_brings_is_verified_with_it(
 def test_a_module_that_caught_an_import_and_fails_with_its_extra_stays_a_failure(
     find_links: str, tmp_path: Path
 ) -> None:
-    project = copy_fixture("good-guarded-extra", tmp_path)
-    bars = project / "svfix_good_guarded_extra" / "bars.py"
-    bars.write_text(bars.read_text() + "\nundefined_everywhere\n")
-
+    project = edited_fixture(
+        "good-guarded-extra",
+        tmp_path,
+        "svfix_good_guarded_extra/bars.py",
+        lambda text: text + "\nundefined_everywhere\n",
+    )
     report = verify(project, find_links=(find_links,))
 
     assert codes(report) == ["import_failed"]

@@ -12,7 +12,7 @@ import pytest
 from sandboxverify import Report
 from sandboxverify.report import PluginRecord
 from tests.e2e.test_fixtures import codes, verify
-from tests.helpers import assert_valid_report, copy_fixture, fixture, uv_wheel
+from tests.helpers import assert_valid_report, copy_fixture, edited_fixture, fixture, uv_wheel
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -129,10 +129,12 @@ def test_a_plugin_named_as_an_extra_passes_with_it(extra_dep_links: str) -> None
 def test_a_plugin_named_as_an_extra_that_fails_with_it_fails_for_its_own_cause(
     tmp_path: Path, extra_dep_links: str
 ) -> None:
-    project = copy_fixture("good-named-plugin-extra", tmp_path)
-    chart = project / "svfix_good_jobstores" / "chart.py"
-    chart.write_text(chart.read_text().replace("import bar", "import bar, pie"))
-
+    project = edited_fixture(
+        "good-named-plugin-extra",
+        tmp_path,
+        "svfix_good_jobstores/chart.py",
+        lambda text: text.replace("import bar", "import bar, pie"),
+    )
     report = verify(project, find_links=(extra_dep_links,))
 
     assert codes(report) == ["plugin_load_failed"]
@@ -143,10 +145,12 @@ def test_a_plugin_named_as_an_extra_that_fails_with_it_fails_for_its_own_cause(
 def test_a_plugin_named_as_no_extra_is_not_loaded_again(
     tmp_path: Path, extra_dep_links: str
 ) -> None:
-    project = copy_fixture("good-named-plugin-extra", tmp_path)
-    pyproject = project / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text().replace('\nchart = "', '\nbars = "'))
-
+    project = edited_fixture(
+        "good-named-plugin-extra",
+        tmp_path,
+        "pyproject.toml",
+        lambda text: text.replace('\nchart = "', '\nbars = "'),
+    )
     report = verify(project, find_links=(extra_dep_links,))
 
     assert codes(report) == ["plugin_load_failed"]

@@ -154,18 +154,18 @@ def parse_extras(metadata: str, dist: str, python: Sequence[int]) -> Extras:
     names = {canonicalize_name(extra) for extra in declared}
     version = ".".join(str(part) for part in python[:2])
     full = ".".join(str(part) for part in python[:3])
-    found: dict[str, tuple[str, ...]] = {}
+    adds: dict[str, list[Requirement]] = {}
     for extra in sorted(name for name in names if _EXTRA_NAME.match(name)):
         environment = {"extra": extra, "python_version": version, "python_full_version": full}
-        adds = [
-            canonicalize_name(requirement.name)
+        adds[extra] = [
+            requirement
             for requirement in _requirements(requirements)
             if requirement.marker is not None
             and _applies(requirement, environment)
             and not _applies(requirement, {**environment, "extra": ""})
         ]
-        if adds:
-            found[extra] = tuple(dict.fromkeys(adds))
+    own = canonicalize_name(dist)
+    found = {e: got for e in adds if (got := tuple(dict.fromkeys(_brought(e, adds, own))))}
     plain = {"extra": "", "python_version": version, "python_full_version": full}
     base = {
         str(canonicalize_name(requirement.name)): str(requirement)
@@ -173,6 +173,19 @@ def parse_extras(metadata: str, dist: str, python: Sequence[int]) -> Extras:
         if requirement.marker is None or _applies(requirement, plain)
     }
     return Extras(canonicalize_name(dist), found, base)
+
+
+def _brought(extra: str, adds: Mapping[str, list[Requirement]], own: str) -> Iterable[str]:
+    """The distributions ``extra`` adds, through the distribution's own extras it names
+    (pydantic-ai-slim's ``openai-realtime = ["pydantic-ai-slim[openai,realtime]"]``) too."""
+    seen, todo = {extra}, [extra]
+    while todo:
+        for requirement in adds.get(todo.pop(0), ()):
+            name = canonicalize_name(requirement.name)
+            named = [canonicalize_name(e) for e in sorted(requirement.extras)]
+            yield from [name] if name != own else ()
+            todo += [e for e in named if name == own and e not in seen]
+            seen.update(todo)
 
 
 def _requirements(texts: Iterable[str]) -> Iterable[Requirement]:
@@ -331,13 +344,7 @@ def run_extra(
             sandbox, wheel=wheel, skip=(), exclude={}, ctx=ctx, only=waiting, configure=setup
         )
         results.update({str(i["module"]): i for i in again.result.get("results") or ()})
-    return replace(
-        base,
-        installed=True,
-        results=results,
-        stopped=stopped,
-        seconds=_since(started),
-    )
+    return replace(base, installed=True, results=results, stopped=stopped, seconds=_since(started))
 
 
 def extra_requirement(wheel: Artifact, extra: str) -> str:

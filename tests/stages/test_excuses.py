@@ -70,6 +70,38 @@ def test_the_extras_of_metadata_with_their_markers_evaluated_here() -> None:
     assert dict(EXTRAS.base) == {"pytest": "pytest>=8.1", "py-cpuinfo": "py-cpuinfo"}
 
 
+def test_an_extra_naming_the_distributions_own_extras_brings_what_they_bring() -> None:
+    """pydantic-ai-slim 2.68.0: ``openai-realtime = ["pydantic-ai-slim[openai,realtime]"]``.
+    Read as naming only pydantic-ai-slim, it brought nothing: the modules that need both
+    websockets and openai were never tried with it. A loop of extras ends."""
+    metadata = (
+        "Name: pydantic-ai-slim\n"
+        'Provides-Extra: openai\nRequires-Dist: openai>=1; extra == "openai"\n'
+        'Provides-Extra: realtime\nRequires-Dist: websockets>=14; extra == "realtime"\n'
+        "Provides-Extra: openai-realtime\n"
+        'Requires-Dist: pydantic-ai-slim[openai,realtime]; extra == "openai-realtime"\n'
+        'Provides-Extra: all\nRequires-Dist: pydantic_ai_slim[openai-realtime]; extra == "all"\n'
+        'Provides-Extra: loop\nRequires-Dist: pydantic-ai-slim[loop,all]; extra == "loop"\n'
+    )
+    extras = parse_extras(metadata, "pydantic-ai-slim", (3, 11, 7))
+    assert dict(extras.requirements) == {
+        "all": ("openai", "websockets"),
+        "loop": ("openai", "websockets"),
+        "openai": ("openai",),
+        "openai-realtime": ("openai", "websockets"),
+        "realtime": ("websockets",),
+    }
+    found = triage(
+        [failed("pydantic_ai.realtime.azure", "websockets")],
+        own={"pydantic_ai"},
+        extras=extras,
+        installed=[],
+    )
+    assert dict(found.needs) == {"pydantic_ai.realtime.azure": "realtime"}
+    # with realtime alone it lacks openai: the extras that bring both come next
+    assert found.alternatives["pydantic_ai.realtime.azure"] == ("all", "loop")
+
+
 def test_a_module_missing_what_an_extra_declares_is_verified_with_that_extra() -> None:
     found = sort(
         failed("pytest_benchmark.histogram", "pygal"),

@@ -97,6 +97,10 @@ def with_alternatives(
         # refusal in the module's own words (sentry-sdk's "FastAPI is not installed")
         stopped = NO_MODULE_NAMED.findall(failure.message) or list(lacked.get(module, ()))
         further = [e for name in stopped for e in extras.for_users(name)]
+        # those that also bring something its extra brought first: it needs both
+        # (pydantic-ai-slim's openai-realtime, past cerebras, which brings openai alone)
+        brought = set(extras.requirements.get(chosen, ()))
+        further.sort(key=lambda extra: not brought & set(extras.requirements.get(extra, ())))
         offered = [*alternatives.get(module, ()), *further[:MORE_ALTERNATIVES]]
         tried = tuple(dict.fromkeys(extra for extra in offered if extra != chosen))
         if tried:

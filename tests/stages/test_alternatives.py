@@ -154,3 +154,30 @@ def test_what_the_runtime_saw_it_lack_names_the_next_extra_where_its_words_do_no
 
     assert asked == [("fastapi", (module,))]
     assert [e.extra for e in settled.excused] == ["fastapi"]
+
+
+def test_of_those_that_bring_what_it_stopped_at_the_ones_with_its_extras_come_first() -> None:
+    """pydantic-ai-slim 2.68.0's realtime._openai_lifecycle: cerebras (openai alone) brings
+    the openai it lacked, then it stops at websockets, which five extras bring; the smallest
+    lack openai, and openai-realtime brings both."""
+    extras = Extras(
+        "pydantic-ai-slim",
+        {
+            "cerebras": ("openai",),
+            "realtime": ("websockets",),
+            "elevenlabs-agents-realtime": ("websockets",),
+            "google-realtime": ("google-genai", "websockets"),
+            "openai-realtime": ("openai", "tiktoken", "websockets"),
+        },
+    )
+    module = "pydantic_ai.realtime._openai_lifecycle"
+    stopped = ImportFailure(module, "ModuleNotFoundError", "No module named 'websockets'")
+    asked, run = _runs({"openai-realtime"})
+
+    settled = with_alternatives(
+        Settled((), {module: stopped}, (), ()), {module: "cerebras"}, {}, run, extras
+    )
+
+    # the two tried past cerebras: openai-realtime first, then the smallest
+    assert sorted(extra for extra, _ in asked) == ["elevenlabs-agents-realtime", "openai-realtime"]
+    assert [e.extra for e in settled.excused] == ["openai-realtime"]

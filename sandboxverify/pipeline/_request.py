@@ -11,7 +11,7 @@ from sandboxverify.artifacts import ProjectTarget, Target, classify, unknown_war
 from sandboxverify.options import CheckOptions, configured, find_pyproject, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
 from sandboxverify.runtime import EntryPointRef, server_ref
-from sandboxverify.runtime.hosts import names_modules
+from sandboxverify.runtime.hosts import GENERIC_HOST, names_modules
 from sandboxverify.sandbox import SELECTORS, Isolation, choose_isolation
 from sandboxverify.stages import Playbook, load_smoke_playbook
 
@@ -74,7 +74,7 @@ def validated(options: CheckOptions) -> CheckRequest:
             hint="e.g. --host entrypoints --group myapp.plugins",
         )
     server = _server_ref(options)
-    if options.smoke and options.host == "entrypoints":
+    if options.smoke and options.host == GENERIC_HOST:
         raise UsageError(
             "--smoke does not apply to --host entrypoints: its entry points are not tools a "
             "model calls",

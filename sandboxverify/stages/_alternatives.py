@@ -49,7 +49,7 @@ def first_extra(
         extra
         for dist, named in _DIST_EXTRAS.findall(words)
         if canonicalize_name(dist) == own
-        for extra in (part.strip() for part in named.split(","))
+        for extra in (canonicalize_name(part.strip()) for part in named.split(","))
         if extra in extras.requirements and not development_extra(extra)
     ]
     if not said:

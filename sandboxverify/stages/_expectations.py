@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from sandboxverify.report import Failure, PluginRecord, ToolRecord
 from sandboxverify.runtime.hosts import (
     APPLICATION_HOST_WORDING,
+    GENERIC_HOST,
     HOSTS,
     SCRIPT_GROUPS,
     Wording,
@@ -356,5 +357,5 @@ def wording_of(host: str) -> Wording:
     """The words of ``host``'s failures; ``auto`` (no plugin yet, or plugins of several hosts)
     speaks of any group, as the ``entrypoints`` host does; a host no registry entry names is one
     an application ships."""
-    known = HOSTS.get("entrypoints" if host == "auto" else host)
+    known = HOSTS.get(GENERIC_HOST if host == "auto" else host)
     return known.wording if known is not None else APPLICATION_HOST_WORDING

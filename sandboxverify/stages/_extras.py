@@ -101,7 +101,7 @@ def fallback_extras(
     taken = set(taken)
     found = [e for e in extras.not_installed(installed, near=near) if e not in taken]
     parts = {canonicalize_name(part) for module in lacking for part in module.split(".")[1:]}
-    named = [e for e in found if canonicalize_name(e) in parts and not development_extra(e)]
+    named = [e for e in found if e in parts and not development_extra(e)]
     return (*named, *[e for e in found if e not in named][:FALLBACK_EXTRAS])
 
 

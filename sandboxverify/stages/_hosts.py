@@ -14,6 +14,7 @@ from typing import Any
 from sandboxverify.report import ApplicationRecord, Failure
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.runtime.hosts import (
+    GENERIC_HOST,
     HOST_PLUGIN_GROUP,
     HOSTS,
     KNOWN_GROUPS,
@@ -179,7 +180,7 @@ def _planned(
     wanted = "a callable, as --group asks" if wants_callable else "a module or any object"
     return PlannedPlugin(
         ref,
-        "entrypoints",
+        GENERIC_HOST,
         f"group {group!r} belongs to no application sandboxverify has a host for: loaded as "
         f"EntryPoint.load() does ({wanted})",
         require_callable=wants_callable,

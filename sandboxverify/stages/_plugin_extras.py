@@ -23,6 +23,7 @@ from packaging.utils import canonicalize_name
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import PluginRecord
 from sandboxverify.runtime import application_names
+from sandboxverify.runtime.hosts import GENERIC_HOST
 from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
 from sandboxverify.stages._extras import (
     SANDBOXES_AT_ONCE,
@@ -37,9 +38,6 @@ from sandboxverify.stages._extras import (
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._probe import PluginLoad, load
-
-#: the host of a group no application of ours is known for (``EntryPoint.load()``)
-_NO_KNOWN_HOST = "entrypoints"
 
 
 def lacked_application(record: PluginRecord) -> str | None:
@@ -84,11 +82,10 @@ def extra_named_for(record: PluginRecord, extras: Extras) -> str | None:
     the users who install it (APScheduler's job store ``mongodb``, its extra ``mongodb``). A
     known application's contract says when it loads its plugins; it stays the judge there."""
     error = record.error
-    if error is None or error.stage != "import" or record.host != _NO_KNOWN_HOST:
+    if error is None or error.stage != "import" or record.host != GENERIC_HOST:
         return None
-    name = canonicalize_name(record.name)
-    named = (e for e in extras.requirements if canonicalize_name(e) == name)
-    return next((e for e in named if not development_extra(e)), None)
+    name = canonicalize_name(record.name)  # as the extras' names are
+    return name if name in extras.requirements and not development_extra(name) else None
 
 
 def loaded_with_extras(

@@ -30,6 +30,7 @@ from sandboxverify.runtime.hosts._base import (
 from sandboxverify.runtime.hosts._hostspec import NamedModules
 from sandboxverify.runtime.hosts._registry import (
     APPLICATION_HOST_WORDING,
+    GENERIC_HOST,
     HOST_CHOICES,
     HOST_PLUGIN_GROUP,
     HOST_PLUGIN_PROTOCOL,
@@ -59,6 +60,7 @@ __all__ = [
     "APPLICATION_HOST_WORDING",
     "DEFAULT_TIMEOUT",
     "EVENTS",
+    "GENERIC_HOST",
     "HOSTS",
     "HOST_CHOICES",
     "HOST_PLUGIN_GROUP",

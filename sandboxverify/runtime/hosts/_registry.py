@@ -16,6 +16,7 @@ from sandboxverify.runtime.hosts._registry_apps import APPLICATION_HOSTS
 
 #: what declares a host is read through the registry too
 __all__ = [
+    "GENERIC_HOST",
     "HOSTS",
     "HOST_CHOICES",
     "KNOWN_GROUPS",
@@ -57,6 +58,8 @@ APPLICATION_HOST_WORDING = Wording(
     register_hint="provide it as the application's host reports it, or fix --expect-tools",
 )
 #: a distribution depending on one of these ships MCP servers as console scripts
+#: the host of a group no application is known for: ``EntryPoint.load()`` must succeed
+GENERIC_HOST = "entrypoints"
 MCP_SDKS = frozenset({"mcp", "fastmcp"})
 
 
@@ -83,7 +86,7 @@ HOSTS: dict[str, Host] = {
             ),
         ),
         Host(
-            "entrypoints",
+            GENERIC_HOST,
             loader="_entrypoints:load_entrypoint",
             loading="`EntryPoint.load()` must succeed; a module is fine, unless `--group "
             "NAME:callable` says the application calls what it names",

@@ -8,7 +8,7 @@ import zipfile
 import zlib
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal, Union
 
@@ -23,6 +23,7 @@ from packaging.utils import (
 from packaging.version import Version
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts._archives import (
     UnsafeArchive,
     open_tar,
@@ -48,14 +49,14 @@ ArtifactKind = Literal["sdist", "wheel"]
 _SDIST_SUFFIXES = (".tar.gz", ".zip")
 
 
-@dataclass(frozen=True)
+@frozen
 class ProjectTarget:
     """A source tree: build the sdist, then the wheel from the sdist."""
 
     path: Path
 
 
-@dataclass(frozen=True)
+@frozen
 class ArtifactsTarget:
     """Built artifacts, verified as they are (a wheel is never rebuilt)."""
 
@@ -66,7 +67,7 @@ class ArtifactsTarget:
 Target = Union[ProjectTarget, ArtifactsTarget]
 
 
-@dataclass(frozen=True)
+@frozen
 class Artifact:
     kind: ArtifactKind
     path: Path
@@ -209,7 +210,7 @@ def _judged(artifact: Artifact, problems: list[Problem], files: tuple[str, ...] 
     return replace(artifact, warnings=tuple(problems))
 
 
-@dataclass(frozen=True)
+@frozen
 class _WheelFacts:
     files: tuple[str, ...] = ()
     entry_points: tuple[EntryPointRef, ...] = ()

@@ -34,6 +34,7 @@ from typing import Any, Protocol
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.version import Version
 
+from sandboxverify._frozen import frozen
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts._bytecode import BytecodeCache
 from sandboxverify.artifacts._cache import ArtifactCache
@@ -73,7 +74,7 @@ _MAX_INVOCATIONS = 4
 _REQUIREMENTS_BUILT = 2
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildSystem:
     """``[build-system]`` of a tree (PEP 517/518 defaults when it has none)."""
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts._artifacts import (
     Artifact,
     ArtifactProblem,
@@ -41,7 +42,7 @@ from sandboxverify.sandbox import (
 _STATIC_CODES = ("artifact_invalid", "pyproject_invalid", "sdist_incomplete")
 
 
-@dataclass(frozen=True)
+@frozen
 class BuildResult:
     """What the build stage produced: artifacts to verify, or a failure."""
 

@@ -27,10 +27,10 @@ import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify._version import __version__
 
 ENV_VAR = "SANDBOXVERIFY_CACHE_DIR"
@@ -97,7 +97,7 @@ def cache_key(tree: str, *, frontend: str, index: Mapping[str, Any], env: Mappin
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()
 
 
-@dataclass(frozen=True)
+@frozen
 class CachedBuild:
     """An entry's files, copied out and verified, and what was recorded about them."""
 

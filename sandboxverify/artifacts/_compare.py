@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import zipfile
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts._archives import UnsafeArchive, read_zip_member
 from sandboxverify.artifacts._artifacts import UNREADABLE, Artifact
 from sandboxverify.artifacts._rules import few
@@ -54,7 +54,7 @@ _FIELDS = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class _Contents:
     """What a wheel holds, as comparable sets of text."""
 

@@ -13,15 +13,15 @@ project); on files given as they are, which may be published already, it is a wa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure, FailureCode, ReportWarning
 
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Rule:
     code: str
     severity: Severity

@@ -20,7 +20,6 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,6 +35,8 @@ from packaging.utils import (
 )
 from packaging.version import Version
 
+from sandboxverify._frozen import frozen
+
 PYPI = "https://pypi.org/simple"
 _ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.2"
 _SDIST_SUFFIXES = (".tar.gz", ".zip")
@@ -48,7 +49,7 @@ class FetchError(Exception):
     """A release or its file could not be found or fetched; the message says which and why."""
 
 
-@dataclass(frozen=True)
+@frozen
 class IndexFile:
     """One file of a release, as the index lists it."""
 

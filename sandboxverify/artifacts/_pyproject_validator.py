@@ -25,11 +25,11 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify._version import __version__
 from sandboxverify.artifacts._cache import default_root
 
@@ -38,7 +38,7 @@ _BUILTIN_TOOLS = ("distutils", "setuptools")
 _DIRECTORY = "validate-pyproject"
 
 
-@dataclass(frozen=True)
+@frozen
 class PyprojectValidator:
     """``validate(document)`` raises ``error`` (schema errors, with ``message``) or another
     ``ValueError`` (validate-pyproject's checks beside the schema)."""

@@ -12,17 +12,17 @@ import io
 import re
 import zipfile
 from collections.abc import Sequence
-from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts._findings import Severity, rule_named
 from sandboxverify.report import FailureCode
 from sandboxverify.runtime import EntryPointRef
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     """One thing wrong with an artifact: the message names the artifact, the hint says what to
     change in the build configuration."""

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify._frozen import frozen
 from sandboxverify.cli._tomllines import Key, Toml
 from sandboxverify.options import split_commas
 from sandboxverify.report import (
@@ -34,7 +34,7 @@ _WHERE = re.compile(r"\[turns\[(\d+)\]\.actions\[(\d+)\]\.parallel\[(\d+)\]")
 _SCRIPT_TABLES = {"console_scripts": "scripts", "gui_scripts": "gui-scripts"}
 
 
-@dataclass(frozen=True)
+@frozen
 class GitHubSources:
     """Files failures can point at; paths in annotations are relative to ``root``."""
 
@@ -43,7 +43,7 @@ class GitHubSources:
     root: Path
 
 
-@dataclass(frozen=True)
+@frozen
 class _Place:
     file: Path
     line: int | None = None

@@ -14,11 +14,11 @@ import re
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from sandboxverify._errors import EXIT_CHECK_FAILED, EXIT_OK, UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.cli._output import check_json_path, stdout_to_stderr, write_json
 from sandboxverify.cli._render import Style, smoke_call_lines
 from sandboxverify.cli._sandboxed import SandboxChoice, sandbox_hint
@@ -30,7 +30,7 @@ from sandboxverify.stages.playbook import (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Recording:
     """What ``record`` is asked to do, from its options (``options/_table.py``), checked before
     any work."""

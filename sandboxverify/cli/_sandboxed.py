@@ -9,11 +9,11 @@ with a hint in those terms.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.cli import _terminal
 from sandboxverify.sandbox import InstallerChoice, IsolationChoice
 
@@ -21,7 +21,7 @@ from sandboxverify.sandbox import InstallerChoice, IsolationChoice
 DEFAULT_SESSION_TIMEOUT = 600.0
 
 
-@dataclass(frozen=True)
+@frozen
 class SandboxChoice:
     """What ``--sandbox`` and its options asked for."""
 

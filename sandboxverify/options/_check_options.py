@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from typing import Any, Literal
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.options._kinds import split_commas
 from sandboxverify.options._option import DEFAULT_INSTALL_TIMEOUT, DEFAULT_TIMEOUT, Option
 from sandboxverify.options._table import options_of
@@ -42,7 +43,7 @@ HostName = Literal[
 ]
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckOptions:
     """Options of ``sandboxverify check``; see ``sandboxverify check --help`` for each one (the
     options table, ``options/_table.py``, declares them; a test holds the fields to it)."""

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
+
+from sandboxverify._frozen import frozen
 
 #: how an option is written: ``--x VALUE``, ``--x``, ``--x/--no-x``, ``-vv``, ``--x [VALUE]``,
 #: ``--x NAME VALUE``
@@ -33,7 +34,7 @@ class Wrong(ValueError):
     it takes (``a number of seconds, ...``)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     """Why a value cannot be meant, in the command line's words."""
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from sandboxverify._frozen import frozen
 from sandboxverify.options._kinds import Flag, Kind, Toggle
 from sandboxverify.options._trust import ProjectRule
 
@@ -16,7 +16,7 @@ DEFAULT_INSTALL_TIMEOUT = 900.0
 DEFAULT_MAX_STEPS = 10
 
 
-@dataclass(frozen=True)
+@frozen
 class Option:
     """One option: ``--name`` (``--name/--no-name`` for a toggle), and ``short`` if it has one."""
 

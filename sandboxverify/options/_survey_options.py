@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.options._kinds import FilePath, Flag, Kind, Problem, ReportFile, Whole
 from sandboxverify.options._option import CommandName, Option
 from sandboxverify.sandbox import InstallerChoice, IsolationChoice
@@ -111,7 +111,7 @@ SURVEY_OPTIONS: tuple[Option, ...] = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class SurveyOptions:
     """What ``sandboxverify survey`` is asked to do (see ``sandboxverify survey --help``)."""
 

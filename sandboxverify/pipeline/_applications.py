@@ -6,18 +6,17 @@ application as its users do."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.pipeline._state import CheckState, Installed
 from sandboxverify.report import ApplicationRecord, Failure
 from sandboxverify.sandbox import install_wheel
 from sandboxverify.stages import Finder, Found, PluginPlan, ProbeError, with_applications
 
 
-@dataclass(frozen=True)
+@frozen
 class Applications:
     """The plan once applications were looked for, and what to tell about it."""
 

@@ -6,8 +6,9 @@ are judged as its users meet them. Nothing is excused: what fails there still fa
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from sandboxverify._frozen import frozen
 from sandboxverify.pipeline._state import Installed
 from sandboxverify.report import ApplicationRecord, Failure, ImportsRecord, PluginRecord
 from sandboxverify.sandbox import install_wheel
@@ -24,7 +25,7 @@ from sandboxverify.stages import (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Dependents:
     """The dependents installed (the stages are to be run again), and what to tell."""
 

@@ -10,9 +10,10 @@ passes unseen when only the given wheel is installed.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import (
     SDIST_LACKS,
     WHEEL_STALE,
@@ -29,7 +30,7 @@ if TYPE_CHECKING:  # imported ahead at run time: see _headstart
     from sandboxverify.pipeline._run import RunResult
 
 
-@dataclass(frozen=True)
+@frozen
 class PlannedRun:
     """One run of a check: an interpreter (with its label) and which wheel it installs."""
 

@@ -22,9 +22,9 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import BuildResult, pyproject_validator
 from sandboxverify.pipeline._progress import EventSink
 from sandboxverify.pipeline._request import CheckRequest, decide_isolation
@@ -60,7 +60,7 @@ _IMPORTED_ON_FAILURE = (
 _IMPORTED_TO_INSPECT = ("sandboxverify.artifacts._metadata", "sandboxverify.artifacts._pyproject")
 
 
-@dataclass(frozen=True)
+@frozen
 class Footing:
     """What a check starts from."""
 
@@ -111,7 +111,7 @@ def _import(names: Sequence[str]) -> None:
             importlib.import_module(name)
 
 
-@dataclass(frozen=True)
+@frozen
 class EarlySandbox:
     """A sandbox made while the build ran, and how long making it took."""
 

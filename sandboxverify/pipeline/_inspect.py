@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact
 from sandboxverify.pipeline._progress import PluginLoaded
 from sandboxverify.pipeline._stages import StageTimer
@@ -43,7 +44,7 @@ from sandboxverify.stages import (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Inspection:
     plugins: tuple[PluginRecord, ...]
     tools: tuple[ToolRecord, ...]
@@ -55,7 +56,7 @@ class Inspection:
     notes: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class _Probed:
     plugins: tuple[PluginRecord, ...]
     tools: tuple[ToolRecord, ...]

@@ -8,14 +8,15 @@ at once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable, Union
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import PluginRecord, StageName, StageStatus
 from sandboxverify.sandbox import Outcome
 
 
-@dataclass(frozen=True)
+@frozen
 class StageStarted:
     """A stage began; ``python`` is the run's interpreter version, ``None`` for the build."""
 
@@ -25,7 +26,7 @@ class StageStarted:
     from_sdist: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class StageFinished:
     """A stage ended: its status, its time and a one-line summary (``3 module(s) imported``)."""
 
@@ -37,7 +38,7 @@ class StageFinished:
     from_sdist: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class CommandFinished:
     """A subprocess ended (an installer, the build backend, a runtime action)."""
 
@@ -46,7 +47,7 @@ class CommandFinished:
     from_sdist: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginLoaded:
     """The probe judged a plugin: its record (``ok``, ``error``) and the names it registered."""
 
@@ -56,7 +57,7 @@ class PluginLoaded:
     from_sdist: bool = False
 
 
-@dataclass(frozen=True)
+@frozen
 class IsolationChosen:
     """Before any work: how code from the package will run, and, when the OS sandbox was
     wanted but is unavailable, a warning saying why and what stays possible."""

@@ -3,10 +3,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import fields, replace
 from pathlib import Path
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import ProjectTarget, Target, classify, unknown_warning_codes
 from sandboxverify.options import CheckOptions, configured, find_pyproject, validate
 from sandboxverify.pipeline._progress import EventSink, IsolationChosen
@@ -16,7 +17,7 @@ from sandboxverify.sandbox import SELECTORS, Isolation, choose_isolation
 from sandboxverify.stages import Playbook, load_smoke_playbook
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckRequest:
     """A check's options, checked, with what they name read: the target, the playbook, the
     server command. ``options.groups`` has lost its ``:callable`` suffixes."""

@@ -8,6 +8,7 @@ import sysconfig
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact, BuildResult, select_wheel
 from sandboxverify.pipeline._applications import Applications, find_applications
 from sandboxverify.pipeline._dependency_wheels import (
@@ -53,7 +54,7 @@ def operating_system() -> str:
     return _OS_NAMES.get(system, system)
 
 
-@dataclass(frozen=True)
+@frozen
 class RunResult:
     run: Run
     failures: tuple[Failure, ...]

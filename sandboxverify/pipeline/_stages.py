@@ -4,8 +4,8 @@ commands they run, announced as each one ends."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
+from sandboxverify._frozen import frozen
 from sandboxverify.pipeline._progress import CommandFinished, EventSink, StageFinished, StageStarted
 from sandboxverify.report import Failure, Stage, StageName, StageStatus
 from sandboxverify.sandbox import Command, Outcome, Runner
@@ -58,7 +58,7 @@ class StageTimer:
         self.finish(seconds=self.own_seconds, crashed=exc_info[0] is not None)
 
 
-@dataclass(frozen=True)
+@frozen
 class AnnouncingRunner:
     """A check's runner: ``runner`` runs each command, and the event sink hears how it ended."""
 

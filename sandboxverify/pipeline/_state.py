@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact, BuildResult, default_root
 from sandboxverify.options import CheckOptions
 from sandboxverify.pipeline._headstart import EarlySandbox
@@ -28,7 +29,7 @@ from sandboxverify.sandbox import (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class CheckState:
     """One check as its steps hand it on."""
 
@@ -83,7 +84,7 @@ def run_context(
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class Built:
     """What the build step leaves for the sandboxes and their stages."""
 
@@ -103,7 +104,7 @@ class Built:
     runtime_ready: Future[Path] | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Installed:
     """A sandbox with the wheel installed, and what its interpreter's stages run with."""
 

@@ -12,7 +12,6 @@ import platform
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Union
 
@@ -21,6 +20,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from sandboxverify._errors import Interrupted, UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify._version import __version__
 from sandboxverify.artifacts import PackageIndex, default_root
 from sandboxverify.options import SurveyOptions
@@ -38,7 +38,7 @@ from sandboxverify.report import (
 from sandboxverify.sandbox import parallel_map, shutting_down, supervised
 
 
-@dataclass(frozen=True)
+@frozen
 class SurveyStarted:
     """The releases are known and the results file open: ``todo`` plugins to check of
     ``total`` (the rest are in the file already)."""
@@ -49,7 +49,7 @@ class SurveyStarted:
     workers: int
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginSurveyed:
     """A plugin's result, written to the results file; ``done`` of ``todo`` so far."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 import time
 import urllib.parse
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.requirements import Requirement
@@ -16,6 +16,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from sandboxverify._errors import SandboxVerifyError
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import FetchError, IndexFile, PackageIndex
 from sandboxverify.options import CheckOptions, SurveyOptions
 from sandboxverify.pipeline._check import check
@@ -36,7 +37,7 @@ _UNCHECKED = ("build_failed", "venv_failed")
 _INSTALL_STAGES = ("venv", "install")
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginSurveyor:
     """Checks plugins against both releases (one at a time per call; calls run in parallel)."""
 

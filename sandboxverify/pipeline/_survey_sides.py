@@ -6,7 +6,7 @@ every check from one directory (``--find-links``)."""
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
@@ -14,6 +14,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import Version
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify._toml import tomllib
 from sandboxverify.artifacts import FetchError, PackageIndex
 from sandboxverify.options import CheckOptions, SurveyOptions
@@ -25,7 +26,7 @@ from sandboxverify.report import Application
 from sandboxverify.sandbox import SUBPROCESSES, Workspace, supervised
 
 
-@dataclass(frozen=True)
+@frozen
 class Releases:
     baseline: Application
     candidate: Application

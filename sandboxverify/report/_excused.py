@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, get_args
+
+from sandboxverify._frozen import frozen
 
 ExcuseReason = Literal[
     "extra",
@@ -23,7 +24,7 @@ ExcuseReason = Literal[
 EXCUSE_REASONS: tuple[ExcuseReason, ...] = get_args(ExcuseReason)
 
 
-@dataclass(frozen=True)
+@frozen
 class ExcusedModule:
     """A module that failed in the plain install and is not a failure: it imports with an
     extra installed (``extra``), it is written for another platform (``platform``), or it is
@@ -81,7 +82,7 @@ class ExcusedModule:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class ExtraRecord:
     """One extra installed in a sandbox of its own to verify the modules that need it."""
 

@@ -13,7 +13,6 @@ import re
 import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -26,6 +25,7 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report._junit import junit_xml
 from sandboxverify.report._markdown import code_span, escaped, table_lines, within_budget
 from sandboxverify.report._model import (
@@ -49,7 +49,7 @@ _OLDER_RUN = {"os": None, "platform": None, "wheel": None, "wheel_built": None}
 _OLDER_FAILURE = {"wheel": None, "wheel_built": None}
 
 
-@dataclass(frozen=True)
+@frozen
 class Source:
     """One matrix job's report: the file as given, the document and the report it describes."""
 
@@ -62,7 +62,7 @@ class Source:
         return self.document.get("ok") is True and self.report.ok
 
 
-@dataclass(frozen=True)
+@frozen
 class Merged:
     sources: tuple[Source, ...]
     #: per source: a label for each of its runs (``Python 3.12.1 on Linux``)
@@ -135,7 +135,7 @@ def _distribution(filename: str) -> str:
         return canonicalize_name(filename.rsplit("-", 1)[0])
 
 
-@dataclass(frozen=True)
+@frozen
 class Problem:
     """A report's failure, or the error that stopped its check, with the label of its run."""
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, cast, get_args
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report._records import ImportsRecord, ScriptRecord, SmokeRecord
 
 REPORT_VERSION = 1
@@ -49,7 +50,7 @@ StageStatus = Literal["passed", "failed", "skipped"]
 Exercise = Literal["passed", "not_exercised", "unavailable"]
 
 
-@dataclass(frozen=True)
+@frozen
 class Failure:
     code: FailureCode
     message: str
@@ -83,7 +84,7 @@ class Failure:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportWarning:
     """Something worth fixing that fails nothing (unless ``--fail-on-warning`` names its code):
     hygiene a static rule found, or the OS sandbox missing."""
@@ -98,7 +99,7 @@ class ReportWarning:
         return {"code": self.code, "message": self.message, "file": self.file, "hint": self.hint}
 
 
-@dataclass(frozen=True)
+@frozen
 class ReportError:
     """What stopped the check before its verdict (the report then has ``ok: false``)."""
 
@@ -110,7 +111,7 @@ class ReportError:
         return {"code": self.code, "message": self.message, "hint": self.hint}
 
 
-@dataclass(frozen=True)
+@frozen
 class ArtifactRecord:
     kind: Literal["sdist", "wheel"]
     filename: str
@@ -132,7 +133,7 @@ class ArtifactRecord:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Stage:
     name: StageName
     status: StageStatus
@@ -142,7 +143,7 @@ class Stage:
         return {"name": self.name, "status": self.status, "seconds": round(self.seconds, 3)}
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginError:
     type: str
     message: str
@@ -166,7 +167,7 @@ class PluginError:
 FoundBy = Literal["declared", "itself", "extra", "name", "registry", "dependent"]
 
 
-@dataclass(frozen=True)
+@frozen
 class ApplicationRecord:
     """The application that loads a plugin's group, as it was looked for (``name`` ``None``:
     none was found, and the plugin was loaded without it)."""
@@ -189,7 +190,7 @@ class ApplicationRecord:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginRecord:
     name: str
     group: str
@@ -224,7 +225,7 @@ class PluginRecord:
         return document
 
 
-@dataclass(frozen=True)
+@frozen
 class ToolRecord:
     name: str
     plugin: str
@@ -287,7 +288,7 @@ def plugins_registering(runs: Iterable[Run]) -> str:
     return f"{len(plugins)} plugin(s) {registrations(t for run in runs for t in run.tools)}"
 
 
-@dataclass(frozen=True)
+@frozen
 class Run:
     python: str
     interpreter: str
@@ -360,7 +361,7 @@ def run_of(failure: Failure, runs: Sequence[Run]) -> Run | None:
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class Report:
     target: str
     artifacts: tuple[ArtifactRecord, ...]

@@ -9,9 +9,9 @@ field an older or newer sandboxverify did not write takes its default.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report._excused import ExcusedModule, ExtraRecord
 
 #: ``usage``: ``--help`` is no option of the script, which ran and answered with its usage (or
@@ -20,7 +20,7 @@ HelpOutcome = Literal["passed", "failed", "skipped", "server", "usage"]
 _HELP_OUTCOMES: tuple[HelpOutcome, ...] = ("passed", "failed", "skipped", "server", "usage")
 
 
-@dataclass(frozen=True)
+@frozen
 class ImportFailure:
     """A module that failed to import (``imports.failed[]``)."""
 
@@ -47,7 +47,7 @@ class ImportFailure:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class AllowedFailure:
     """A module that failed to import as ``--import-allow-fail`` allows
     (``imports.allowed_failures[]``)."""
@@ -77,7 +77,7 @@ class AllowedFailure:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class SkippedModule:
     """A module not imported, and why (``imports.skipped[]``)."""
 
@@ -93,7 +93,7 @@ class SkippedModule:
         return cls(_text(item.get("module")), _text(item.get("reason")))
 
 
-@dataclass(frozen=True)
+@frozen
 class OutsideModule:
     """A module loaded from outside the sandbox's site-packages (``imports.outside[]``)."""
 
@@ -121,7 +121,7 @@ class OutsideModule:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class ImportsRecord:
     """Stage ``imports`` (``runs[].imports``): every module of the wheel imported in the
     sandbox. The defaults are the record of a run whose stage did not run."""
@@ -185,7 +185,7 @@ class ImportsRecord:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class ScriptRecord:
     """One console (or GUI) script of the distribution (``runs[].scripts[]``)."""
 
@@ -231,7 +231,7 @@ class ScriptRecord:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class SmokeError:
     """Why a smoke run failed, and where in the playbook (``smoke.error``)."""
 
@@ -263,7 +263,7 @@ class SmokeError:
         )
 
 
-@dataclass(frozen=True)
+@frozen
 class SmokeCall:
     """One tool call of a smoke run and its result (``smoke.calls[]``)."""
 
@@ -317,7 +317,7 @@ class SmokeCall:
 _REPORTED = ("sessions", "turns", "tool_calls", "ui_calls", "calls", "seconds")
 
 
-@dataclass(frozen=True)
+@frozen
 class SmokeRecord:
     """Stage ``smoke`` (``runs[].smoke``): the playbook's run in the sandbox."""
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+from sandboxverify._frozen import frozen
 
 SURVEY_VERSION = 1
 SURVEY_SCHEMA = (
@@ -30,7 +31,7 @@ ApplicationSource = Literal["index", "project", "wheel"]
 _DETAILS_LIMIT = 4_000
 
 
-@dataclass(frozen=True)
+@frozen
 class Application:
     """One release of the application: as given, and what it is."""
 
@@ -71,7 +72,7 @@ class Application:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class SideFailure:
     """A failure one check found, as its report said it."""
 
@@ -100,7 +101,7 @@ class SideFailure:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class SideResult:
     """One plugin checked with one release: ``passed``, ``failed`` (the check's verdict), or
     ``error`` (it could not be checked, for a reason that is not the application's)."""
@@ -143,7 +144,7 @@ class SideResult:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginArtifact:
     """The file of the plugin's release that was checked: its sdist, else its wheel."""
 
@@ -161,7 +162,7 @@ class PluginArtifact:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginResult:
     """One plugin, checked with both releases and classified."""
 
@@ -230,7 +231,7 @@ def classify(
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class SurveyHeader:
     """What one run (or shard) of a survey checks: the first line of its results file."""
 
@@ -277,7 +278,7 @@ class SurveyHeader:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginList:
     """The whole list a survey's shards are cut from, told apart from another by its digest."""
 
@@ -289,7 +290,7 @@ class PluginList:
         return {"sha256": self.sha256, "plugins": self.plugins}
 
 
-@dataclass(frozen=True)
+@frozen
 class ShardRecord:
     """One results file a survey was put together from."""
 
@@ -307,7 +308,7 @@ class ShardRecord:
         }
 
 
-@dataclass(frozen=True)
+@frozen
 class Survey:
     """A whole survey: every plugin's result, what was not checked, and where it came from."""
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast, get_args
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report._survey import (
     SURVEY_VERSION,
     Application,
@@ -30,7 +30,7 @@ class SurveyFormatError(ValueError):
     """Not a survey's results, or not this version's; the message says what is wrong."""
 
 
-@dataclass(frozen=True)
+@frozen
 class ResultsFile:
     """A results file as read: its header, its results in order, and whether its last line
     was cut short (a run killed in the middle of a write)."""

@@ -36,9 +36,9 @@ import sys
 import sysconfig
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from sandboxverify._frozen import frozen
 from sandboxverify.sandbox._confinement import Confinement, IsolationName, NetworkName
 from sandboxverify.sandbox._seccomp import SyscallFilter, syscall_filter
 from sandboxverify.sandbox._subprocess import Launch
@@ -93,7 +93,7 @@ TMPFS_BYTES = 1 << 30
 _KEY_FILES: tuple[str, ...] = ("/proc/keys", "/proc/key-users")
 
 
-@dataclass(frozen=True)
+@frozen
 class Bubblewrap:
     """``namespaces``: every step in a bubblewrap sandbox of its own.
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
+from sandboxverify._frozen import frozen
 from sandboxverify.sandbox._seccomp import SyscallFilter
 from sandboxverify.sandbox._subprocess import Launch
 
@@ -23,7 +23,7 @@ NetworkName = Literal["none", "host"]
 REAPER = Path(__file__).resolve().with_name("_reaper.py")
 
 
-@dataclass(frozen=True)
+@frozen
 class Confinement:
     """What one step may see and change. Paths are the host's, bound at the same place."""
 
@@ -54,7 +54,7 @@ class Isolation(Protocol):
     def launch(self, argv: Sequence[str], confinement: Confinement) -> Launch: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class Confined:
     """A command's launcher (see ``_subprocess.Command.launcher``): an isolation, a confinement."""
 
@@ -69,7 +69,7 @@ class Confined:
         return self.isolation.launch(argv, self.confinement)
 
 
-@dataclass(frozen=True)
+@frozen
 class ProcessIsolation:
     """``process``: no OS sandbox. The environment allowlists, private HOME and TMPDIR, ``-I``
     and an empty working directory still apply (the stages set them); on Linux the reaper runs

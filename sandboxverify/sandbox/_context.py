@@ -10,10 +10,11 @@ one per interpreter from it (:meth:`RunContext.for_python`).
 from __future__ import annotations
 
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Protocol
 
+from sandboxverify._frozen import frozen
 from sandboxverify.sandbox._isolation import PROCESS, Isolation
 from sandboxverify.sandbox._subprocess import Command, Outcome, run
 from sandboxverify.sandbox._toolchain import IndexOptions, Toolchain
@@ -31,7 +32,7 @@ class Runner(Protocol):
         request (``_command_server``)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class Subprocesses:
     """The runner of a real check: the one subprocess helper (``_subprocess.run``)."""
 
@@ -45,7 +46,7 @@ class Subprocesses:
 SUBPROCESSES = Subprocesses()
 
 
-@dataclass(frozen=True)
+@frozen
 class RunContext:
     """What a step runs with (see the module's docstring)."""
 

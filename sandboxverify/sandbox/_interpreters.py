@@ -11,7 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.sandbox._subprocess import query
 
 #: The in-sandbox runtime needs this much Python.
@@ -36,7 +37,7 @@ _QUERY = (
 SELECTORS = ("min", "all")
 
 
-@dataclass(frozen=True)
+@frozen
 class Interpreter:
     """A Python interpreter a sandbox can be created from."""
 

@@ -30,7 +30,8 @@ import os
 import struct
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
+
+from sandboxverify._frozen import frozen
 
 #: the calls that fail with EPERM, whatever their arguments
 DENIED = (
@@ -97,7 +98,7 @@ _COMMON = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class Arch:
     """An architecture's system call numbers, as ``<asm/unistd.h>`` has them."""
 
@@ -209,7 +210,7 @@ CLONE_NAMESPACES = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x1000000
 TERMINAL_REQUESTS = (0x5412, 0x541C)
 
 
-@dataclass(frozen=True)
+@frozen
 class SyscallFilter:
     """A filter for one architecture: ``program`` is ``struct sock_filter[]``, as
     ``bwrap --seccomp FD`` and ``prctl(PR_SET_SECCOMP)`` read it."""

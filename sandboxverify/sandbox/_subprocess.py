@@ -21,11 +21,11 @@ import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Protocol, TypeVar
 
 from sandboxverify._errors import Interrupted
+from sandboxverify._frozen import frozen
 from sandboxverify.report import redact
 from sandboxverify.sandbox._bounds import OutputLog, describe_output_bound
 from sandboxverify.sandbox._keyring import ended, in_fresh_keyring
@@ -42,7 +42,7 @@ _HEAD_BYTES = 4_000
 COPY_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
+@frozen
 class Launch:
     """A command ready to start: what is executed, and the descriptors the process inherits
     (a system call filter for bubblewrap to read), ours to :meth:`close` once it started."""
@@ -66,7 +66,7 @@ class Launcher(Protocol):
     def launch(self, argv: Sequence[str]) -> Launch: ...
 
 
-@dataclass(frozen=True)
+@frozen
 class Command:
     """What to run, where, with which environment, for how long."""
 
@@ -85,7 +85,7 @@ class Command:
         return self.launcher.launch(self.argv) if self.launcher else Launch(list(self.argv))
 
 
-@dataclass(frozen=True)
+@frozen
 class Outcome:
     command: Command
     returncode: int | None

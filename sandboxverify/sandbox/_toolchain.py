@@ -17,17 +17,18 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal, Protocol
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 
 InstallerChoice = Literal["auto", "pip", "uv"]
 INSTALLER_CHOICES: tuple[InstallerChoice, ...] = ("auto", "pip", "uv")
 
 
-@dataclass(frozen=True)
+@frozen
 class IndexOptions:
     """Where dependencies come from, passed to the build frontend and the installer alike."""
 
@@ -94,7 +95,7 @@ class Installer(Protocol):
         """Install requirement strings (a build environment's ``build-system.requires``)."""
 
 
-@dataclass(frozen=True)
+@frozen
 class VirtualenvBackend:
     name: str = "virtualenv"
     #: what it makes also depends on the versions of virtualenv and of the seeds it carries
@@ -115,7 +116,7 @@ class VirtualenvBackend:
         ]
 
 
-@dataclass(frozen=True)
+@frozen
 class UvVenvBackend:
     uv: Path
     name: str = "uv venv"
@@ -134,7 +135,7 @@ class UvVenvBackend:
         ]
 
 
-@dataclass(frozen=True)
+@frozen
 class PipInstaller:
     name: str = "pip"
 
@@ -199,7 +200,7 @@ class PipInstaller:
         ]
 
 
-@dataclass(frozen=True)
+@frozen
 class UvInstaller:
     uv: Path
     #: ``copy`` when plugin code could write to what is installed (process isolation): uv
@@ -274,7 +275,7 @@ class UvInstaller:
         ]
 
 
-@dataclass(frozen=True)
+@frozen
 class Toolchain:
     """How sandboxes and build environments are made (``sandbox``) and filled (``installer``).
     Build environments come from the interpreter running sandboxverify; the PEP 517 hooks run

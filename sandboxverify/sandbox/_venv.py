@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure, summarize
 from sandboxverify.sandbox._context import RunContext
 from sandboxverify.sandbox._environment import installer_env, plugin_env
@@ -21,7 +21,7 @@ from sandboxverify.sandbox._toolchain import direct_references
 from sandboxverify.sandbox._workspace import SandboxPaths
 
 
-@dataclass(frozen=True)
+@frozen
 class Sandbox:
     interpreter: Interpreter
     paths: SandboxPaths

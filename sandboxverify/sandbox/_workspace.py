@@ -22,10 +22,10 @@ import tempfile
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from sandboxverify._frozen import frozen
 from sandboxverify.sandbox._slots import VenvSlot, claim_venv_slot
 from sandboxverify.sandbox._subprocess import COPY_TIMEOUT, query
 from sandboxverify.sandbox._templates import keep_template, runtime_template_for, used_template
@@ -38,7 +38,7 @@ _RUNTIME_PARTS = ("__init__.py", "_version.py", "runtime", "harness.py")
 _OWN_BYTECODE = f".{sys.implementation.cache_tag}.pyc"
 
 
-@dataclass(frozen=True)
+@frozen
 class SandboxPaths:
     root: Path
     #: where the environment is made, if not in ``root`` (a claimed slot)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure, PluginRecord
 from sandboxverify.stages._dependents import missing_top
 
@@ -44,7 +44,7 @@ _PROVIDERS = {
 _FRAME = re.compile(r'^\s*File "([^"]+)", line \d+', re.MULTILINE)
 
 
-@dataclass(frozen=True)
+@frozen
 class ApplicationNeed:
     """A module the application imports without declaring it, and who failed for it."""
 

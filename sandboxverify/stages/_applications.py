@@ -20,13 +20,14 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import ApplicationRecord, FoundBy, summarize
 from sandboxverify.runtime import application_names
 from sandboxverify.sandbox import RunContext, Sandbox, fetch_alone
 from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime, safe_label
 
 
-@dataclass(frozen=True)
+@frozen
 class ShippedHost:
     """The host an application ships for a group: its ``sandboxverify.hosts`` entry point."""
 
@@ -37,7 +38,7 @@ class ShippedHost:
         return {"dist": self.dist, "value": self.value}
 
 
-@dataclass(frozen=True)
+@frozen
 class Found:
     """What was found for one group: the application (or none), and the host it ships."""
 
@@ -47,7 +48,7 @@ class Found:
     requirement: str | None = None
 
 
-@dataclass(frozen=True)
+@frozen
 class Candidate:
     requirement: str
     name: str

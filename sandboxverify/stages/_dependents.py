@@ -20,12 +20,12 @@ import shutil
 import sys
 import zipfile
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import Failure, ImportsRecord, PluginRecord, summarize
 from sandboxverify.runtime import name_words
@@ -40,7 +40,7 @@ _SOURCE_LIMIT = 4 * 1024 * 1024
 _CANDIDATES = 4
 
 
-@dataclass(frozen=True)
+@frozen
 class Missing:
     """A top-level module the distribution does not declare, and what failed for want of it."""
 
@@ -59,7 +59,7 @@ class Missing:
         return ", ".join(named)
 
 
-@dataclass(frozen=True)
+@frozen
 class Confirmed:
     """The distribution named as a module, which requires ours: its users have us."""
 
@@ -71,7 +71,7 @@ class Confirmed:
     requires: str
 
 
-@dataclass(frozen=True)
+@frozen
 class Dependent:
     """A confirmed dependent, and the failures it is installed for."""
 

@@ -13,9 +13,10 @@ library its users install), then it is judged like any module
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
@@ -152,7 +153,7 @@ def excuse(
     return settled.joined(configured).joined(Settled(tuple(data.values()), {}, (), ()))
 
 
-@dataclass(frozen=True)
+@frozen
 class Triage:
     """The plain install's failures, sorted: excused at once, or to try with an extra."""
 

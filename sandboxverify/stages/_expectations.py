@@ -8,8 +8,9 @@ from __future__ import annotations
 import difflib
 import fnmatch
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure, PluginRecord, ToolRecord
 from sandboxverify.runtime.hosts import (
     APPLICATION_HOST_WORDING,
@@ -23,7 +24,7 @@ from sandboxverify.stages._load_hints import load_hint
 from sandboxverify.stages._probe import Discovery, PluginLoad
 
 
-@dataclass(frozen=True)
+@frozen
 class Expectations:
     tools: tuple[str, ...] = ()
     exact: bool = False
@@ -35,7 +36,7 @@ class Expectations:
     allow_fail: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class Judgement:
     failures: tuple[Failure, ...] = ()
     #: what the user should know although nothing failed (a library without plugins)

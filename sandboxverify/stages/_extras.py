@@ -13,7 +13,7 @@ import shutil
 import time
 import zipfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact, install_building_wheelless
 from sandboxverify.report import ExcusedModule, ExtraRecord, Failure, summarize
 from sandboxverify.sandbox import (
@@ -49,7 +50,7 @@ FALLBACK_EXTRAS = 3
 _METADATA_LIMIT = 4 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@frozen
 class Extras:
     """The extras of a wheel: each with the distributions it adds, normalised; and what the
     wheel requires with no extra (``base``: each distribution's requirement, as written)."""
@@ -211,7 +212,7 @@ SANDBOXES_AT_ONCE = 2
 EXTRA_NOT_INSTALLED = "ExtraNotInstalled"
 
 
-@dataclass(frozen=True)
+@frozen
 class ExtraRun:
     """A sandbox with ``dist[extra]`` installed and the modules tried there."""
 

@@ -8,9 +8,10 @@ every plugin of its groups, as it always has.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import ApplicationRecord, Failure
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.runtime.hosts import (
@@ -27,7 +28,7 @@ from sandboxverify.runtime.hosts import (
 from sandboxverify.stages._applications import Found, ShippedHost
 
 
-@dataclass(frozen=True)
+@frozen
 class PlannedPlugin:
     ref: EntryPointRef
     host: str
@@ -62,7 +63,7 @@ class PlannedPlugin:
         return options
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginPlan:
     #: the groups discovery looks in (and the installed metadata must agree on)
     groups: tuple[str, ...]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import fnmatch
 import time
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact, shared_namespace
 from sandboxverify.report import (
     AllowedFailure,
@@ -41,7 +42,7 @@ _SUBJECT = Subject(
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class ImportsOutcome:
     failures: tuple[Failure, ...]
     #: the ``runs[].imports`` record
@@ -49,7 +50,7 @@ class ImportsOutcome:
     summary: str
 
 
-@dataclass(frozen=True)
+@frozen
 class ImportRun:
     """What one import run in the sandbox found, before it is judged."""
 
@@ -58,7 +59,7 @@ class ImportRun:
     seconds: float
 
 
-@dataclass(frozen=True)
+@frozen
 class Settled:
     """What the modules that failed in the plain install did when judged as users meet them
     (``_excuses``): excused, or failed with the extra they need."""

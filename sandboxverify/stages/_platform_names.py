@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from sandboxverify._frozen import frozen
 
 WINDOWS = frozenset({"windows"})
 MACOS = frozenset({"macos"})
@@ -23,7 +24,7 @@ POSIX = frozenset({"linux", "macos", "android", "ios", "other"})
 MOBILE = frozenset({"android", "ios"})
 
 
-@dataclass(frozen=True)
+@frozen
 class PlatformName:
     #: a module (``winreg``), or ``module.attribute`` (``ctypes.windll``)
     name: str

@@ -11,12 +11,13 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 from packaging.utils import canonicalize_name as canonical
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure, PluginError, PluginRecord, ToolRecord, exercise_of
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
@@ -34,7 +35,7 @@ from sandboxverify.stages._wheel_imports import module_names
 _MAX_PARALLEL_LOADS = 4
 
 
-@dataclass(frozen=True)
+@frozen
 class Discovery:
     dist: str
     version: str
@@ -52,7 +53,7 @@ class Discovery:
     installed: tuple[dict[str, str], ...] = ()
 
 
-@dataclass(frozen=True)
+@frozen
 class PluginLoad:
     record: PluginRecord
     tools: tuple[ToolRecord, ...]
@@ -97,7 +98,7 @@ def discover(sandbox: Sandbox, dist: str, groups: tuple[str, ...], ctx: RunConte
     )
 
 
-@dataclass(frozen=True)
+@frozen
 class ProbeOutcome:
     discovery: Discovery | None
     loads: tuple[PluginLoad, ...]

@@ -18,13 +18,14 @@ from __future__ import annotations
 import re
 import shutil
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import ExcusedModule
 from sandboxverify.sandbox import RunContext, Sandbox, SandboxPaths, parallel_map
@@ -34,7 +35,7 @@ from sandboxverify.stages._test_support import is_test_module
 from sandboxverify.stages._wheel_imports import importers_of
 
 
-@dataclass(frozen=True)
+@frozen
 class ReleaseRun:
     """The modules written for older releases of one distribution, each tried in a sandbox
     with the wheel and one older release, newest first, until every one imported."""
@@ -283,7 +284,7 @@ def _series(version: Version) -> tuple[int, ...]:
     return (version.major,) if version.major else (0, version.minor)
 
 
-@dataclass(frozen=True)
+@frozen
 class OtherReleases:
     """What modules are tried with older releases with: the wheel's requirements (``extras``),
     the plain sandbox's distributions and their versions (``installed``), ``--with``."""

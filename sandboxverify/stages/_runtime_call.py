@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure
 from sandboxverify.runtime import PROTOCOL
 from sandboxverify.sandbox import (
@@ -83,7 +84,7 @@ _OFFLINE = (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Subject:
     """Who a runtime request is about, for the failure messages."""
 

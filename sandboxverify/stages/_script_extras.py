@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from packaging.utils import canonicalize_name
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import Failure, ScriptRecord
 from sandboxverify.runtime import EntryPointRef
@@ -56,7 +57,7 @@ def extra_asked_for(output: str, extras: Extras) -> str | None:
 HelpRun = Callable[[Sandbox, EntryPointRef, ScriptRecord], tuple[ScriptRecord, Failure | None]]
 
 
-@dataclass(frozen=True)
+@frozen
 class AskedFor:
     """A script whose ``--help`` failed in the plain install, and the extra it asks for."""
 

@@ -11,9 +11,10 @@ import fnmatch
 import re
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
+from sandboxverify._frozen import frozen
 from sandboxverify.artifacts import Artifact
 from sandboxverify.report import Failure, ScriptRecord, summarize
 from sandboxverify.runtime import EntryPointRef
@@ -35,7 +36,7 @@ _MAX_PARALLEL_SCRIPTS = 4
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'(?: \((.+\.py)\))?")
 
 
-@dataclass(frozen=True)
+@frozen
 class ScriptsOutcome:
     failures: tuple[Failure, ...]
     #: the ``runs[].scripts`` records, one per console script

@@ -10,11 +10,11 @@ from __future__ import annotations
 import shlex
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.report import Failure, SmokeError, SmokeRecord
 from sandboxverify.runtime import EntryPointRef
 from sandboxverify.sandbox import RunContext, Sandbox
@@ -35,7 +35,7 @@ from sandboxverify.stages.playbook import (
 )
 
 
-@dataclass(frozen=True)
+@frozen
 class Playbook:
     path: Path
     spec: dict[str, Any] | None  # a declarative playbook, parsed and validated

@@ -13,10 +13,10 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sandboxverify._frozen import frozen
 from sandboxverify.report import ExcusedModule
 from sandboxverify.stages._wheel_imports import parsed_modules, resolved_import
 
@@ -31,7 +31,7 @@ _COMPARE: dict[type[ast.cmpop], Callable[[Any, Any], Any]] = {
 }
 
 
-@dataclass(frozen=True)
+@frozen
 class _Import:
     #: the module that imports
     importer: str

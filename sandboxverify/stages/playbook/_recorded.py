@@ -9,17 +9,18 @@ the text goes through the caller's redactor (one marker, ``***``, as the runtime
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from sandboxverify._errors import UsageError
+from sandboxverify._frozen import frozen
 from sandboxverify.report import SECRET_NAME, Redactor
 from sandboxverify.stages.playbook._document import load_playbook, parse_playbook
 from sandboxverify.stages.playbook._writer import Unwritable, render_playbook
 
 
-@dataclass(frozen=True)
+@frozen
 class RecordingSettings:
     """What a recording asks the model and the plugins, and writes into the playbook."""
 

@@ -14,16 +14,16 @@ import math
 import re
 import warnings
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from sandboxverify._errors import ConfigError
+from sandboxverify._frozen import frozen
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _SHOWN = 60
 
 
-@dataclass(frozen=True)
+@frozen
 class Doc:
     """The file being read: every error names it first."""
 

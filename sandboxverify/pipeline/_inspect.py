@@ -26,6 +26,7 @@ from sandboxverify.runtime.hosts import SCRIPT_GROUPS
 from sandboxverify.sandbox import parallel_map
 from sandboxverify.stages import (
     TEST_SUPPORT,
+    EarlyResult,
     Expectations,
     ImportRun,
     Judgement,
@@ -34,6 +35,7 @@ from sandboxverify.stages import (
     ProbeOutcome,
     ScriptsOutcome,
     check_scripts,
+    early_discovery,
     evaluate,
     failed_plugin_modules,
     judge_imports,
@@ -93,13 +95,23 @@ class Inspector:
         imports_stages: list[Stage] = []
         scripts_stages: list[Stage] = []
         imports_timer = self.state.stage(imports_stages, "imports", installed.python)
+        # the import run sends discovery before it imports anything: one process fewer
+        early = (
+            early_discovery(str(installed.wheel.name), plan.groups)
+            if self.options.import_all
+            else None
+        )
         tasks: list[Callable[[], object]] = [
-            lambda: self._probe(installed, plan, to_load, probe_stages),
+            lambda: self._probe(installed, plan, to_load, probe_stages, early),
             lambda: self._scripts(installed, to_load, scripts_stages),
         ]
         if self.options.import_all:
-            tasks.append(lambda: self._start_imports(installed, imports_timer))
-        found, scripts, *import_runs = parallel_map(lambda task: task(), tasks, len(tasks))
+            tasks.append(lambda: self._start_imports(installed, imports_timer, early))
+        try:
+            found, scripts, *import_runs = parallel_map(lambda task: task(), tasks, len(tasks))
+        finally:
+            if early is not None:
+                early.close()
         assert isinstance(found, _Probed)
         assert isinstance(scripts, ScriptsOutcome)
         plugins, failures = found.plugins, [*found.failures]
@@ -137,8 +149,10 @@ class Inspector:
         plan: PluginPlan,
         to_load: Sequence[PlannedPlugin],
         stages: list[Stage],
+        early: EarlyResult | None = None,
     ) -> _Probed:
-        """Stage ``probe``: discovery, every plugin load, the expectations."""
+        """Stage ``probe``: discovery (``early``: as the import run sends it), every plugin
+        load, the expectations."""
         python, wheel = installed.python, installed.wheel
         judgement = Judgement()
         with self.state.stage(stages, "probe", python) as stage:
@@ -150,6 +164,7 @@ class Inspector:
                 to_load=to_load,
                 ctx=installed.ctx,
                 wheel=wheel.path,
+                early=early,
             )
             if any(load.record.error is not None for load in outcome.loads):
                 # imported ahead where package code could write it (``_headstart``)
@@ -223,11 +238,13 @@ class Inspector:
             stage.summary = ran.summary
         return ran
 
-    def _start_imports(self, installed: Installed, timer: StageTimer) -> ImportRun:
-        """Stage ``imports``' run, started; it is judged once the probe says which plugins
-        failed (:meth:`_judge_imports`)."""
+    def _start_imports(
+        self, installed: Installed, timer: StageTimer, early: EarlyResult | None
+    ) -> ImportRun:
+        """Stage ``imports``' run, started (sending ``early`` first); it is judged once the
+        probe says which plugins failed (:meth:`_judge_imports`)."""
         timer.start()
-        return self._run_imports(installed, exclude={})
+        return self._run_imports(installed, exclude={}, early=early)
 
     def _judge_imports(
         self,
@@ -294,13 +311,16 @@ class Inspector:
         timer.finish(seconds=run.seconds + time.perf_counter() - started)
         return imported.record, imported.failures
 
-    def _run_imports(self, installed: Installed, *, exclude: dict[str, str]) -> ImportRun:
+    def _run_imports(
+        self, installed: Installed, *, exclude: dict[str, str], early: EarlyResult | None = None
+    ) -> ImportRun:
         return run_imports(
             installed.sandbox,
             wheel=installed.wheel,
             skip=_import_skip(self.options.import_skip, installed.wheel),
             exclude=exclude,
             ctx=installed.ctx,
+            early=early,
         )
 
 

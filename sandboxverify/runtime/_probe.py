@@ -11,6 +11,8 @@ Actions:
   imports ``importlib.metadata``: plugin loads only pay for what the plugin itself imports;
 - ``smoke``: run a playbook against the installed plugins (see ``_smoke``);
 - ``imports``: import every module the distribution ships, one by one (see ``_imports``);
+  asked to (``early``), it first sends discovery down a pipe it then closes (``send_early``),
+  so a check needs no process for discovery alone;
 - ``applications``: which installed distribution loads each of some groups, and the host it
   ships for them (see ``_applications``); it reads files, never imports what it scans;
 - ``record``: a live model drives the installed plugins' tools (``record --sandbox``; see
@@ -64,6 +66,8 @@ def main(runtime: str | None = None) -> None:
 
         result.update(smoke(request))
     elif request["action"] == "imports":
+        if isinstance(request.get("early"), dict):
+            send_early(request["early"], result)
         from sandboxverify.runtime._imports import import_all  # noqa: PLC0415
 
         result.update(import_all(request))
@@ -135,6 +139,29 @@ def discover(request: dict[str, Any]) -> dict[str, Any]:
         "path_sources": path_sources(site_packages(), own),
         "installed": installed_distributions(),
     }
+
+
+def send_early(early: dict[str, Any], head: dict[str, Any]) -> None:
+    """Discovery, sent before the ``imports`` action imports anything of the package: one JSON
+    line (``head`` with the early request's nonce) down the pipe whose descriptor the request
+    names, which is then closed, so the package's code never holds it. A discovery that raises
+    sends nothing: the host then asks for it in a process of its own, which reports why."""
+    import contextlib  # noqa: PLC0415 - importlib.metadata imports it for discovery anyway
+
+    descriptor = int(early["fd"])
+    # the host stops reading at its own timeout; it then asks again, as it does when nothing came
+    with contextlib.suppress(OSError):
+        try:
+            found = discover(early)
+        except Exception:
+            found = None
+        if found is not None:
+            message = {**head, "nonce": early["nonce"], "action": "discover", **found}
+            line = (json.dumps(message, default=repr) + "\n").encode()
+            while line:
+                line = line[os.write(descriptor, line) :]
+    with contextlib.suppress(OSError):
+        os.close(descriptor)
 
 
 def applications(request: dict[str, Any]) -> dict[str, Any]:

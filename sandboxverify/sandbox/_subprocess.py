@@ -79,6 +79,8 @@ class Command:
     stdin: bytes | None = None
     #: ``None``: a trusted command (an installer), started as it is
     launcher: Launcher | None = None
+    #: descriptors the process inherits besides its launcher's; the caller's to close
+    inherit: tuple[int, ...] = ()
 
     def launch(self) -> Launch:
         """What is actually executed: ``argv``, wrapped by the launcher if there is one."""
@@ -350,7 +352,7 @@ def start(
             stdin=stdin,
             stdout=stdout,
             stderr=stderr,
-            pass_fds=launch.pass_fds,
+            pass_fds=(*launch.pass_fds, *command.inherit),
             start_new_session=sys.platform != "win32",
             creationflags=getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0),
         )

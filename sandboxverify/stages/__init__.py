@@ -47,8 +47,8 @@ if TYPE_CHECKING:
     from sandboxverify.stages._named_modules import named_extensions
     from sandboxverify.stages._plugin_extras import loaded_with_extras
     from sandboxverify.stages._plugin_modules import failed_plugin_modules, left_out_by_application
-    from sandboxverify.stages._probe import ProbeOutcome, probe
-    from sandboxverify.stages._runtime_call import ProbeError
+    from sandboxverify.stages._probe import ProbeOutcome, early_discovery, probe
+    from sandboxverify.stages._runtime_call import EarlyResult, ProbeError
     from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
     from sandboxverify.stages._smoke import Playbook, load_smoke_playbook, run_smoke
     from sandboxverify.stages._test_support import TEST_SUPPORT
@@ -58,6 +58,7 @@ __all__ = [
     "ApplicationNeed",
     "Confirmed",
     "Dependent",
+    "EarlyResult",
     "Expectations",
     "Finder",
     "Found",
@@ -77,6 +78,7 @@ __all__ = [
     "confirm_dependent",
     "default_groups",
     "dependent_notes",
+    "early_discovery",
     "evaluate",
     "excuse",
     "failed_plugin_modules",
@@ -112,6 +114,7 @@ _LAZY = {
     "Playbook": "sandboxverify.stages._smoke",
     "PluginPlan": "sandboxverify.stages._hosts",
     "ProbeError": "sandboxverify.stages._runtime_call",
+    "EarlyResult": "sandboxverify.stages._runtime_call",
     "ProbeOutcome": "sandboxverify.stages._probe",
     "ScriptsOutcome": "sandboxverify.stages._scripts",
     "Settled": "sandboxverify.stages._imports",
@@ -123,6 +126,7 @@ _LAZY = {
     "confirm_dependent": "sandboxverify.stages._dependents",
     "default_groups": "sandboxverify.stages._hosts",
     "dependent_notes": "sandboxverify.stages._dependents",
+    "early_discovery": "sandboxverify.stages._probe",
     "evaluate": "sandboxverify.stages._expectations",
     "excuse": "sandboxverify.stages._excuses",
     "failed_plugin_modules": "sandboxverify.stages._plugin_modules",

@@ -32,7 +32,7 @@ from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._import_stops import from_progress, stopped
 from sandboxverify.stages._plugin_modules import without_plugin_modules
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
-from sandboxverify.stages._runtime_call import ProbeError, Subject, request_runtime
+from sandboxverify.stages._runtime_call import EarlyResult, ProbeError, Subject, request_runtime
 
 _SHOWN = 5
 _SUBJECT = Subject(
@@ -93,10 +93,12 @@ def run_imports(
     ctx: RunContext,
     only: Sequence[str] | None = None,
     configure: Mapping[str, Any] | None = None,
+    early: EarlyResult | None = None,
 ) -> ImportRun:
     """The runtime's ``imports`` action; ``exclude`` maps modules not to import to why;
     ``only``: import just these (a sandbox with an extra installed); ``configure``: the
-    application to set up before (``runtime._configured``)."""
+    application to set up before (``runtime._configured``); ``early``: the discovery it sends
+    before it imports anything (``_probe.early_discovery``)."""
     python = sandbox.interpreter.version
     progress = runtime.result_dir(sandbox, "imports") / "progress"  # a fresh directory per check
     request = {
@@ -113,7 +115,9 @@ def run_imports(
     started = time.perf_counter()
     failures: list[Failure] = []
     try:
-        result = request_runtime(sandbox, request, label="imports", ctx=ctx, subject=_SUBJECT)
+        result = request_runtime(
+            sandbox, request, label="imports", ctx=ctx, subject=_SUBJECT, early=early
+        )
     except ProbeError as exc:
         result = from_progress(progress)
         failures.append(stopped(exc.failure, result, ctx.plugin_timeout))

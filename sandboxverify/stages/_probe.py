@@ -3,7 +3,8 @@
 Discovery and every load are requests to the runtime (see ``_runtime_call``), so only a verified
 result counts. Every plugin loads in its own process, in parallel with each other and with
 discovery, under its own timeout, so one plugin that hangs or kills the interpreter is reported
-by name and cannot take the others down.
+by name and cannot take the others down. Discovery is sent by the import run before it imports
+anything (:func:`early_discovery`); it has a process of its own only when none came whole.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from sandboxverify.sandbox import RunContext, Sandbox, parallel_map
 from sandboxverify.stages._configured import django_apps, django_not_set_up
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._runtime_call import (
+    EARLY_RESULTS,
+    EarlyResult,
     ProbeError,
     Subject,
     request_runtime,
@@ -33,6 +36,8 @@ from sandboxverify.stages._runtime_call import (
 from sandboxverify.stages._wheel_imports import module_names
 
 _MAX_PARALLEL_LOADS = 4
+#: how much longer than a runtime request may take discovery is waited for from the import run
+_EARLY_GRACE = 5.0
 
 
 @frozen
@@ -64,11 +69,27 @@ class PluginLoad:
     skipped: str | None = None
 
 
-def discover(sandbox: Sandbox, dist: str, groups: tuple[str, ...], ctx: RunContext) -> Discovery:
-    request = {"action": "discover", "dist": dist, "groups": list(groups)}
-    result = request_runtime(
-        sandbox, request, label="discover", ctx=ctx, subject=Subject("plugin discovery")
-    )
+def early_discovery(dist: str, groups: tuple[str, ...]) -> EarlyResult | None:
+    """Discovery for the import run to send before it imports anything (``None`` where early
+    results cannot travel): :func:`probe` reads it instead of starting a process of its own."""
+    return EarlyResult({"dist": dist, "groups": list(groups)}) if EARLY_RESULTS else None
+
+
+def discover(
+    sandbox: Sandbox,
+    dist: str,
+    groups: tuple[str, ...],
+    ctx: RunContext,
+    early: EarlyResult | None = None,
+) -> Discovery:
+    """The distribution's entry points as its installed metadata says, and the sandbox's
+    ``sys.path``: sent by the import run (``early``), or, when none came whole, asked for."""
+    result = early.receive(ctx.plugin_timeout + _EARLY_GRACE) if early is not None else None
+    if result is None:
+        request = {"action": "discover", "dist": dist, "groups": list(groups)}
+        result = request_runtime(
+            sandbox, request, label="discover", ctx=ctx, subject=Subject("plugin discovery")
+        )
     if not result.get("ok"):
         error = result.get("error") or {}
         raise ProbeError(
@@ -114,8 +135,10 @@ def probe(
     to_load: Sequence[PlannedPlugin],
     ctx: RunContext,
     wheel: Path | None = None,
+    early: EarlyResult | None = None,
 ) -> ProbeOutcome:
-    """Discovery and every plugin load, all at once, each plugin with its own host.
+    """Discovery and every plugin load, all at once, each plugin with its own host; discovery
+    as the import run sends it (``early``, from :func:`early_discovery`), if it does.
 
     The wheel's entry_points.txt says which plugins to load, so loads need not wait for
     discovery; discovery still runs in the sandbox and must agree with the wheel (``planned``),
@@ -123,7 +146,7 @@ def probe(
     an MCP server command given on the command line replaces them.
     """
     tasks: list[Callable[[], Discovery | PluginLoad]] = [
-        lambda: discover(sandbox, dist, groups, ctx)
+        lambda: discover(sandbox, dist, groups, ctx, early)
     ]
     tasks += [
         functools.partial(load, sandbox, plugin, ctx, index) for index, plugin in enumerate(to_load)

@@ -9,7 +9,11 @@ The probe, the imports stage and the smoke stage all talk to the runtime this wa
 from __future__ import annotations
 
 import json
+import os
 import secrets
+import select
+import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +29,7 @@ from sandboxverify.sandbox import (
     Outcome,
     RunContext,
     Sandbox,
+    loads_bounded,
     plugin_env,
     read_json,
 )
@@ -99,6 +104,67 @@ class Subject:
     )
 
 
+#: the longest early result read (a discovery lists every installed distribution)
+_EARLY_BYTES = 8 * 1024 * 1024
+#: early results travel through a pipe waited on with ``select``: POSIX only
+EARLY_RESULTS = os.name == "posix"
+
+
+class EarlyResult:
+    """A second result of one runtime request, sent before the request runs any code of the
+    package: one JSON line down a pipe the process inherits and closes first (``send_early`` in
+    ``runtime._probe``). Another thread reads it while the process goes on (:meth:`receive`);
+    it counts only whole and carrying its own nonce. Saves a process of its own (~30 ms of a
+    check on two cores). Only where :data:`EARLY_RESULTS`."""
+
+    def __init__(self, request: dict[str, Any]) -> None:
+        self.nonce = secrets.token_hex(16)
+        read, self.fd = os.pipe()
+        self.request = {**request, "fd": self.fd, "nonce": self.nonce}
+        self._open = {"read": read, "write": self.fd}
+        self._lock = threading.Lock()
+
+    def ended(self) -> None:
+        """The process that sends it ended, or never started: the pipe's end can be read."""
+        self._close("write")
+
+    def receive(self, timeout: float) -> dict[str, Any] | None:
+        """The result, or ``None`` when none came whole within ``timeout`` (the process ended
+        or hung before it was sent, it was too long, or its nonce or protocol is not ours)."""
+        deadline = time.monotonic() + timeout
+        data = b""
+        try:
+            read = self._open.get("read")
+            while read is not None and b"\n" not in data and len(data) <= _EARLY_BYTES:
+                left = deadline - time.monotonic()
+                if left <= 0 or not select.select([read], [], [], left)[0]:
+                    return None
+                chunk = os.read(read, 1 << 16)
+                if not chunk:
+                    break
+                data += chunk
+        finally:
+            self._close("read")
+        line, newline, _ = data.partition(b"\n")
+        try:
+            result = loads_bounded(line) if newline and len(line) <= _EARLY_BYTES else None
+        except ValueError:  # BoundExceeded included
+            return None
+        if not isinstance(result, dict) or result.get("nonce") != self.nonce:
+            return None
+        return result if result.get("protocol") == PROTOCOL else None
+
+    def close(self) -> None:
+        self._close("read")
+        self._close("write")
+
+    def _close(self, end: str) -> None:
+        with self._lock:
+            descriptor = self._open.pop(end, None)
+        if descriptor is not None:
+            os.close(descriptor)
+
+
 def request_runtime(
     sandbox: Sandbox,
     request: dict[str, Any],
@@ -107,15 +173,38 @@ def request_runtime(
     ctx: RunContext,
     subject: Subject,
     read_only: Sequence[Path] = (),
+    early: EarlyResult | None = None,
 ) -> dict[str, Any]:
     """Run one runtime action in the sandbox; only a verified result comes back.
 
-    ``read_only``: more the action needs to read (a playbook script)."""
+    ``read_only``: more the action needs to read (a playbook script); ``early``: a result the
+    action sends first, before any code of the package runs."""
+    try:
+        return _request(
+            sandbox, request, label, ctx=ctx, subject=subject, read_only=read_only, early=early
+        )
+    finally:
+        if early is not None:  # the process ended, or never started: the pipe ends
+            early.ended()
+
+
+def _request(
+    sandbox: Sandbox,
+    request: dict[str, Any],
+    label: str,
+    *,
+    ctx: RunContext,
+    subject: Subject,
+    read_only: Sequence[Path],
+    early: EarlyResult | None,
+) -> dict[str, Any]:
     nonce = secrets.token_hex(16)
     outputs = result_dir(sandbox, label)
     result_path = outputs / "result.json"
     result_path.unlink(missing_ok=True)
     payload = {**request, "protocol": PROTOCOL, "nonce": nonce, "result": str(result_path)}
+    if early is not None:
+        payload["early"] = early.request
     command = Command(
         argv=[str(sandbox.python), "-I", "-S", "-c", _BOOTSTRAP, str(ctx.runtime_copy)],
         env=plugin_env(sandbox.bin, sandbox.paths.home, sandbox.paths.tmp, ctx.pass_env),
@@ -125,6 +214,7 @@ def request_runtime(
         label=label,
         stdin=json.dumps(payload).encode(),
         launcher=confined(sandbox, ctx, writable=[outputs], read_only=read_only),
+        inherit=(early.fd,) if early is not None else (),
     )
     outcome = ctx.run(command)
     if outcome.timed_out and ctx.isolation.network == "none":

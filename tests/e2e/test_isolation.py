@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from sandboxverify import CheckOptions, check
+from sandboxverify.pipeline import CommandFinished, Event
 from sandboxverify.sandbox import PROCESS_RISKS
 from sandboxverify.sandbox._bwrap import available
 from sandboxverify.sandbox._seccomp import native_arch
-from tests.helpers import copy_fixture, fixture, run_cli, tree_digest
+from tests.helpers import copy_fixture, edited_fixture, fixture, run_cli, tree_digest
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("needs_uv")]
 
@@ -180,3 +182,53 @@ def test_a_runtime_kept_in_the_users_home_shows_nothing_else_of_it(tmp_path: Pat
     assert seen["seen"][str(home)] == [".cache"]
     assert seen["seen"][str(home / ".cache")] == ["sandboxverify"]
     assert seen["seen"][str(kept.parent)] == ["runtime"]
+
+
+#: prepended to a package: importing it fails where package code holds a pipe beyond the
+#: standard streams (the one discovery came back through, left open)
+_NO_PIPE_OF_OURS = """
+import os as _os, stat as _stat
+def _pipes():
+    for name in _os.listdir("/proc/self/fd"):
+        try:
+            if int(name) > 2 and _stat.S_ISFIFO(_os.fstat(int(name)).st_mode):
+                yield name
+        except OSError:  # the descriptor listdir itself read through
+            continue
+if list(_pipes()):
+    raise RuntimeError(f"package code holds pipes {list(_pipes())}")
+"""
+
+
+@pytest.mark.parametrize("isolation", ["auto", "process"])
+def test_discovery_comes_from_the_import_run_before_any_package_code(
+    tmp_path: Path, isolation: str
+) -> None:
+    """One process fewer: the import run sends discovery down a pipe it closes before it
+    imports the package, whose modules (imported there too) find no pipe of ours."""
+    project = edited_fixture(
+        "good-hatch",
+        tmp_path / "project",
+        "svfix_good_hatch/__init__.py",
+        lambda text: _NO_PIPE_OF_OURS + text,
+    )
+    events: list[Event] = []
+
+    report = check(
+        CheckOptions(
+            targets=(str(project),),
+            installer="uv",
+            isolation=isolation,
+            expect_tools=("greet", "add"),
+            exact=True,
+        ),
+        on_event=events.append,
+    )
+
+    assert report.ok, report.failures
+    [run] = report.runs
+    assert run.imports is not None
+    assert "svfix_good_hatch" in run.imports.imported  # the guard ran in the import run too
+    labels = {e.outcome.command.label for e in events if isinstance(e, CommandFinished)}
+    assert {"imports", "load-0-greeter"} <= labels
+    assert "discover" not in labels

@@ -5,6 +5,7 @@ fraction of a second. The wheel is given, made here; the real commands are ``tes
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -54,13 +55,21 @@ def answered(command: Command, result: dict[str, Any], *, nonce: str | None = No
     return finished(command)
 
 
+#: the import run's answer: the wheel's one module imported
+IMPORTED = {"ok": True, "modules": ["demo"], "results": [{"module": "demo", "ok": True}]}
+
+
 class StandIn:
     """The runner of a check with no processes: each command leaves what the real one would
     (a sandbox's interpreter, the runtime's answer to discovery, a load, the import run),
     unless ``instead`` gives a behaviour for its label."""
 
-    def __init__(self, instead: Mapping[str, Behaviour] | None = None) -> None:
+    def __init__(
+        self, instead: Mapping[str, Behaviour] | None = None, *, sends_early: bool = True
+    ) -> None:
         self.instead = dict(instead or {})
+        #: the import run sends discovery before it imports anything, as the runtime does
+        self.sends_early = sends_early
         #: every command run, with the interpreter it was run for
         self.ran: list[tuple[str | None, Command]] = []
 
@@ -93,9 +102,11 @@ class StandIn:
         if action == "load":
             return answered(command, {"ok": True, "tools": [{"name": "greet"}], "seconds": 0.0})
         if action == "imports":
-            modules = ["demo"]
-            results = [{"module": "demo", "ok": True}]
-            return answered(command, {"ok": True, "modules": modules, "results": results})
+            early = request_of(command).get("early")
+            if early is not None and self.sends_early:  # as the runtime does, before importing
+                line = {"protocol": PROTOCOL, "nonce": early["nonce"], **_discovery(venv)}
+                os.write(early["fd"], (json.dumps(line) + "\n").encode())
+            return answered(command, IMPORTED)
         raise AssertionError(f"no stand-in for the runtime's {action!r}")
 
 
@@ -167,8 +178,44 @@ def test_a_good_wheel_goes_through_every_stage_in_order(wheel: Path) -> None:
     assert [(tool.name, tool.plugin) for tool in run.tools] == [("greet", "greeter")]
     # the sandbox before the install, the install before anything runs in it
     assert runner.labels[:2] == ["venv", "install"]
-    assert sorted(runner.labels[2:]) == ["discover", "imports", "load-0-greeter"]
+    # discovery comes from the import run, which sends it before it imports anything
+    assert sorted(runner.labels[2:]) == ["imports", "load-0-greeter"]
     assert {python for python, _ in runner.ran} == {run.python}
+    [imports] = [command for _, command in runner.ran if command.label == "imports"]
+    assert imports.inherit == (request_of(imports)["early"]["fd"],)
+
+
+@pytest.mark.parametrize(
+    ("runner", "options"),
+    [
+        (StandIn(sends_early=False), {}),
+        (StandIn(), {"import_all": False}),
+        # an early result with another nonce counts for nothing
+        (
+            StandIn(
+                {
+                    "imports": lambda command: (
+                        os.write(
+                            request_of(command)["early"]["fd"],
+                            b'{"nonce": "forged", "ok": true}\n',
+                        ),
+                        answered(command, IMPORTED),
+                    )[1]
+                }
+            ),
+            {},
+        ),
+    ],
+    ids=["import-run-sent-nothing", "no-import-run", "forged"],
+)
+def test_discovery_runs_on_its_own_when_the_import_run_does_not_send_it(
+    wheel: Path, runner: StandIn, options: dict[str, Any]
+) -> None:
+    report = checked(wheel, runner, expect_tools=("greet",), **options)
+
+    assert report.ok, report.failures
+    assert "discover" in runner.labels
+    assert report.runs[0].plugins[0].name == "greeter"
 
 
 def test_each_step_runs_with_its_own_timeout_and_confinement(wheel: Path) -> None:
@@ -181,7 +228,7 @@ def test_each_step_runs_with_its_own_timeout_and_confinement(wheel: Path) -> Non
     for label in ("venv", "install"):
         assert (by_label[label].timeout, by_label[label].launcher) == (70, None)
     # plugin code is bounded by --timeout and confined
-    for label in ("discover", "load-0-greeter", "imports"):
+    for label in ("load-0-greeter", "imports"):
         assert by_label[label].timeout == 7
         assert by_label[label].launcher is not None
 

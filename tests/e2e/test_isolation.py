@@ -8,7 +8,7 @@ import site
 import sys
 import sysconfig
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -202,7 +202,7 @@ if list(_pipes()):
 
 @pytest.mark.parametrize("isolation", ["auto", "process"])
 def test_discovery_comes_from_the_import_run_before_any_package_code(
-    tmp_path: Path, isolation: str
+    tmp_path: Path, isolation: Literal["auto", "process"]
 ) -> None:
     """One process fewer: the import run sends discovery down a pipe it closes before it
     imports the package, whose modules (imported there too) find no pipe of ours."""

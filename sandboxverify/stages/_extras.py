@@ -36,7 +36,7 @@ from sandboxverify.sandbox import (
     without_wheel,
 )
 from sandboxverify.stages._configured import django_apps, not_set_up
-from sandboxverify.stages._import_names import distributions_of
+from sandboxverify.stages._import_names import distributions_of, extra_names_in
 from sandboxverify.stages._imports import run_imports
 from sandboxverify.stages._wheel_imports import module_names
 
@@ -101,7 +101,7 @@ def fallback_extras(
     near = [name for names in lacking.values() for name in names]
     taken = set(taken)
     found = [e for e in extras.not_installed(installed, near=near) if e not in taken]
-    parts = {canonicalize_name(part) for module in lacking for part in module.split(".")[1:]}
+    parts = {part for module in lacking for part in extra_names_in(module)}
     named = [e for e in found if e in parts and not development_extra(e)]
     return (*named, *[e for e in found if e not in named][:FALLBACK_EXTRAS])
 

@@ -63,3 +63,10 @@ def distributions_of(import_name: str) -> frozenset[str]:
     plain = canonicalize_name(top)
     named = {canonicalize_name(f"{pre}{plain}{post}") for pre in _PREFIXES for post in _SUFFIXES}
     return frozenset({*named, *_DIFFERENT.get(plain, ())})
+
+
+def extra_names_in(module: str) -> list[str]:
+    """The parts of ``module``'s dotted name below its root, the deepest first, as an extra
+    named for one would be (``keystoneauth1.extras._saml2._loading``: ``loading``, ``saml2``,
+    ``extras``): a module that serves one extra's feature is often named for it."""
+    return [canonicalize_name(part.strip("_")) for part in reversed(module.split(".")[1:])]

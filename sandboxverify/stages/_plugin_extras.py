@@ -37,6 +37,7 @@ from sandboxverify.stages._extras import (
 )
 from sandboxverify.stages._hosts import PlannedPlugin
 from sandboxverify.stages._import_causes import NO_MODULE_NAMED
+from sandboxverify.stages._import_names import extra_names_in
 from sandboxverify.stages._probe import PluginLoad, load
 
 
@@ -76,16 +77,24 @@ def extra_bringing(module: str, extras: Extras) -> str | None:
     return chosen[0] if chosen else None
 
 
-def extra_named_for(record: PluginRecord, extras: Extras) -> str | None:
+def extra_named_for(record: PluginRecord, extras: Extras) -> tuple[str, str] | None:
     """The users' extra named as a plugin that failed to import, of a group no host of ours
-    knows (judged as ``EntryPoint.load()`` loads it): that plugin is the extra's feature, for
-    the users who install it (APScheduler's job store ``mongodb``, its extra ``mongodb``). A
-    known application's contract says when it loads its plugins; it stays the judge there."""
+    knows (judged as ``EntryPoint.load()`` loads it), or else as a part of its module's name
+    below the root, the deepest first; with what is so named. That plugin is the extra's
+    feature, for the users who install it: APScheduler's job store ``mongodb``, its extra
+    ``mongodb``; tooz's driver ``etcd3+http`` in ``tooz.drivers.etcd3gw``, its extra
+    ``etcd3gw``. A known application's contract says when it loads its plugins; it stays the
+    judge there."""
     error = record.error
     if error is None or error.stage != "import" or record.host != GENERIC_HOST:
         return None
-    name = canonicalize_name(record.name)  # as the extras' names are
-    return name if name in extras.requirements and not development_extra(name) else None
+    module = record.value.partition(":")[0].strip()
+    named: list[tuple[str, str]] = [(canonicalize_name(record.name), "it is")]
+    named += [(part, "its module is") for part in extra_names_in(module)]
+    for extra, what in named:
+        if extra in extras.requirements and not development_extra(extra):
+            return extra, what
+    return None
 
 
 def loaded_with_extras(
@@ -113,17 +122,14 @@ def loaded_with_extras(
         if extras is None:
             extras = read_extras(wheel.path, str(wheel.name), sandbox.interpreter.version_info)
         lacked = lacked_application(done.record)
-        extra = (
-            extra_bringing(lacked, extras)
-            if lacked is not None
-            else extra_named_for(done.record, extras)
-        )
-        if extra is not None:
+        named = extra_named_for(done.record, extras) if lacked is None else None
+        extra = extra_bringing(lacked, extras) if lacked is not None else named and named[0]
+        if extra:
             wanted[index] = extra
             why[index] = (
                 "it lacked its application, which the package's users get with"
-                if lacked is not None
-                else "its application loads it when a user names it, and it is named for"
+                if named is None
+                else f"its application loads it when a user names it, and {named[1]} named for"
             )
     if not wanted:
         return tuple(loads)

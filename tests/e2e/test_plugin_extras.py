@@ -123,6 +123,11 @@ def test_a_plugin_named_as_an_extra_passes_with_it(extra_dep_links: str) -> None
         "loaded with the extra 'chart' installed (svfix-good-jobstores[chart]): its application "
         "loads it when a user names it, and it is named for that extra"
     ) in chart.host_reason
+    # named for no extra, in a module named for one (tooz's "kazoo" in tooz.drivers.zookeeper)
+    bars = plugins["bars"]
+    assert (bars.ok, bars.extra) == (True, "chart")
+    assert bars.host_reason is not None
+    assert "and its module is named for that extra" in bars.host_reason
     assert_valid_report(report.to_json())
 
 
@@ -137,21 +142,23 @@ def test_a_plugin_named_as_an_extra_that_fails_with_it_fails_for_its_own_cause(
     )
     report = verify(project, find_links=(extra_dep_links,))
 
-    assert codes(report) == ["plugin_load_failed"]
+    assert codes(report) == ["plugin_load_failed", "plugin_load_failed"]
     assert "ChartStore requires svfix-extra-dep installed" in report.failures[0].message
     assert named_plugins(report)["chart"].extra == "chart"
+    assert named_plugins(report)["bars"].extra == "chart"
 
 
-def test_a_plugin_named_as_no_extra_is_not_loaded_again(
+def test_a_plugin_named_as_no_extra_in_a_module_named_as_none_is_not_loaded_again(
     tmp_path: Path, extra_dep_links: str
 ) -> None:
     project = edited_fixture(
         "good-named-plugin-extra",
         tmp_path,
         "pyproject.toml",
-        lambda text: text.replace('\nchart = "', '\nbars = "'),
+        lambda text: text.replace('\nchart = ["', '\ngraphs = ["'),
     )
     report = verify(project, find_links=(extra_dep_links,))
 
-    assert codes(report) == ["plugin_load_failed"]
+    assert codes(report) == ["plugin_load_failed", "plugin_load_failed"]
+    assert named_plugins(report)["chart"].extra is None
     assert named_plugins(report)["bars"].extra is None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from sandboxverify.stages._extras import parse_extras
-from sandboxverify.stages._import_names import distributions_of
+from sandboxverify.stages._import_names import distributions_of, extra_names_in
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,9 @@ def test_an_extra_declaring_the_distribution_under_its_own_name_is_found() -> No
     extras = parse_extras(metadata, "webview", (3, 11, 7))
     assert extras.providing("gi") == ["gtk"]
     assert extras.providing("PIL") == []
+
+
+def test_a_modules_parts_below_its_root_are_named_as_extras_are_deepest_first() -> None:
+    assert extra_names_in("keystoneauth1.extras._saml2._loading") == ["loading", "saml2", "extras"]
+    assert extra_names_in("tooz.drivers.Etcd3_GW") == ["etcd3-gw", "drivers"]
+    assert extra_names_in("single") == []

@@ -122,20 +122,32 @@ APSCHEDULER = parse_extras(
 )
 
 
-def store(name: str, *, host: str = "entrypoints", stage: str = "import") -> PluginRecord:
+def store(
+    name: str, *, host: str = "entrypoints", stage: str = "import", value: str = "m:C"
+) -> PluginRecord:
     error = PluginError("ImportError", "MongoDBJobStore requires PyMongo installed", "", stage)
-    return PluginRecord(name, "apscheduler.jobstores", "m:C", ok=False, error=error, host=host)
+    return PluginRecord(name, "apscheduler.jobstores", value, ok=False, error=error, host=host)
 
 
 @pytest.mark.parametrize(
     ("record", "extra"),
     [
         # APScheduler loads the job store a user names; its users install the extra named so
-        (store("mongodb"), "mongodb"),
-        (store("MongoDB"), "mongodb"),  # names compared as normalised
+        (store("mongodb"), ("mongodb", "it is")),
+        (store("MongoDB"), ("mongodb", "it is")),  # names compared as normalised
+        # else its module, below the root, the deepest part first: tooz's driver "etcd3+http"
+        # in tooz.drivers.etcd3gw is what its extra etcd3gw brings
+        (store("mongo", value="apscheduler.stores.mongodb:S"), ("mongodb", "its module is")),
+        (store("m", value="apscheduler.gevent.mongodb:S"), ("mongodb", "its module is")),
+        (store("mongodb", value="apscheduler.gevent:S"), ("mongodb", "it is")),
+        # a private module serving the extra (keystoneauth1.extras._saml2._loading)
+        (store("v3", value="apscheduler.extras._MongoDB._loading:P"), ("mongodb", "its module is")),
+        # the root is the distribution's own name, no extra's
+        (store("x", value="mongodb.stores:S"), None),
         # named for no extra, or for one of the project's own development
         (store("sqlite"), None),
         (store("test"), None),
+        (store("sqlite", value="apscheduler.test:S"), None),
         # a known application's contract says when it loads its plugins (pytest: all, at start)
         (store("mongodb", host="pytest"), None),
         # a failure of its own, after its imports
@@ -144,6 +156,6 @@ def store(name: str, *, host: str = "entrypoints", stage: str = "import") -> Plu
     ],
 )
 def test_a_plugin_of_a_group_no_host_knows_named_as_an_extra_is_that_extras(
-    record: PluginRecord, extra: str | None
+    record: PluginRecord, extra: tuple[str, str] | None
 ) -> None:
     assert extra_named_for(record, APSCHEDULER) == extra

@@ -15,7 +15,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from sandboxverify.report import ExcusedModule
+from sandboxverify.report import ExcusedModule, Failure, ImportFailure
 from sandboxverify.sandbox import parallel_map
 from sandboxverify.stages._extras import (
     EXTRA_NOT_INSTALLED,
@@ -24,6 +24,7 @@ from sandboxverify.stages._extras import (
     Extras,
     development_extra,
     extra_record,
+    failed_with_extra,
 )
 from sandboxverify.stages._import_causes import NO_MODULE_NAMED
 from sandboxverify.stages._imports import Settled
@@ -89,6 +90,7 @@ def with_alternatives(
     runtime saw it."""
     lacked = lacked or {}
     retried: dict[str, tuple[str, ...]] = {}
+    stops: dict[str, list[str]] = {}
     for module, chosen in needs.items():
         failure = settled.failed.get(module)
         if failure is None or failure.type == EXTRA_NOT_INSTALLED:
@@ -96,6 +98,7 @@ def with_alternatives(
         # what it stopped at there: the interpreter's words, or the runtime's account of a
         # refusal in the module's own words (sentry-sdk's "FastAPI is not installed")
         stopped = NO_MODULE_NAMED.findall(failure.message) or list(lacked.get(module, ()))
+        stops[module] = stopped
         further = [e for name in stopped for e in extras.for_users(name)]
         # those that also bring something its extra brought first: it needs both
         # (pydantic-ai-slim's openai-realtime, past cerebras, which brings openai alone)
@@ -121,9 +124,15 @@ def with_alternatives(
         helped = next((r for r in runs if r.extra in others and r.imported(module)), None)
         if helped is None:
             hints[module] = f"it fails with the extras {', '.join(others)} too"
+            got = _further(module, stops[module], [r for r in runs if r.extra in others])
+            if got is not None:  # what users of the extra that brings what it lacked meet
+                ran, error = got
+                record, said = further_failure(module, ran, error, extras.dist, failures)
+                failed[module] = record
+                failures = [*_without(failures, module), said]
             continue
         failed.pop(module)
-        failures = [f for f in failures if not (f.module == module and f.code == "import_failed")]
+        failures = _without(failures, module)
         excused.append(
             ExcusedModule(
                 module,
@@ -142,3 +151,38 @@ def with_alternatives(
         records=settled.records + tuple(extra_record(r, excused) for r in runs),
         hints=hints,
     )
+
+
+def _without(failures: Sequence[Failure], module: str) -> list[Failure]:
+    return [f for f in failures if not (f.module == module and f.code == "import_failed")]
+
+
+def _further(
+    module: str, stopped: Sequence[str], runs: Sequence[ExtraRun]
+) -> tuple[ExtraRun, Mapping[str, Any]] | None:
+    """The first of ``runs`` where ``module``, failing still, got past what it stopped at with
+    its first extra (pgqueuer's ``adapters.mcp.server``: past ``mcp`` with the extra ``mcp``, to
+    mcp 2's own refusal), and its error there."""
+    if not stopped:
+        return None
+    for run in runs:
+        item = (run.results or {}).get(module)
+        error = item.get("error") if isinstance(item, Mapping) else None
+        said = str(error.get("message") or "") if isinstance(error, Mapping) else ""
+        if isinstance(error, Mapping) and not set(NO_MODULE_NAMED.findall(said)) & set(stopped):
+            return run, error
+    return None
+
+
+def further_failure(
+    module: str,
+    run: ExtraRun,
+    error: Mapping[str, Any],
+    dist: str,
+    failures: Sequence[Failure],
+) -> tuple[ImportFailure, Failure]:
+    """``module``'s failure with the extra of ``run``, where it got further than with its first
+    (:func:`_further`): the record and the failure reported in place of the first's."""
+    python = next((f.python for f in failures if f.module == module and f.python), None)
+    said = failed_with_extra(module, run, dist, python or "", dict(error))
+    return ImportFailure(module, str(error.get("type")), str(error.get("message"))), said

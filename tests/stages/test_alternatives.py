@@ -181,3 +181,34 @@ def test_of_those_that_bring_what_it_stopped_at_the_ones_with_its_extras_come_fi
     # the two tried past cerebras: openai-realtime first, then the smallest
     assert sorted(extra for extra, _ in asked) == ["elevenlabs-agents-realtime", "openai-realtime"]
     assert [e.extra for e in settled.excused] == ["openai-realtime"]
+
+
+def test_failing_with_every_extra_the_failure_reported_is_where_it_got_furthest() -> None:
+    """pgqueuer 1.6.0's adapters.mcp.server: the extra asyncpg brings what it lacks first,
+    then it stops at ``No module named 'mcp'``; with the extra mcp it gets past that, to mcp 2's
+    own refusal, which is what the extra's users meet."""
+    extras = Extras("pgqueuer", {"asyncpg": ("asyncpg",), "mcp": ("mcp", "asyncpg")})
+    module = "pgqueuer.adapters.mcp.server"
+    stopped = ImportFailure(module, "ModuleNotFoundError", "No module named 'mcp'")
+    first = Failure(
+        "import_failed", f"module {module!r} failed ... 'asyncpg'", python="3.11", module=module
+    )
+    refusal = "No module named 'mcp.server.fastmcp'. This is mcp 2.x, where FastMCP was renamed"
+
+    def run(extra: str, modules: Sequence[str]) -> ExtraRun:
+        error = {"type": "ModuleNotFoundError", "message": refusal, "traceback": "Traceback..."}
+        results = {m: {"ok": False, "error": error} for m in modules}
+        return ExtraRun(extra, f"pgqueuer[{extra}]", tuple(modules), (), True, results=results)
+
+    settled = with_alternatives(
+        Settled((), {module: stopped}, (first,), ()), {module: "asyncpg"}, {}, run, extras
+    )
+
+    [failure] = settled.failures
+    assert failure.message == (
+        f"module {module!r} failed to import with the extra 'mcp' installed (pgqueuer[mcp]): "
+        f"ModuleNotFoundError: {refusal}"
+    )
+    assert (failure.python, failure.details) == ("3.11", "Traceback...")
+    assert settled.failed[module].message == refusal
+    assert settled.hints[module] == "it fails with the extras mcp too"

@@ -106,7 +106,7 @@ class Subject:
 
 #: the longest early result read (a discovery lists every installed distribution)
 _EARLY_BYTES = 8 * 1024 * 1024
-#: early results travel through a pipe waited on with ``select``: POSIX only
+#: early results travel through a pipe waited on with ``poll``: POSIX only
 EARLY_RESULTS = os.name == "posix"
 
 
@@ -135,9 +135,14 @@ class EarlyResult:
         data = b""
         try:
             read = self._open.get("read")
+            # poll, not select: a check among many in one process may hold descriptors past
+            # select's 1024
+            waiting = select.poll()
+            if read is not None:
+                waiting.register(read, select.POLLIN)
             while read is not None and b"\n" not in data and len(data) <= _EARLY_BYTES:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([read], [], [], left)[0]:
+                if left <= 0 or not waiting.poll(left * 1000):
                     return None
                 chunk = os.read(read, 1 << 16)
                 if not chunk:

@@ -6,6 +6,7 @@ import json
 import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,20 @@ def test_closing_twice_closes_each_end_once(early: EarlyResult) -> None:
     early.close()
     with pytest.raises(OSError, match="Bad file descriptor"):
         os.fstat(early.fd)
+
+
+def test_a_result_arrives_whatever_the_descriptors_number(tmp_path: Path) -> None:
+    """A check among many in one process (a survey) may hold more than select's 1024."""
+    held = [os.open(tmp_path, os.O_RDONLY) for _ in range(1100)]
+    try:
+        early = EarlyResult({"dist": "demo", "groups": []})
+        try:
+            assert early.fd > 1024
+            sent = {"protocol": PROTOCOL, "nonce": early.nonce}
+            _send(early, json.dumps(sent).encode() + b"\n")
+            assert early.receive(5) == sent
+        finally:
+            early.close()
+    finally:
+        for descriptor in held:
+            os.close(descriptor)

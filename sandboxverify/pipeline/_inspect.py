@@ -40,6 +40,7 @@ from sandboxverify.stages import (
     failed_plugin_modules,
     judge_imports,
     left_out_by_application,
+    loaded_with_extra,
     probe,
     run_imports,
     unexplained_failures,
@@ -278,6 +279,7 @@ class Inspector:
                 if f"{p.group}:{p.name}" not in left_out
             },
         )
+        failed = loaded_with_extra(failed, plugins)
         started = time.perf_counter()
         if failed:  # what judges failed modules (imported ahead where package code could write it)
             from sandboxverify.stages import excuse  # noqa: PLC0415

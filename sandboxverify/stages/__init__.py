@@ -46,7 +46,11 @@ if TYPE_CHECKING:
     from sandboxverify.stages._live_recording import failure_error, record_live_session
     from sandboxverify.stages._named_modules import named_extensions
     from sandboxverify.stages._plugin_extras import loaded_with_extras
-    from sandboxverify.stages._plugin_modules import failed_plugin_modules, left_out_by_application
+    from sandboxverify.stages._plugin_modules import (
+        failed_plugin_modules,
+        left_out_by_application,
+        loaded_with_extra,
+    )
     from sandboxverify.stages._probe import ProbeOutcome, early_discovery, probe
     from sandboxverify.stages._runtime_call import EarlyResult, ProbeError
     from sandboxverify.stages._scripts import ScriptsOutcome, check_scripts
@@ -86,6 +90,7 @@ __all__ = [
     "judge_imports",
     "left_out_by_application",
     "load_smoke_playbook",
+    "loaded_with_extra",
     "loaded_with_extras",
     "named_extensions",
     "no_smoke_driver",
@@ -133,6 +138,7 @@ _LAZY = {
     "failure_error": "sandboxverify.stages._live_recording",
     "judge_imports": "sandboxverify.stages._imports",
     "left_out_by_application": "sandboxverify.stages._plugin_modules",
+    "loaded_with_extra": "sandboxverify.stages._plugin_modules",
     "load_smoke_playbook": "sandboxverify.stages._smoke",
     "loaded_with_extras": "sandboxverify.stages._plugin_extras",
     "named_extensions": "sandboxverify.stages._named_modules",

@@ -7,7 +7,8 @@ what the modules did there. A module an entry point reached (its plugin or conso
 imports it, as the runtime saw) is never excused: users meet its failure; unless its
 application leaves the entry point out here by design (the probe says why: a driver or a
 library its users install), then it is judged like any module
-(:func:`~sandboxverify.stages._plugin_modules.left_out_by_application`).
+(:func:`~sandboxverify.stages._plugin_modules.left_out_by_application`); or unless its plugin
+was loaded with an extra, or its script needs one: then it is judged with that extra.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from sandboxverify.stages._integrations import (
     unreferenced_excuse,
 )
 from sandboxverify.stages._platform_names import elsewhere, this_platform
+from sandboxverify.stages._plugin_modules import judged_with
 from sandboxverify.stages._refusals import refusals
 from sandboxverify.stages._releases import OtherReleases
 from sandboxverify.stages._removed_stdlib import removed_from_stdlib
@@ -176,8 +178,9 @@ class Triage:
     alternatives: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     #: unmapped module -> its own words refusing to import without what it lacks
     said: Mapping[str, str] = field(default_factory=dict)
-    #: module that needs an extra -> the console script that imports it
-    by_script: Mapping[str, str] = field(default_factory=dict)
+    #: module that needs an extra -> what reaches it, in words (a console script; a plugin
+    #: loaded with that extra)
+    reached_by: Mapping[str, str] = field(default_factory=dict)
     #: unmapped modules no module of the package imports but one of these (``unreferenced``)
     unreferenced: frozenset[str] = frozenset()
 
@@ -217,7 +220,7 @@ def triage(
     lacking: dict[str, tuple[str, ...]] = {}
     alternatives: dict[str, tuple[str, ...]] = {}
     said: dict[str, str] = {}
-    by_script: dict[str, str] = {}
+    reached_by: dict[str, str] = {}
     for item in failed:
         module, cause = str(item["module"]), import_cause(item)
         missing = [name for name in cause["missing"] if name.split(".")[0] not in own_names]
@@ -231,14 +234,12 @@ def triage(
         if isinstance(left_out, str) and missing and extra is None:
             excused[module] = ExcusedModule(module, "application", left_out)
             continue
-        reached = item.get("reached_by")
-        if isinstance(reached, str) and reached.startswith("console_scripts:") and extra:
-            # a command of the extra's users (httpx's, black's blackd): verified with it, as
-            # the scripts stage runs the script with it
-            needs[module], by_script[module] = extra, reached.partition(":")[2]
-            alternatives[module] = others
+        verified = judged_with(item, extra, extras.requirements)
+        if verified is not None:
+            needs[module], reached_by[module] = verified
+            alternatives[module] = others if verified[0] == extra else ()
             continue
-        if reached:
+        if item.get("reached_by"):
             if extra is not None:
                 reached_extra[module] = extra
             continue
@@ -268,7 +269,7 @@ def triage(
         frozenset(own_names),
         alternatives,
         said,
-        by_script,
+        reached_by,
     )
 
 
@@ -369,7 +370,7 @@ def settle(
             continue
         result = ran.results.get(module)
         if result is not None and result.get("ok") is True:
-            excused.append(_with_extra(module, ran, dist, found.by_script.get(module)))
+            excused.append(_with_extra(module, ran, dist, found.reached_by.get(module)))
             continue
         unfinished = {"type": "ImportRunStopped", "message": ran.stopped or "not imported"}
         error = dict((result or {}).get("error") or unfinished)
@@ -433,8 +434,8 @@ def _retest(
     return _support_excuse(module, list(cause["missing"]), cause, extras, own)
 
 
-def _with_extra(module: str, run: ExtraRun, dist: str, script: str | None = None) -> ExcusedModule:
-    reached = f"; the console script {script!r} imports it" if script else ""
+def _with_extra(module: str, run: ExtraRun, dist: str, words: str | None = None) -> ExcusedModule:
+    reached = f"; {words}" if words else ""
     return ExcusedModule(
         module,
         "extra",

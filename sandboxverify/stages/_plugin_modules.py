@@ -75,3 +75,37 @@ def left_out_by_application(
         else:
             judged.append(dict(item))
     return judged
+
+
+def loaded_with_extra(
+    failed: Sequence[Mapping[str, Any]], plugins: Sequence[PluginRecord]
+) -> list[dict[str, Any]]:
+    """``failed``, each module reached by a plugin that was loaded with a users' extra (named
+    for it, or bringing its application) saying which (``loaded_with``): that plugin's users
+    have the extra, so what it imports is judged with it too, whatever the plugin did there
+    (keystoneauth1's ``extras._saml2``, which its SAML plugins import, with the extra
+    ``saml2``)."""
+    extras = {f"{p.group}:{p.name}": p.extra for p in plugins if p.extra}
+    return [
+        {**item, "loaded_with": extras[entry]}
+        if isinstance(entry := item.get("reached_by"), str) and entry in extras
+        else dict(item)
+        for item in failed
+    ]
+
+
+def judged_with(
+    item: Mapping[str, Any], extra: str | None, offered: Collection[str]
+) -> tuple[str, str] | None:
+    """The extra a failed module an entry point reached (the runtime's ``item``) is judged
+    with, and what reaches it, in words; ``None``: it is judged as the plain install has it.
+    A console script of the extra's users (httpx's, black's ``blackd``) is verified with the
+    extra that brings what the module lacks (``extra``), as the scripts stage runs it; a
+    plugin its users load with a users' extra (``offered``), loaded so here
+    (:func:`loaded_with_extra`), with that one."""
+    reached, loaded_with = item.get("reached_by"), item.get("loaded_with")
+    if isinstance(reached, str) and reached.startswith("console_scripts:") and extra:
+        return extra, f"the console script {reached.partition(':')[2]!r} imports it"
+    if isinstance(loaded_with, str) and loaded_with in offered:
+        return loaded_with, f"the plugin {reached} imports it"
+    return None

@@ -114,6 +114,12 @@ def test_a_plugin_named_as_an_extra_passes_with_it(extra_dep_links: str) -> None
     report = verify(fixture("good-named-plugin-extra"), find_links=(extra_dep_links,))
 
     assert report.ok, report.failures
+    [run] = report.runs
+    assert run.imports is not None
+    # what the stores import is judged with the extra they were loaded with, as their users have
+    [drawing] = [e for e in run.imports.excused if e.module == "svfix_good_jobstores.drawing"]
+    assert (drawing.reason, drawing.extra) == ("extra", "chart")
+    assert "imports it" in drawing.detail
     plugins = named_plugins(report)
     assert (plugins["memory"].ok, plugins["memory"].extra) == (True, None)
     chart = plugins["chart"]
@@ -159,6 +165,9 @@ def test_a_plugin_named_as_no_extra_in_a_module_named_as_none_is_not_loaded_agai
     )
     report = verify(project, find_links=(extra_dep_links,))
 
-    assert codes(report) == ["plugin_load_failed", "plugin_load_failed"]
-    assert named_plugins(report)["chart"].extra is None
-    assert named_plugins(report)["bars"].extra is None
+    # both stores fail for want of what their module imports: reported once, at that module
+    assert codes(report) == ["import_failed"]
+    assert "svfix_good_jobstores.drawing" in report.failures[0].message
+    assert "so users meet this failure" in (report.failures[0].hint or "")
+    plugins = named_plugins(report)
+    assert [(plugins[n].ok, plugins[n].extra) for n in ("chart", "bars")] == [(False, None)] * 2

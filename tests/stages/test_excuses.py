@@ -302,6 +302,26 @@ def test_a_module_a_console_script_imports_that_needs_an_extra_is_verified_with_
     )
 
 
+def test_what_a_plugin_loaded_with_an_extra_imports_is_judged_with_that_extra() -> None:
+    """keystoneauth1's ``extras._saml2``, which its SAML plugins import: they load with the
+    extra saml2 their users install, and so does the module. A plugin loaded without one keeps
+    the rule: what it reaches is never excused."""
+    found = sort(
+        failed("pkg.stores.draw", "pygal", reached_by="pkg.stores:chart", loaded_with="aspect"),
+        failed("pkg.plot", "pygal", reached_by="pytest11:pkg"),
+        failed("pkg.other", "pygal", reached_by="pkg.stores:x", loaded_with="no-such-extra"),
+    )
+    # the plugin's extra, not the smallest that brings what the module lacks (histogram)
+    assert dict(found.needs) == {"pkg.stores.draw": "aspect"}
+    assert dict(found.reached_extra) == {"pkg.plot": "histogram", "pkg.other": "histogram"}
+    helped = ran("aspect", ("pkg.stores.draw",), **{"pkg.stores.draw": {"ok": True}})
+    settled = settle(found, [helped], dist="pkg", python="3.11.7", extras=EXTRAS)
+    [excused] = settled.excused
+    assert excused.detail == (
+        "imports with the extra installed (pkg[aspect]); the plugin pkg.stores:chart imports it"
+    )
+
+
 def test_what_only_a_plugin_its_application_leaves_out_reaches_is_judged_like_any_module() -> None:
     # morefs (fsspec skips a protocol whose extra is missing), sqlalchemy-cockroachdb (a dialect
     # whose DBAPI driver the user installs), opentelemetry instrumentors (the library they

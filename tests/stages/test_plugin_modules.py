@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from sandboxverify.report import PluginError, PluginRecord
-from sandboxverify.stages._plugin_modules import without_plugin_modules
+from sandboxverify.stages._plugin_modules import loaded_with_extra, without_plugin_modules
 
 NO_SHELL = {"type": "AttributeError", "message": "'NoneType' object has no attribute 'user_ns'"}
 
@@ -51,3 +51,25 @@ def test_a_plugin_its_application_leaves_out_imported_nothing_there() -> None:
 
     assert [item["module"] for item in judged["results"]] == ["pkg.inst"]
     assert judged["skipped"] == []
+
+
+def test_what_a_plugin_loaded_with_an_extra_reaches_says_which_extra() -> None:
+    def plugin(name: str, extra: str | None, ok: bool) -> PluginRecord:
+        return PluginRecord(name, "pkg.stores", f"pkg.{name}:S", ok=ok, extra=extra)
+
+    plugins = [
+        plugin("chart", "chart", True),
+        plugin("broken", "chart", False),
+        plugin("x", None, False),
+    ]
+    failed = [
+        {"module": "pkg.draw", "reached_by": "pkg.stores:chart"},
+        {"module": "pkg.more", "reached_by": "pkg.stores:broken"},  # failed there: still its users'
+        {"module": "pkg.x", "reached_by": "pkg.stores:x"},
+        {"module": "pkg.alone"},
+    ]
+
+    marked = loaded_with_extra(failed, plugins)
+
+    assert [item.get("loaded_with") for item in marked] == ["chart", "chart", None, None]
+    assert failed[0] == {"module": "pkg.draw", "reached_by": "pkg.stores:chart"}  # a copy

@@ -10,6 +10,7 @@ fields, so defining a class costs what ``dataclass(init=False, repr=False, eq=Fa
 from __future__ import annotations
 
 import dataclasses
+import reprlib
 from dataclasses import MISSING, FrozenInstanceError
 
 #: ``typing.TYPE_CHECKING`` without importing ``typing``
@@ -35,20 +36,21 @@ def frozen(cls: type[T]) -> type[T]:
     """``cls`` as ``dataclasses.dataclass(frozen=True)`` makes it. Methods the class body
     defines are kept, as dataclass keeps them; it refuses a body's ``__setattr__`` or
     ``__delattr__`` alike."""
-    body = dict(cls.__dict__)
+    defined = set(cls.__dict__)
     for name in ("__setattr__", "__delattr__"):
-        if name in body:
+        if name in defined:
             raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+    if cls.__dict__.get("__hash__", MISSING) is None and "__eq__" in defined:
+        defined.discard("__hash__")  # a body's __eq__ left it None: the fields' hash is made
     made = dataclasses.dataclass(cls, init=False, repr=False, eq=False)
     methods: dict[str, Callable[..., Any]] = {
         "__init__": _initialiser(made),
-        **_comparisons(made, body),
+        "__repr__": _representation(made),
+        **_comparisons(made),
         **_refusals(made),
     }
-    if "__repr__" not in body:
-        methods["__repr__"] = _representation(made)
     for name, method in methods.items():
-        if name not in body:
+        if name not in defined:
             method.__qualname__ = f"{made.__qualname__}.{name}"
             setattr(made, name, method)
     return made
@@ -106,6 +108,7 @@ def _default(field: dataclasses.Field[Any]) -> object:
 def _representation(cls: type[Any]) -> Callable[[object], str]:
     shown = tuple(field.name for field in dataclasses.fields(cls) if field.repr)
 
+    @reprlib.recursive_repr()  # a record that holds itself shows "...", as dataclass's does
     def __repr__(self: object) -> str:
         values = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
         return f"{type(self).__qualname__}({values})"
@@ -113,9 +116,8 @@ def _representation(cls: type[Any]) -> Callable[[object], str]:
     return __repr__
 
 
-def _comparisons(cls: type[Any], body: dict[str, object]) -> dict[str, Callable[..., Any]]:
-    """``__eq__`` over the compared fields, and ``__hash__`` over the hashed ones (unless the
-    body defines its own: an ``__eq__`` of the body leaves ``__hash__`` at ``None`` there)."""
+def _comparisons(cls: type[Any]) -> dict[str, Callable[..., Any]]:
+    """``__eq__`` over the compared fields, and ``__hash__`` over the hashed ones."""
     every = dataclasses.fields(cls)
     compared = tuple(field.name for field in every if field.compare)
     hashed = tuple(
@@ -131,12 +133,7 @@ def _comparisons(cls: type[Any], body: dict[str, object]) -> dict[str, Callable[
     def __hash__(self: object) -> int:
         return hash(tuple(getattr(self, name) for name in hashed))
 
-    methods: dict[str, Callable[..., Any]] = {"__eq__": __eq__}
-    explicit_hash = body.get("__hash__", MISSING)
-    if explicit_hash is MISSING or (explicit_hash is None and "__eq__" in body):
-        methods["__hash__"] = __hash__
-        body.pop("__hash__", None)
-    return methods
+    return {"__eq__": __eq__, "__hash__": __hash__}
 
 
 def _refusals(cls: type[Any]) -> dict[str, Callable[..., None]]:

@@ -134,3 +134,13 @@ def test_instances_pickle() -> None:
     made = Pickled("a", 2)
     assert pickle.loads(pickle.dumps(made)) == made
     assert Pickled.__init__.__qualname__ == "Pickled.__init__"
+
+
+def test_a_record_that_holds_itself_shows_it_as_dataclass_does() -> None:
+    theirs, ours = _pair({"items": field(default_factory=list)}, {"items": "list[object]"})
+    shown = []
+    for cls in (theirs, ours):
+        made = cls()
+        made.items.append(made)
+        shown.append(repr(made))
+    assert shown == ["Record(items=[...])"] * 2

@@ -127,7 +127,7 @@ def with_alternatives(
             got = _further(module, stops[module], [r for r in runs if r.extra in others])
             if got is not None:  # what users of the extra that brings what it lacked meet
                 ran, error = got
-                record, said = further_failure(module, ran, error, extras.dist, failures)
+                record, said = _further_failure(module, ran, error, extras.dist, failures)
                 failed[module] = record
                 failures = [*_without(failures, module), said]
             continue
@@ -174,7 +174,7 @@ def _further(
     return None
 
 
-def further_failure(
+def _further_failure(
     module: str,
     run: ExtraRun,
     error: Mapping[str, Any],

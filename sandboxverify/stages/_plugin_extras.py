@@ -122,15 +122,16 @@ def loaded_with_extras(
         if extras is None:
             extras = read_extras(wheel.path, str(wheel.name), sandbox.interpreter.version_info)
         lacked = lacked_application(done.record)
-        named = extra_named_for(done.record, extras) if lacked is None else None
-        extra = extra_bringing(lacked, extras) if lacked is not None else named and named[0]
-        if extra:
-            wanted[index] = extra
-            why[index] = (
-                "it lacked its application, which the package's users get with"
-                if named is None
-                else f"its application loads it when a user names it, and {named[1]} named for"
-            )
+        if lacked is not None:
+            extra = extra_bringing(lacked, extras)
+            said = "it lacked its application, which the package's users get with"
+        elif (named := extra_named_for(done.record, extras)) is not None:
+            extra, what = named
+            said = f"its application loads it when a user names it, and {what} named for"
+        else:
+            continue
+        if extra is not None:
+            wanted[index], why[index] = extra, said
     if not wanted:
         return tuple(loads)
     requirement = {extra: extra_requirement(wheel, extra) for extra in wanted.values()}

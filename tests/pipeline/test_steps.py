@@ -185,26 +185,19 @@ def test_a_good_wheel_goes_through_every_stage_in_order(wheel: Path) -> None:
     assert imports.inherit == (request_of(imports)["early"]["fd"],)
 
 
+def _forging_early(command: Command) -> Outcome:
+    """An import run whose early result carries another nonce than the one it was given."""
+    os.write(request_of(command)["early"]["fd"], b'{"nonce": "forged", "ok": true}\n')
+    return answered(command, IMPORTED)
+
+
 @pytest.mark.parametrize(
     ("runner", "options"),
     [
         (StandIn(sends_early=False), {}),
         (StandIn(), {"import_all": False}),
         # an early result with another nonce counts for nothing
-        (
-            StandIn(
-                {
-                    "imports": lambda command: (
-                        os.write(
-                            request_of(command)["early"]["fd"],
-                            b'{"nonce": "forged", "ok": true}\n',
-                        ),
-                        answered(command, IMPORTED),
-                    )[1]
-                }
-            ),
-            {},
-        ),
+        (StandIn({"imports": _forging_early}), {}),
     ],
     ids=["import-run-sent-nothing", "no-import-run", "forged"],
 )
